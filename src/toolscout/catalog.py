@@ -1,0 +1,249 @@
+"""The catalog: the tools toolscout knows, the handlers that run them, and change events.
+
+Names are unique. Adding a name that already exists from another origin raises
+:class:`~toolscout.errors.NameCollision` naming both origins; load the second source with
+``prefix="..."`` to namespace it (``{prefix}_{name}``, the original name is kept for calls).
+Adding the same name from the *same* origin replaces it (a reload).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeAlias, overload
+
+from .errors import DeclarationError, NameCollision
+from .model import Tool
+
+__all__ = ["Catalog", "CatalogChange", "Handler"]
+
+Handler: TypeAlias = Callable[[dict[str, Any]], Any]
+"""Runs a tool: takes the validated arguments dict, returns a value, an awaitable, or a
+:class:`~toolscout.model.CallResult` (passed through as is, e.g. from an MCP upstream)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogChange:
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+def prefixed(tool: Tool, prefix: str | None) -> Tool:
+    if not prefix:
+        return tool
+    return tool.replace(name=f"{prefix}_{tool.name}", original_name=tool.call_name)
+
+
+class Catalog:
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._handlers: dict[str, Handler] = {}
+        self._listeners: list[Callable[[CatalogChange], None]] = []
+        self.generation = 0
+        if tools:
+            self.extend(tools)
+
+    # -- reading -----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def handler(self, name: str) -> Handler | None:
+        return self._handlers.get(name)
+
+    def categories(self) -> dict[str, int]:
+        """Searchable, available tools per category, largest first."""
+        counts = Counter(
+            t.category or "uncategorized" for t in self._tools.values() if t.searchable and t.available
+        )
+        return dict(counts.most_common())
+
+    # -- writing -----------------------------------------------------------------
+    def add(self, tool: Tool, handler: Handler | None = None, *, replace: bool = False) -> Tool:
+        self.extend([tool], handlers={tool.name: handler} if handler else None, replace=replace)
+        return tool
+
+    def extend(
+        self,
+        tools: Iterable[Tool],
+        *,
+        handlers: Mapping[str, Handler | None] | None = None,
+        replace: bool = False,
+    ) -> list[Tool]:
+        """Add many tools at once; all or nothing if any name collides."""
+        batch = list(tools)
+        seen: dict[str, Tool] = {}
+        for tool in batch:
+            if tool.name in seen:
+                raise NameCollision(
+                    f"tool name '{tool.name}' is declared twice: by {seen[tool.name].origin} "
+                    f"and by {tool.origin}",
+                    name=tool.name,
+                    origins=[seen[tool.name].origin, tool.origin],
+                )
+            seen[tool.name] = tool
+            old = self._tools.get(tool.name)
+            if old is not None and not replace and old.origin != tool.origin:
+                raise NameCollision(
+                    f"tool name '{tool.name}' from {tool.origin} is already taken by {old.origin}",
+                    name=tool.name,
+                    origins=[old.origin, tool.origin],
+                )
+        for tool in batch:
+            self._tools[tool.name] = tool
+            handler = (handlers or {}).get(tool.name)
+            if handler is not None:
+                self._handlers[tool.name] = handler
+        if batch:
+            self._emit(CatalogChange(added=tuple(seen)))
+        return batch
+
+    def set_handler(self, name: str, handler: Handler) -> None:
+        if name not in self._tools:
+            raise KeyError(name)
+        self._handlers[name] = handler
+
+    def remove(self, *names: str) -> None:
+        gone = tuple(n for n in names if self._tools.pop(n, None) is not None)
+        for n in gone:
+            self._handlers.pop(n, None)
+        if gone:
+            self._emit(CatalogChange(removed=gone))
+
+    def replace_source(self, source_id: str, tools: Iterable[Tool], *, handlers: Mapping[str, Handler | None] | None = None) -> CatalogChange:
+        """Swap every tool of one source for a new list (an upstream's tools/list refresh)."""
+        new = {t.name: t for t in tools}
+        old = {n for n, t in self._tools.items() if t.source_id == source_id}
+        removed = tuple(sorted(old - set(new)))
+        for n in removed:
+            self._tools.pop(n, None)
+            self._handlers.pop(n, None)
+        changed = tuple(n for n, t in new.items() if self._tools.get(n) != t)
+        for n in changed:
+            other = self._tools.get(n)
+            if other is not None and other.source_id != source_id:
+                raise NameCollision(
+                    f"tool name '{n}' from {new[n].origin} is already taken by {other.origin}",
+                    name=n,
+                    origins=[other.origin, new[n].origin],
+                )
+        for n in changed:
+            self._tools[n] = new[n]
+        for n, h in (handlers or {}).items():
+            if h is not None and n in self._tools:
+                self._handlers[n] = h
+        change = CatalogChange(added=changed, removed=removed)
+        if changed or removed:
+            self._emit(change)
+        return change
+
+    def subscribe(self, listener: Callable[[CatalogChange], None]) -> Callable[[], None]:
+        """Call ``listener`` after every change; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _emit(self, change: CatalogChange) -> None:
+        self.generation += 1
+        for listener in list(self._listeners):
+            listener(change)
+
+    # -- sources -----------------------------------------------------------------
+    @overload
+    def tool(self, fn: Callable[..., Any], /) -> Callable[..., Any]: ...
+    @overload
+    def tool(self, fn: None = None, /, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
+
+    def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        """Decorator: register a sync or async function as a tool (schema from type hints).
+
+        Options are :class:`Tool` fields (``name``, ``description``, ``category``, ``tags``,
+        ``annotations``, ``permission``, ``defer``, ``searchable``...).
+        """
+
+        def register(func: Callable[..., Any]) -> Callable[..., Any]:
+            self.add_function(func, **options)
+            return func
+
+        return register(fn) if fn is not None else register
+
+    def add_function(self, fn: Callable[..., Any], **options: Any) -> Tool:
+        from .sources.functions import function_tool
+
+        tool, handler = function_tool(fn, **options)
+        return self.add(tool, handler, replace=True)
+
+    def load(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str | None = None,
+        skip_invalid: bool = False,
+        lang: str | None = None,
+    ) -> list[Tool]:
+        """Load a declaration file (``.yaml``/``.yml``, ``.json``, ``.jsonl``).
+
+        A malformed entry raises :class:`DeclarationError` naming the file, line and field,
+        and nothing from that file is added, unless ``skip_invalid=True`` (then the bad
+        entries are skipped and listed in ``self.last_skipped``).
+        """
+        from .sources.declarations import load_declarations
+
+        tools, skipped = load_declarations(Path(path), skip_invalid=skip_invalid, lang=lang)
+        self.last_skipped: list[DeclarationError] = skipped
+        return self.extend([prefixed(t, prefix) for t in tools])
+
+    def add_definitions(
+        self,
+        definitions: Iterable[Mapping[str, Any]],
+        *,
+        prefix: str | None = None,
+        source: str = "definitions",
+        handlers: Mapping[str, Handler] | None = None,
+    ) -> list[Tool]:
+        """Add tool definitions you already have: OpenAI (Chat or Responses), Anthropic,
+        MCP, Gemini or the generic seed-001 shape; the format is detected per entry."""
+        from .sources.definitions import tool_from_definition
+
+        tools = [
+            prefixed(tool_from_definition(d, source=source, origin=f"{source}[{i}]"), prefix)
+            for i, d in enumerate(definitions)
+        ]
+        mapped = {prefixed_name(n, prefix): h for n, h in (handlers or {}).items()}
+        return self.extend(tools, handlers=mapped)
+
+    # -- persistence ---------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the catalog (records only; handlers are code) to a SQLite store, atomically."""
+        from .store import save_catalog
+
+        save_catalog(self, Path(path))
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Catalog:
+        """Load a catalog written by :meth:`save` (or any declaration file, by extension)."""
+        p = Path(path)
+        if p.suffix in {".yaml", ".yml", ".json", ".jsonl"}:
+            cat = cls()
+            cat.load(p)
+            return cat
+        from .store import load_catalog
+
+        return load_catalog(p)
+
+
+def prefixed_name(name: str, prefix: str | None) -> str:
+    return f"{prefix}_{name}" if prefix else name

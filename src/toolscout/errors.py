@@ -1,0 +1,223 @@
+"""Every error toolscout reports, as one tree.
+
+Each class carries a stable ``code`` that is exactly what a model sees in a structured
+error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a class::
+
+    ToolscoutError
+    ├── RequestError              the caller (usually a model) can fix the request
+    │   ├── EmptyQuery            empty_query
+    │   ├── QueryTooLong          query_too_long
+    │   ├── InvalidRegex          invalid_regex
+    │   ├── InvalidArguments      invalid_arguments
+    │   └── InvalidRequest        invalid_request
+    ├── LookupFailed              nothing, or not exactly one thing, matched
+    │   ├── NoMatch               no_match
+    │   ├── UnknownTool           unknown_tool
+    │   ├── NotRevealed           not_revealed
+    │   └── Ambiguous             ambiguous
+    ├── ExecutionFailed           the tool or its upstream failed; the request may be fine
+    │   ├── ToolFailed            tool_error
+    │   ├── ToolTimeout           timeout
+    │   └── UpstreamUnavailable   upstream_unavailable
+    ├── PolicyDenied              denied
+    └── ConfigError               misuse by the developer, raised at load time
+        ├── DeclarationError      invalid_declaration
+        ├── NameCollision         name_collision
+        ├── StoreError            store_error
+        └── MissingExtra          missing_extra
+
+Request, lookup, execution and policy errors are *returned* as data by the model-facing
+calls (``find_tools``, ``call``, ``use_tool``); only ``ConfigError`` is raised at the
+developer, because it means the program itself is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "Ambiguous",
+    "ConfigError",
+    "DeclarationError",
+    "EmptyQuery",
+    "ErrorInfo",
+    "ExecutionFailed",
+    "InvalidArguments",
+    "InvalidRegex",
+    "InvalidRequest",
+    "LookupFailed",
+    "MissingExtra",
+    "NameCollision",
+    "NoMatch",
+    "NotRevealed",
+    "PolicyDenied",
+    "QueryTooLong",
+    "RequestError",
+    "StoreError",
+    "ToolFailed",
+    "ToolTimeout",
+    "ToolscoutError",
+    "UnknownTool",
+    "UpstreamUnavailable",
+]
+
+
+class ErrorInfo(BaseModel):
+    """The structured error a model or client receives."""
+
+    code: str
+    message: str
+    hint: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.hint:
+            out["hint"] = self.hint
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+class ToolscoutError(Exception):
+    code: str = "error"
+    default_hint: str = ""
+
+    def __init__(self, message: str, *, hint: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = self.default_hint if hint is None else hint
+        self.details = details
+
+    def info(self) -> ErrorInfo:
+        return ErrorInfo(code=self.code, message=self.message, hint=self.hint, details=self.details)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.info().to_dict()
+
+
+class RequestError(ToolscoutError):
+    code = "invalid_request"
+
+
+class EmptyQuery(RequestError):
+    code = "empty_query"
+    default_hint = "Describe the capability you need, e.g. 'send a slack message'."
+
+
+class QueryTooLong(RequestError):
+    code = "query_too_long"
+    default_hint = "Shorten the query to a few words describing the capability."
+
+
+class InvalidRegex(RequestError):
+    code = "invalid_regex"
+    default_hint = "Use a simple pattern such as 'get_.*_data', or search_type='keyword'."
+
+
+class InvalidArguments(RequestError):
+    code = "invalid_arguments"
+    default_hint = "Fix the listed arguments to match the tool's input schema and call again."
+
+
+class InvalidRequest(RequestError):
+    code = "invalid_request"
+
+
+class LookupFailed(ToolscoutError):
+    code = "lookup_failed"
+
+
+class NoMatch(LookupFailed):
+    code = "no_match"
+    default_hint = "Try other words, a category, or one of the suggested names."
+
+
+class UnknownTool(LookupFailed):
+    code = "unknown_tool"
+    default_hint = "Call find_tools to discover the right tool name first."
+
+
+class NotRevealed(LookupFailed):
+    code = "not_revealed"
+    default_hint = "Call find_tools with this tool's name first, then call it."
+
+
+class Ambiguous(LookupFailed):
+    code = "ambiguous"
+    default_hint = "Call one of the candidates by name, or refine the query."
+
+
+class ExecutionFailed(ToolscoutError):
+    code = "execution_failed"
+
+
+class ToolFailed(ExecutionFailed):
+    code = "tool_error"
+    default_hint = "The tool raised an error; check the arguments or try another tool."
+
+
+class ToolTimeout(ExecutionFailed):
+    code = "timeout"
+    default_hint = "The tool did not answer in time; retry later or with a smaller request."
+
+
+class UpstreamUnavailable(ExecutionFailed):
+    code = "upstream_unavailable"
+    default_hint = "The server behind this tool is down; retry later or use another tool."
+
+
+class PolicyDenied(ToolscoutError):
+    code = "denied"
+    default_hint = "This tool is not allowed here; pick another tool."
+
+
+class ConfigError(ToolscoutError):
+    code = "config_error"
+
+
+class DeclarationError(ConfigError):
+    """A declaration (file entry, definition dict) is malformed.
+
+    ``details`` carries ``file``, ``line`` and ``field`` where known, so the message can
+    point the developer at the exact place.
+    """
+
+    code = "invalid_declaration"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        where = ":".join(str(p) for p in (file, line) if p is not None)
+        prefix = f"{where}: " if where else ""
+        suffix = f" (field '{field}')" if field else ""
+        super().__init__(f"{prefix}{message}{suffix}", hint=hint, file=file, line=line, field=field)
+        self.file, self.line, self.field = file, line, field
+
+
+class NameCollision(ConfigError):
+    code = "name_collision"
+    default_hint = "Load one of the sources with prefix='...' to namespace its tool names."
+
+
+class StoreError(ConfigError):
+    code = "store_error"
+
+
+class MissingExtra(ConfigError):
+    code = "missing_extra"
+
+    def __init__(self, feature: str, extra: str) -> None:
+        super().__init__(
+            f"{feature} needs an optional dependency.",
+            hint=f"pip install 'toolscout[{extra}]'",
+            extra=extra,
+        )

@@ -1,0 +1,342 @@
+"""The one record every source produces: :class:`Tool`, and the result types around it.
+
+``Tool`` is immutable and slotted: a catalog of 100k tools must stay small in memory, so
+the input schema is kept as canonical JSON text and parsed on access (only the few tools a
+search returns are ever rendered).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from .errors import ErrorInfo, ToolscoutError
+
+__all__ = [
+    "Annotations",
+    "CallResult",
+    "DeferPolicy",
+    "PermissionKind",
+    "Tool",
+]
+
+PermissionKind = Literal["read", "write", "execute", "network", "dangerous"]
+PERMISSION_KINDS: tuple[str, ...] = ("read", "write", "execute", "network", "dangerous")
+EMPTY_OBJECT_SCHEMA = '{"properties":{},"type":"object"}'
+
+
+class DeferPolicy(StrEnum):
+    """Whether a tool's schema may be withheld until it is found (seed 003)."""
+
+    NEVER = "never"  # always sent in full
+    AUTOMATIC = "automatic"  # deferred once the catalog is above the threshold
+    ALWAYS = "always"  # deferred whenever search is active
+
+
+@dataclass(frozen=True, slots=True)
+class Annotations:
+    """MCP tool annotations (behaviour hints). ``None`` means "not stated"."""
+
+    title: str | None = None
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+    @classmethod
+    def from_mcp(cls, data: Mapping[str, Any] | None) -> Annotations | None:
+        if not data:
+            return None
+
+        def flag(key: str) -> bool | None:
+            value = data.get(key)
+            return value if isinstance(value, bool) else None
+
+        title = data.get("title")
+        return cls(
+            title=title if isinstance(title, str) else None,
+            read_only=flag("readOnlyHint"),
+            destructive=flag("destructiveHint"),
+            idempotent=flag("idempotentHint"),
+            open_world=flag("openWorldHint"),
+        )
+
+    def to_mcp(self) -> dict[str, Any]:
+        pairs = {
+            "title": self.title,
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
+        return {k: v for k, v in pairs.items() if v is not None}
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Tool:
+    """A tool as toolscout knows it, whatever its source.
+
+    ``name`` is unique within a catalog. ``original_name`` is the name the source itself
+    uses (an upstream MCP server's own name) when a prefix namespaced it. ``version`` is a
+    content hash of everything a model sees, usable as an ETag: it changes exactly when the
+    rendered schema would.
+    """
+
+    __slots__ = (
+        "_schema_json",
+        "_output_json",
+        "_version",
+        "annotations",
+        "available",
+        "category",
+        "defer",
+        "description",
+        "descriptions",
+        "display",
+        "meta",
+        "name",
+        "original_name",
+        "origin",
+        "permission",
+        "platforms",
+        "searchable",
+        "source",
+        "source_id",
+        "tags",
+    )
+
+    name: str
+    description: str
+    source: str
+    source_id: str | None
+    original_name: str | None
+    origin: str
+    category: str | None
+    tags: tuple[str, ...]
+    annotations: Annotations | None
+    permission: PermissionKind | None
+    searchable: bool
+    available: bool
+    platforms: tuple[str, ...]
+    defer: DeferPolicy
+    display: Mapping[str, str]
+    descriptions: Mapping[str, str]
+    meta: Mapping[str, Any]
+
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        input_schema: Mapping[str, Any] | None = None,
+        *,
+        output_schema: Mapping[str, Any] | None = None,
+        source: str = "python",
+        source_id: str | None = None,
+        original_name: str | None = None,
+        origin: str | None = None,
+        category: str | None = None,
+        tags: Iterable[str] = (),
+        annotations: Annotations | None = None,
+        permission: PermissionKind | None = None,
+        searchable: bool = True,
+        available: bool = True,
+        platforms: Iterable[str] = (),
+        defer: DeferPolicy | str = DeferPolicy.AUTOMATIC,
+        display: Mapping[str, str] | None = None,
+        descriptions: Mapping[str, str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError("a tool needs a non-empty string name")
+        if permission is not None and permission not in PERMISSION_KINDS:
+            raise ValueError(f"permission must be one of {PERMISSION_KINDS}, not {permission!r}")
+        s = object.__setattr__
+        s(self, "name", name)
+        s(self, "description", description or "")
+        s(self, "_schema_json", canonical_json(dict(input_schema)) if input_schema else EMPTY_OBJECT_SCHEMA)
+        s(self, "_output_json", canonical_json(dict(output_schema)) if output_schema else None)
+        s(self, "source", source)
+        s(self, "source_id", source_id)
+        s(self, "original_name", original_name)
+        s(self, "origin", origin or (f"{source}:{source_id}" if source_id else source))
+        s(self, "category", category or None)
+        s(self, "tags", tuple(tags))
+        s(self, "annotations", annotations)
+        s(self, "permission", permission)
+        s(self, "searchable", bool(searchable))
+        s(self, "available", bool(available))
+        s(self, "platforms", tuple(platforms))
+        s(self, "defer", DeferPolicy(defer))
+        s(self, "display", dict(display or {}))
+        s(self, "descriptions", dict(descriptions or {}))
+        s(self, "meta", dict(meta or {}))
+        s(self, "_version", None)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("Tool is immutable; use tool.replace(...)")
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """A fresh copy of the JSON Schema for the arguments (callers may mutate it)."""
+        return json.loads(self._schema_json)
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        return json.loads(self._output_json) if self._output_json else None
+
+    @property
+    def schema_json(self) -> str:
+        """The input schema as canonical JSON text (cheap; no parsing)."""
+        return self._schema_json
+
+    @property
+    def call_name(self) -> str:
+        """The name the tool's own source knows it by."""
+        return self.original_name or self.name
+
+    @property
+    def version(self) -> str:
+        if self._version is None:
+            payload = "\x1f".join(
+                (
+                    self.name,
+                    self.description,
+                    self._schema_json,
+                    self._output_json or "",
+                    canonical_json(self.annotations.to_mcp()) if self.annotations else "",
+                )
+            )
+            object.__setattr__(self, "_version", hashlib.sha256(payload.encode()).hexdigest()[:16])
+        return self._version  # type: ignore[return-value]
+
+    def summary(self, width: int = 160) -> str:
+        """First sentence of the description, for one-line listings."""
+        text = " ".join(self.description.split())
+        for stop in (". ", "\n"):
+            cut = text.find(stop)
+            if 0 < cut < width:
+                return text[: cut + 1].rstrip()
+        return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-ready (used by the store and ``toolscout show``)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+            "source": self.source,
+            "source_id": self.source_id,
+            "original_name": self.original_name,
+            "origin": self.origin,
+            "category": self.category,
+            "tags": list(self.tags),
+            "annotations": self.annotations.to_mcp() if self.annotations else None,
+            "permission": self.permission,
+            "searchable": self.searchable,
+            "available": self.available,
+            "platforms": list(self.platforms),
+            "defer": self.defer.value,
+            "display": dict(self.display),
+            "descriptions": dict(self.descriptions),
+            "meta": dict(self.meta),
+            "version": self.version,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Tool:
+        """Inverse of :meth:`to_dict` (trusted input; declaration files go through sources)."""
+        return cls(
+            data["name"],
+            data.get("description") or "",
+            data.get("input_schema") or None,
+            output_schema=data.get("output_schema") or None,
+            source=data.get("source") or "python",
+            source_id=data.get("source_id"),
+            original_name=data.get("original_name"),
+            origin=data.get("origin"),
+            category=data.get("category"),
+            tags=data.get("tags") or (),
+            annotations=Annotations.from_mcp(data.get("annotations")),
+            permission=data.get("permission"),
+            searchable=data.get("searchable", True),
+            available=data.get("available", True),
+            platforms=data.get("platforms") or (),
+            defer=data.get("defer") or DeferPolicy.AUTOMATIC,
+            display=data.get("display"),
+            descriptions=data.get("descriptions"),
+            meta=data.get("meta"),
+        )
+
+    def replace(self, **changes: Any) -> Tool:
+        data = self.to_dict()
+        data.pop("version")
+        if changes.get("annotations") is not None and isinstance(changes["annotations"], Annotations):
+            changes["annotations"] = changes["annotations"].to_mcp()
+        data.update(changes)
+        return Tool.from_dict(data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Tool) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.version))
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r}, source={self.source!r}, version={self.version!r})"
+
+
+@dataclass(slots=True)
+class CallResult:
+    """What executing a tool produced, success or failure, never an exception.
+
+    ``content`` uses MCP content blocks (``{"type": "text", "text": ...}``) so results from
+    Python functions and from upstream servers look the same; ``value`` keeps the Python
+    return value for library callers.
+    """
+
+    tool: str
+    ok: bool
+    content: list[dict[str, Any]] = field(default_factory=list)
+    structured: Any = None
+    value: Any = None
+    error: ErrorInfo | None = None
+    duration_ms: float = 0.0
+
+    @property
+    def is_error(self) -> bool:
+        return not self.ok
+
+    @classmethod
+    def failure(cls, tool: str, error: ToolscoutError, *, duration_ms: float = 0.0) -> CallResult:
+        info = error.info()
+        return cls(
+            tool=tool,
+            ok=False,
+            content=[{"type": "text", "text": f"{info.code}: {info.message}"}],
+            error=info,
+            duration_ms=duration_ms,
+        )
+
+    def text(self) -> str:
+        return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool": self.tool, "ok": self.ok, "content": self.content}
+        if self.structured is not None:
+            out["structured"] = self.structured
+        if self.error is not None:
+            out["error"] = self.error.to_dict()
+        return out
+
+    def raise_for_error(self) -> CallResult:
+        if self.error is not None:
+            raise ToolscoutError(self.error.message, hint=self.error.hint, code=self.error.code)
+        return self
