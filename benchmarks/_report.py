@@ -1,0 +1,36 @@
+"""Write one benchmark's figures into docs/benchmarks.md, between markers of its own.
+
+Each benchmark owns a section ``<!-- begin:NAME -->`` ... ``<!-- end:NAME -->``, so several
+benchmarks can refresh their own figures without touching the others'.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import time
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+HEADER = "# Benchmarks\n\nFigures written by the scripts in `benchmarks/`; each section names its command.\n"
+
+
+def machine() -> str:
+    import os
+
+    return f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, {platform.machine()}"
+
+
+def write_section(name: str, title: str, command: str, body: str) -> None:
+    """Replace (or append) the section ``name`` in docs/benchmarks.md."""
+    stamp = time.strftime("%Y-%m-%d")
+    block = (
+        f"<!-- begin:{name} -->\n## {title}\n\n"
+        f"Command: `{command}` ({stamp}, {machine()})\n\n{body.strip()}\n<!-- end:{name} -->"
+    )
+    text = DOC.read_text() if DOC.exists() else HEADER
+    pattern = re.compile(rf"<!-- begin:{re.escape(name)} -->.*?<!-- end:{re.escape(name)} -->", re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(text)
+    print(f"wrote section '{name}' to {DOC}")

@@ -1,0 +1,1 @@
+"""search, show, tokens: commands over a catalog file."""
