@@ -90,8 +90,8 @@ class Tool:
     """
 
     __slots__ = (
-        "_schema_json",
         "_output_json",
+        "_schema_json",
         "_version",
         "annotations",
         "available",
@@ -102,8 +102,8 @@ class Tool:
         "display",
         "meta",
         "name",
-        "original_name",
         "origin",
+        "original_name",
         "permission",
         "platforms",
         "searchable",
