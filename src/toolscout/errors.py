@@ -24,7 +24,8 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
         ├── DeclarationError      invalid_declaration
         ├── NameCollision         name_collision
         ├── StoreError            store_error
-        └── MissingExtra          missing_extra
+        ├── MissingExtra          missing_extra
+        └── EmbeddingUnavailable  embedding_unavailable
 
 Request, lookup, execution and policy errors are *returned* as data by the model-facing
 calls (``find_tools``, ``call``, ``use_tool``); only ``ConfigError`` is raised at the
@@ -41,6 +42,7 @@ __all__ = [
     "Ambiguous",
     "ConfigError",
     "DeclarationError",
+    "EmbeddingUnavailable",
     "EmptyQuery",
     "ErrorInfo",
     "ExecutionFailed",
@@ -221,3 +223,14 @@ class MissingExtra(ConfigError):
             hint=f"pip install 'toolscout[{extra}]'",
             extra=extra,
         )
+
+
+class EmbeddingUnavailable(ConfigError):
+    """The embedding model cannot be used: file hash mismatch, endpoint down, wrong dimension.
+
+    Raised when a dense index is built; at query time the hybrid ranker catches it and falls
+    back to keyword search with a warning, so a model never sees it.
+    """
+
+    code = "embedding_unavailable"
+    default_hint = "Check the embedding model or endpoint; keyword search still works."
