@@ -1,0 +1,80 @@
+import pytest
+
+from toolscout import Annotations, CallResult, DeferPolicy, Tool
+from toolscout.errors import ToolFailed, ToolscoutError
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def test_version_changes_exactly_when_what_the_model_sees_changes():
+    a = Tool("get_weather", "Weather now.", SCHEMA, category="weather")
+    same = Tool("get_weather", "Weather now.", dict(reversed(list(SCHEMA.items()))), category="other")
+    assert a.version == same.version  # key order and non-rendered fields do not matter
+    assert a.replace(description="Weather forecast.").version != a.version
+    assert a.replace(input_schema={"type": "object"}).version != a.version
+    ann = a.replace(annotations=Annotations(read_only=True))
+    assert ann.version != a.version
+
+
+def test_tool_is_immutable_and_schema_copies_are_independent():
+    t = Tool("x", "d", SCHEMA)
+    with pytest.raises(AttributeError):
+        t.name = "y"  # type: ignore[misc]
+    schema = t.input_schema
+    schema["properties"]["evil"] = {}
+    assert "evil" not in t.input_schema
+
+
+def test_round_trip_keeps_every_field():
+    t = Tool(
+        "a_tool",
+        "Does a. Then b.",
+        SCHEMA,
+        output_schema={"type": "object"},
+        source="file",
+        source_id="f.yaml",
+        original_name="tool",
+        category="cat",
+        tags=["x", "y"],
+        annotations=Annotations(title="A", read_only=True, destructive=False),
+        permission="read",
+        searchable=False,
+        available=False,
+        platforms=["linux"],
+        defer="never",
+        display={"zh-CN": "工具"},
+        descriptions={"zh-CN": "做点事"},
+        meta={"k": 1},
+    )
+    back = Tool.from_dict(t.to_dict())
+    assert back == t
+    assert back.defer is DeferPolicy.NEVER
+    assert back.call_name == "tool"
+    assert t.summary() == "Does a."
+
+
+@pytest.mark.parametrize("bad", ["", "   ", None, 3])
+def test_bad_names_are_refused(bad):
+    with pytest.raises(ValueError):
+        Tool(bad)  # type: ignore[arg-type]
+
+
+def test_unknown_permission_is_refused():
+    with pytest.raises(ValueError):
+        Tool("x", permission="root")  # type: ignore[arg-type]
+
+
+def test_annotations_map_to_and_from_mcp_hints():
+    ann = Annotations.from_mcp({"readOnlyHint": True, "openWorldHint": "yes", "title": 5})
+    assert ann == Annotations(read_only=True)
+    assert ann.to_mcp() == {"readOnlyHint": True}
+    assert Annotations.from_mcp({}) is None
+
+
+def test_call_result_failure_carries_structured_error():
+    r = CallResult.failure("t", ToolFailed("boom"))
+    assert not r.ok and r.error is not None and r.error.code == "tool_error"
+    assert "boom" in r.text()
+    assert r.to_dict()["error"]["hint"]
+    with pytest.raises(ToolscoutError):
+        r.raise_for_error()
