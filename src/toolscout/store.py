@@ -1,0 +1,304 @@
+"""The embedded store: one SQLite file holding a catalog's tool records and other parts' caches.
+
+Why SQLite: a 10k-tool catalog reloads in a fraction of a second without re-parsing the
+declaration files, readers never block the writer (WAL), and a transaction makes every write
+all-or-nothing, so a process killed mid-save leaves the previous catalog intact.
+
+Format (``FORMAT_VERSION`` = 1)::
+
+    meta(key TEXT PRIMARY KEY, value TEXT)            format_version, saved_at, tool_count
+    tools(pos INTEGER PRIMARY KEY, name TEXT UNIQUE,   one row per tool, in catalog order;
+          version TEXT, schema TEXT, record TEXT)      schema = Tool.schema_json verbatim,
+                                                       record = Tool.to_dict() minus the schema
+    blobs(ns TEXT, key TEXT, value BLOB, meta TEXT,    key/value namespaces for other parts
+          updated_at REAL, PRIMARY KEY (ns, key))      (upstream tool lists, embeddings...)
+
+A store written by a newer toolscout (higher ``format_version``) is refused with
+:class:`~toolscout.errors.StoreError` rather than misread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import StoreError
+from .model import Tool
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+
+__all__ = ["FORMAT_VERSION", "Entry", "Store", "load_catalog", "save_catalog"]
+
+FORMAT_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tools (
+    pos INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    version TEXT NOT NULL,
+    schema TEXT NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS blobs (
+    ns TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value BLOB,
+    meta TEXT NOT NULL DEFAULT '{}',
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (ns, key)
+);
+"""
+
+_NOT_A_STORE_HINT = (
+    "The file is not a toolscout store or is damaged; delete it and save the catalog again "
+    "(Catalog.save(path)), or open a declaration file (.yaml/.json/.jsonl) instead."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One value of a blob namespace, with the metadata stored next to it."""
+
+    value: bytes | str
+    meta: dict[str, Any] = field(default_factory=dict)
+    updated_at: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return self.value if isinstance(self.value, str) else self.value.decode()
+
+
+class Store:
+    """A toolscout store file. Every write is one transaction; reads never block on writes.
+
+    One ``Store`` object may be shared by threads (calls are serialised by a lock); other
+    processes may open the same file concurrently.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open store {self.path}: {exc}", path=str(self.path)) from exc
+        try:
+            self._setup()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _setup(self) -> None:
+        with self._guard("open"):
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            has_meta = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+            ).fetchone()
+            row = (
+                self._db.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
+                if has_meta
+                else None
+            )
+            if row is not None:
+                self._check_version(row[0])  # before touching anything a newer format owns
+                return  # an existing store: opening it writes nothing, so readers never wait
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._db.execute(statement)
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('format_version', ?)",
+                    (str(FORMAT_VERSION),),
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _check_version(self, value: str) -> None:
+        found = int(value) if value.isdigit() else -1
+        if not 1 <= found <= FORMAT_VERSION:
+            raise StoreError(
+                f"store {self.path} has format version {value}; this toolscout reads up to "
+                f"{FORMAT_VERSION}",
+                hint="Upgrade toolscout, or save the catalog again with this version.",
+                path=str(self.path),
+                format_version=value,
+            )
+
+    # -- plumbing ------------------------------------------------------------------
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """Turn sqlite errors into StoreError (the caller gets a hint, never a raw crash)."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(
+                    f"store {self.path}: {action} failed: {exc}",
+                    hint=_NOT_A_STORE_HINT,
+                    path=str(self.path),
+                ) from exc
+            except sqlite3.Error as exc:
+                raise StoreError(
+                    f"store {self.path}: {action} failed: {exc}", path=str(self.path)
+                ) from exc
+
+    @contextmanager
+    def _write(self, action: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed whole, or rolled back whole on any exception."""
+        with self._guard(action):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- tools ---------------------------------------------------------------------
+    def save_tools(self, tools: Iterable[Tool]) -> int:
+        """Replace the stored tools with ``tools``, atomically; returns how many were written.
+
+        ``tools`` may be a lazy iterable: if it raises half-way (or the process dies), the
+        previous tools stay as they were.
+        """
+        with self._write("save tools") as db:
+            db.execute("DELETE FROM tools")
+            rows = (_tool_row(i, t) for i, t in enumerate(tools))
+            db.executemany("INSERT INTO tools VALUES (?, ?, ?, ?, ?)", rows)
+            (count,) = db.execute("SELECT count(*) FROM tools").fetchone()
+            db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [("saved_at", repr(time.time())), ("tool_count", str(count))],
+            )
+        return count
+
+    def load_tools(self) -> list[Tool]:
+        """The stored tools in saved order (schemas are kept as stored text, not re-parsed)."""
+        with self._guard("load tools"):
+            sql = "SELECT version, schema, record FROM tools ORDER BY pos"
+            rows = self._db.execute(sql).fetchall()
+        try:
+            return [_tool_from_row(*row) for row in rows]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreError(
+                f"store {self.path}: a tool record is malformed: {exc}",
+                hint=_NOT_A_STORE_HINT,
+                path=str(self.path),
+            ) from exc
+
+    def tool_names(self) -> list[str]:
+        with self._guard("list tools"):
+            return [r[0] for r in self._db.execute("SELECT name FROM tools ORDER BY pos")]
+
+    def info(self) -> dict[str, str]:
+        """The ``meta`` table: format_version, saved_at, tool_count."""
+        with self._guard("read meta"):
+            return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+
+    # -- blob namespaces -------------------------------------------------------------
+    def put(
+        self, ns: str, key: str, value: bytes | str, meta: dict[str, Any] | None = None
+    ) -> None:
+        """Store ``value`` (bytes or text, returned as given) under ``(ns, key)``."""
+        self.put_many(ns, [(key, value, meta)])
+
+    def put_many(
+        self, ns: str, items: Iterable[tuple[str, bytes | str, dict[str, Any] | None]]
+    ) -> int:
+        """Store many values in one transaction (e.g. a batch of embeddings)."""
+        now = time.time()
+        rows = [(ns, k, _check_value(v), json.dumps(m or {}), now) for k, v, m in items]
+        with self._write(f"put into '{ns}'") as db:
+            db.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?)", rows)
+        return len(rows)
+
+    def get(self, ns: str, key: str) -> Entry | None:
+        with self._guard(f"get from '{ns}'"):
+            row = self._db.execute(
+                "SELECT value, meta, updated_at FROM blobs WHERE ns=? AND key=?", (ns, key)
+            ).fetchone()
+        if row is None:
+            return None
+        return Entry(row[0], json.loads(row[1]), row[2])
+
+    def delete(self, ns: str, key: str) -> bool:
+        with self._write(f"delete from '{ns}'") as db:
+            return db.execute("DELETE FROM blobs WHERE ns=? AND key=?", (ns, key)).rowcount > 0
+
+    def clear(self, ns: str) -> int:
+        """Drop a whole namespace; returns how many entries went."""
+        with self._write(f"clear '{ns}'") as db:
+            return db.execute("DELETE FROM blobs WHERE ns=?", (ns,)).rowcount
+
+    def keys(self, ns: str) -> list[str]:
+        with self._guard(f"list '{ns}'"):
+            sql = "SELECT key FROM blobs WHERE ns=? ORDER BY key"
+            return [r[0] for r in self._db.execute(sql, (ns,))]
+
+
+def save_catalog(catalog: Catalog, path: str | os.PathLike[str]) -> int:
+    """Write ``catalog``'s tool records to the store at ``path`` (handlers are code: not saved)."""
+    with Store(path) as store:
+        return store.save_tools(catalog)
+
+
+def load_catalog(path: str | os.PathLike[str]) -> Catalog:
+    """Open a catalog saved by :func:`save_catalog`; a missing file is an error, not empty."""
+    from .catalog import Catalog
+
+    p = Path(path)
+    if not p.is_file():
+        hint = "Save one first with Catalog.save(path)."
+        raise StoreError(f"no store at {p}", hint=hint, path=str(p))
+    with Store(p) as store:
+        return Catalog(store.load_tools())
+
+
+# -- rows --------------------------------------------------------------------------
+def _check_value(value: object) -> bytes | str:
+    if isinstance(value, bytes | str):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    raise StoreError(f"store values are bytes or str, not {type(value).__name__}")
+
+
+def _tool_row(pos: int, tool: Tool) -> tuple[int, str, str, str, str]:
+    record = tool.to_dict()
+    del record["input_schema"], record["version"]
+    return (pos, tool.name, tool.version, tool.schema_json, json.dumps(record, ensure_ascii=False))
+
+
+def _tool_from_row(version: str, schema: str, record: str) -> Tool:
+    tool = Tool.from_dict(json.loads(record))
+    # The schema text is canonical already (it was Tool.schema_json): set it as is rather
+    # than parse and re-serialise 10k schemas; the stored version is the hash of that text.
+    object.__setattr__(tool, "_schema_json", schema)
+    object.__setattr__(tool, "_version", version)
+    return tool

@@ -1,0 +1,204 @@
+"""The SQLite store: round trips, atomic saves, damaged files, format versions, blobs."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from toolscout.catalog import Catalog
+from toolscout.errors import StoreError
+from toolscout.model import Annotations, DeferPolicy, Tool
+from toolscout.store import FORMAT_VERSION, Store, load_catalog, save_catalog
+
+
+def full_tool() -> Tool:
+    """A tool with every field set to a non-default value."""
+    return Tool(
+        "crm_update_deal",
+        "Update a deal's stage or amount. Use after a call.",
+        {
+            "type": "object",
+            "properties": {
+                "deal_id": {"type": "string", "description": "Deal id"},
+                "stage": {"type": "string", "enum": ["won", "lost"]},
+            },
+            "required": ["deal_id"],
+        },
+        output_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+        source="mcp",
+        source_id="crm",
+        original_name="update_deal",
+        origin="mcp:crm(config.json)",
+        category="crm",
+        tags=("sales", "deal"),
+        annotations=Annotations(
+            title="Update deal", read_only=False, destructive=False, idempotent=True, open_world=True
+        ),
+        permission="write",
+        searchable=False,
+        available=False,
+        platforms=("macos", "linux"),
+        defer=DeferPolicy.NEVER,
+        display={"en": "Update deal", "zh-CN": "更新交易"},
+        descriptions={"zh-CN": "更新交易的阶段或金额。"},
+        meta={"owner": "sales-team", "weight": 2},
+    )
+
+
+def tools(n: int, tag: str = "v1") -> list[Tool]:
+    return [Tool(f"tool_{i}", f"Tool number {i} ({tag}).", category="misc") for i in range(n)]
+
+
+def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
+    original = [full_tool(), Tool("plain", "A plain tool.")]
+    with Store(tmp_path / "s.db") as store:
+        assert store.save_tools(original) == 2
+        loaded = store.load_tools()
+    assert [t.to_dict() for t in loaded] == [t.to_dict() for t in original]
+    assert loaded[0].schema_json == original[0].schema_json
+    assert loaded[0].version == original[0].version
+    assert loaded[0].annotations == original[0].annotations
+    assert loaded[0].defer is DeferPolicy.NEVER
+
+
+def test_catalog_save_and_open_keep_order(tmp_path: Path) -> None:
+    cat = Catalog([*tools(5), full_tool()])
+    cat.save(tmp_path / "cat.db")
+    again = Catalog.open(tmp_path / "cat.db")
+    assert again.names() == cat.names()
+    assert again.get("crm_update_deal") == full_tool()
+
+
+def test_save_replaces_previous_tools(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    save_catalog(Catalog(tools(10)), path)
+    save_catalog(Catalog(tools(3, "v2")), path)
+    loaded = load_catalog(path)
+    assert len(loaded) == 3
+    assert loaded.get("tool_0").description.endswith("(v2).")
+    with Store(path) as store:
+        assert store.info()["tool_count"] == "3"
+
+
+def test_failed_save_leaves_previous_catalog_intact(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    save_catalog(Catalog(tools(10)), path)
+
+    def broken() -> Iterator[Tool]:
+        yield from tools(5, "v2")
+        raise RuntimeError("disk on fire")
+
+    with Store(path) as store, pytest.raises(RuntimeError):
+        store.save_tools(broken())
+    loaded = load_catalog(path)
+    assert len(loaded) == 10
+    assert all(t.description.endswith("(v1).") for t in loaded)
+
+
+def test_killed_writer_leaves_previous_catalog_intact(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    save_catalog(Catalog(tools(10)), path)
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from toolscout.model import Tool
+        from toolscout.store import Store
+
+        def gen():
+            for i in range(2000):
+                if i == 1000:
+                    print("half", flush=True)
+                    sys.stdin.readline()  # wait here until killed
+                yield Tool(f"new_{{i}}", "new")
+
+        Store({str(path)!r}).save_tools(gen())
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "half"
+        proc.kill()
+    finally:
+        proc.wait()
+    loaded = load_catalog(path)
+    assert loaded.names() == [f"tool_{i}" for i in range(10)]
+
+
+def test_reader_sees_last_committed_catalog_while_a_save_runs(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    save_catalog(Catalog(tools(4)), path)
+    seen: list[int] = []
+
+    def gen() -> Iterator[Tool]:
+        yield from tools(50, "v2")
+        with Store(path) as reader:  # another connection, mid-transaction of the writer
+            seen.append(len(reader.load_tools()))
+
+    with Store(path) as writer:
+        writer.save_tools(gen())
+    assert seen == [4]
+    assert len(load_catalog(path)) == 50
+
+
+@pytest.mark.parametrize(
+    "content", [b"this is not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 200]
+)
+def test_damaged_file_gives_store_error_with_hint(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "bad.db"
+    path.write_bytes(content)
+    with pytest.raises(StoreError) as err:
+        load_catalog(path)
+    assert err.value.code == "store_error"
+    assert "delete it" in err.value.hint
+
+
+def test_newer_format_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    save_catalog(Catalog(tools(2)), path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value=? WHERE key='format_version'", (str(FORMAT_VERSION + 1),))
+    with pytest.raises(StoreError) as err:
+        Store(path)
+    assert "format version" in err.value.message
+    assert "Upgrade" in err.value.hint
+
+
+def test_missing_store_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no store"):
+        load_catalog(tmp_path / "absent.db")
+
+
+def test_blob_namespaces(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store:
+        store.put("mcp", "github", '[{"name": "x"}]', {"config_hash": "abc"})
+        store.put("emb", "minilm:123", b"\x00\x01\x02")
+        store.put("emb", "minilm:456", b"\x03")
+        assert store.get("mcp", "github").text == '[{"name": "x"}]'
+        assert store.get("mcp", "github").meta == {"config_hash": "abc"}
+        assert store.get("mcp", "github").updated_at > 0
+        assert store.get("emb", "minilm:123").value == b"\x00\x01\x02"
+        assert store.keys("emb") == ["minilm:123", "minilm:456"]
+        assert store.keys("mcp") == ["github"]
+        assert store.get("emb", "github") is None
+        assert store.delete("emb", "minilm:123") is True
+        assert store.delete("emb", "minilm:123") is False
+        assert store.put_many("emb", [("a", b"1", None), ("b", b"2", {"dim": 1})]) == 2
+        assert store.clear("emb") == 3
+        assert store.keys("emb") == []
+    with Store(tmp_path / "s.db") as again:  # persisted, and saving tools does not touch blobs
+        again.save_tools(tools(1))
+        assert again.get("mcp", "github").meta == {"config_hash": "abc"}
+
+
+def test_blob_value_of_wrong_type_is_refused(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store, pytest.raises(StoreError, match="bytes or str"):
+        store.put("ns", "k", 42)  # type: ignore[arg-type]
