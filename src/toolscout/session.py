@@ -1,0 +1,545 @@
+"""One conversation's view of the catalog: what the model has been shown (seed 003).
+
+A :class:`Session` decides, turn by turn, which tool definitions go into the next request
+and handles whatever tool call comes back. The tool list is *append-only*: meta-tools,
+then pinned (never-defer) tools, then tools in the order ``find_tools`` revealed them, so
+the bytes of earlier tools never change and provider prompt caches survive.
+
+Deferral follows seed 003. Below ``threshold`` visible tools (default 15) every tool is
+sent as is and no meta-tool is added. At or above it, tools whose policy is
+``automatic`` or ``always`` are withheld until found; ``never`` tools and names in
+``never_defer`` are always sent. ``always`` tools are withheld even below the threshold.
+
+Versions: each find result carries every tool's ``version``. If a revealed tool changes in
+the catalog, the next list carries the new schema in the same position (the model must see
+what will validate its call) and the ledger notes ``schema_changed``. Removed tools leave
+the list (``removed``).
+
+The reveal set is bounded (``max_revealed``): past it the least recently used revealed
+tool is dropped (ledger event ``evicted``); it can simply be found again. Dropping one
+tool breaks the cached prefix once, which is cheaper than an unbounded list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from . import formats
+from .errors import (
+    ErrorInfo,
+    InvalidArguments,
+    InvalidRequest,
+    NotRevealed,
+    PolicyDenied,
+    ToolscoutError,
+    UnknownTool,
+)
+from .ledger import Ledger, count_definitions
+from .model import CallResult, DeferPolicy, Tool
+
+if TYPE_CHECKING:
+    from .gateway import FindResult, Gateway, ToolReference
+
+__all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
+
+DEFAULT_THRESHOLD = 15
+DEFAULT_MAX_REVEALED = 128
+DEFAULT_REPEAT_LIMIT = 3
+SELECT_PREFIX = "select:"
+META_NAMES = ("find_tools", "call_tool")
+
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    """What handling one tool call produced, ready to send back to the model.
+
+    ``content`` is MCP-style text blocks; adapters wrap it in their API's tool-result shape.
+    ``revealed`` lists tools whose schemas this call added to the session's list.
+    """
+
+    name: str
+    ok: bool
+    content: list[dict[str, Any]] = field(default_factory=list)
+    error: ErrorInfo | None = None
+    revealed: tuple[str, ...] = ()
+    references: list[ToolReference] = field(default_factory=list)
+    result: CallResult | None = None
+    hint: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return not self.ok
+
+    @property
+    def is_find(self) -> bool:
+        return self.name == "find_tools"
+
+    def text(self) -> str:
+        return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "ok": self.ok, "content": self.content}
+        if self.error is not None:
+            out["error"] = self.error.to_dict()
+        if self.revealed:
+            out["revealed"] = list(self.revealed)
+        if self.references:
+            out["tool_references"] = [r.to_dict() for r in self.references]
+        return out
+
+    @classmethod
+    def failure(cls, name: str, error: ToolscoutError) -> ToolOutcome:
+        info = error.info()
+        lines = [f"{info.code}: {info.message}"]
+        if info.hint:
+            lines.append(info.hint)
+        suggestions = info.details.get("suggestions")
+        if suggestions:
+            lines.append("did you mean: " + ", ".join(map(str, suggestions)))
+        return cls(name=name, ok=False, content=[{"type": "text", "text": "\n".join(lines)}], error=info)
+
+
+class Session:
+    """The reveal set, schema cache and ledger of one conversation over a :class:`Gateway`.
+
+    ``allow`` scopes the session (a user's permissions): tools it rejects are never found,
+    revealed or run. ``call_tool=True`` adds the ``call_tool`` meta-tool for hosts that
+    cannot change their tool list between turns.
+    """
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        *,
+        session_id: str | None = None,
+        threshold: int = DEFAULT_THRESHOLD,
+        never_defer: Iterable[str] = (),
+        max_revealed: int = DEFAULT_MAX_REVEALED,
+        repeat_limit: int = DEFAULT_REPEAT_LIMIT,
+        call_tool: bool = False,
+        allow: Callable[[Tool], bool] | None = None,
+    ) -> None:
+        self.gateway = gateway
+        self.id = session_id or uuid.uuid4().hex
+        self.threshold = threshold
+        self.never_defer = frozenset(never_defer)
+        self.max_revealed = max(1, max_revealed)
+        self.repeat_limit = max(1, repeat_limit)
+        self.call_tool = call_tool
+        self.allow = allow
+        self.ledger = Ledger()
+        self._revealed: OrderedDict[str, None] = OrderedDict()  # reveal order (list order)
+        self._recency: OrderedDict[str, None] = OrderedDict()  # least recently used first
+        self._versions: dict[str, str] = {}  # version last sent, per revealed/pinned name
+        self._pinned: list[str] = []
+        self._pinned_set: frozenset[str] = frozenset()
+        self._generation = -1
+        self._visible_count = 0
+        self._active = False
+        self._searches: dict[str, int] = {}
+        self._render_cache: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        self._meta_cache: dict[str, list[dict[str, Any]]] = {}
+
+    # -- what is visible --------------------------------------------------------------
+    def _permitted(self, tool: Tool) -> bool:
+        gw = self.gateway
+        if not tool.available or (tool.platforms and gw.platform not in tool.platforms):
+            return False
+        if gw.policy is not None and not gw.policy.permits(tool):
+            return False
+        return self.allow is None or self.allow(tool)
+
+    def _pinned_by_policy(self, tool: Tool) -> bool:
+        return tool.defer is DeferPolicy.NEVER or tool.name in self.never_defer
+
+    def _sync(self) -> None:
+        """Catch up with catalog changes (cheap when nothing changed)."""
+        catalog = self.gateway.catalog
+        if catalog.generation == self._generation:
+            return
+        self._generation = catalog.generation
+        visible = [t for t in catalog if self._permitted(t)]
+        self._visible_count = len(visible)
+        self._active = self._visible_count >= self.threshold or any(
+            t.defer is DeferPolicy.ALWAYS for t in visible
+        )
+        pinned = [
+            t.name
+            for t in visible
+            if self._pinned_by_policy(t) or (t.defer is DeferPolicy.AUTOMATIC and not self.over_threshold)
+        ]
+        known = set(self._pinned)
+        # Keep earlier pinned tools where they were; new pinned ones go after them.
+        wanted = set(pinned)
+        self._pinned = [n for n in self._pinned if n in wanted] + [n for n in pinned if n not in known]
+        self._pinned_set = frozenset(self._pinned)
+        for name in list(self._revealed):
+            tool = catalog.get(name)
+            if tool is None or not self._permitted(tool):
+                self._drop(name)
+                self.ledger.note("removed", tool=name)
+            elif name in self._pinned_set:
+                self._drop(name)
+        for name in [*self._pinned, *self._revealed]:
+            tool = catalog.get(name)
+            old = self._versions.get(name)
+            if tool is not None and old is not None and old != tool.version:
+                self.ledger.note("schema_changed", tool=name, old=old, new=tool.version)
+            if tool is not None:
+                self._versions[name] = tool.version
+
+    def _drop(self, name: str) -> None:
+        self._revealed.pop(name, None)
+        self._recency.pop(name, None)
+        self._versions.pop(name, None)
+
+    @property
+    def over_threshold(self) -> bool:
+        return self._visible_count >= self.threshold
+
+    @property
+    def deferring(self) -> bool:
+        """True when search is active: some tools are withheld until found."""
+        self._sync()
+        return self._active
+
+    @property
+    def pinned(self) -> tuple[str, ...]:
+        """Tools always sent in full (all visible tools when deferral is off)."""
+        self._sync()
+        return tuple(self._pinned)
+
+    @property
+    def revealed(self) -> tuple[str, ...]:
+        """Tools found in this session, in the order they were added to the list."""
+        self._sync()
+        return tuple(self._revealed)
+
+    def is_callable(self, name: str) -> bool:
+        """Whether the model has this tool's schema (pinned or revealed) right now."""
+        self._sync()
+        return name in self._revealed or name in self._pinned_set
+
+    def deferred(self) -> list[Tool]:
+        """Visible tools whose schemas are withheld (for native deferral: ``defer_loading``)."""
+        self._sync()
+        if not self._active:
+            return []
+        return [t for t in self.gateway.catalog if t.name not in self._pinned_set and self._permitted(t)]
+
+    # -- the tool list ----------------------------------------------------------------
+    def _render(self, tool: Tool, format: str) -> dict[str, Any]:
+        key = (format, tool.name)
+        cached = self._render_cache.get(key)
+        if cached is not None and cached[0] == tool.version:
+            return cached[1]
+        rendered = formats.render(tool, format)
+        self._render_cache[key] = (tool.version, rendered)
+        return rendered
+
+    def meta_tools(self, format: str = "generic") -> list[dict[str, Any]]:
+        cached = self._meta_cache.get(format)
+        if cached is None:
+            cached = self.gateway.meta_tools(format, call_tool=self.call_tool)
+            self._meta_cache[format] = cached
+        return cached
+
+    def tool_names(self) -> list[str]:
+        """Names in list order (meta-tools first when deferring)."""
+        self._sync()
+        metas = [*META_NAMES[: 2 if self.call_tool else 1]] if self._active else []
+        return [*metas, *self._pinned, *self._revealed]
+
+    def tools(self, format: str = "generic", *, record: bool = True, meta: bool = True) -> list[dict[str, Any]]:
+        """The tool list for the next request, in ``format``; append-only across turns.
+
+        The returned dicts are cached and shared between turns (that is what keeps their
+        bytes identical): do not mutate them. ``record=False`` skips the ledger.
+        """
+        self._sync()
+        catalog = self.gateway.catalog
+        out: list[dict[str, Any]] = list(self.meta_tools(format)) if self._active and meta else []
+        names: list[str] = [*META_NAMES[: len(out)]]
+        for name in (*self._pinned, *self._revealed):
+            tool = catalog.get(name)
+            if tool is not None:
+                out.append(self._render(tool, format))
+                names.append(name)
+        if record:
+            self.ledger.record(format, out, names, lambda: self.baseline_tokens(format))
+        return out
+
+    def baseline_tokens(self, format: str = "generic") -> int:
+        """Tokens of the static list: every visible tool's full schema in ``format``."""
+        scope = (id(self.gateway.policy), id(self.allow))
+        return _baseline(self.gateway.catalog, format, self._permitted, scope)
+
+    # -- revealing --------------------------------------------------------------------
+    def reveal(self, *names: str) -> tuple[str, ...]:
+        """Add tools to the list (after those already there); returns the newly added."""
+        self._sync()
+        added = []
+        for name in names:
+            tool = self.gateway.catalog.get(name)
+            if tool is None or not self._permitted(tool) or name in self._pinned_set:
+                continue
+            if name in self._revealed:
+                self._recency.move_to_end(name)
+                continue
+            while len(self._revealed) >= self.max_revealed:
+                oldest = next(iter(self._recency))
+                self._drop(oldest)
+                self.ledger.note("evicted", tool=oldest)
+            self._revealed[name] = None
+            self._recency[name] = None
+            self._versions[name] = tool.version
+            added.append(name)
+        return tuple(added)
+
+    def _touch(self, name: str) -> None:
+        if name in self._recency:
+            self._recency.move_to_end(name)
+
+    # -- handling calls ---------------------------------------------------------------
+    async def ahandle(self, name: str, arguments: Any = None) -> ToolOutcome:
+        """Handle any tool call the model made. Never raises for bad input."""
+        label = name if isinstance(name, str) else repr(name)
+        try:
+            args = _parse_arguments(arguments)
+            if name == "find_tools":
+                return self._find(args)
+            if name == "call_tool" and self.call_tool:
+                inner = args.get("name")
+                if not isinstance(inner, str) or inner in META_NAMES:
+                    raise InvalidArguments("call_tool needs 'name': the exact name of a found tool")
+                return await self._call(inner, args.get("arguments"))
+            return await self._call(label, args)
+        except ToolscoutError as exc:
+            return ToolOutcome.failure(label, exc)
+
+    def handle(self, name: str, arguments: Any = None) -> ToolOutcome:
+        """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
+        return _run_sync(self.ahandle(name, arguments))
+
+    async def _call(self, name: str, arguments: Any) -> ToolOutcome:
+        self._sync()
+        tool = self.gateway.catalog.get(name)
+        if tool is None:
+            raise UnknownTool(f"no tool named {name!r}", suggestions=self.gateway.suggest(name))
+        if not self._permitted(tool):
+            raise PolicyDenied(f"tool {name!r} is not available in this session")
+        if not self.is_callable(name):
+            raise NotRevealed(
+                f"tool {name!r} exists but its schema is not loaded yet",
+                hint=f"Call find_tools with query 'select:{name}' (or describe the task), then call it.",
+            )
+        self._touch(name)
+        result = await self.gateway.acall(name, arguments)
+        return ToolOutcome(name=name, ok=result.ok, content=list(result.content), error=result.error, result=result)
+
+    def _find(self, args: dict[str, Any]) -> ToolOutcome:
+        query = args.get("query", "")
+        key = json.dumps(
+            [str(query).strip().lower(), args.get("limit"), args.get("search_type"), args.get("category")],
+            default=str,
+        )
+        self._searches[key] = count = self._searches.get(key, 0) + 1
+        if isinstance(query, str) and query.strip().lower().startswith(SELECT_PREFIX):
+            outcome = self._select(query.strip()[len(SELECT_PREFIX) :])
+        else:
+            outcome = self._search(query, args)
+        if count >= self.repeat_limit:
+            loaded = [n for n in self._revealed if n in {r.tool_name for r in outcome.references}]
+            outcome.hint = (
+                f"You ran this same search {count} times. "
+                + (f"Its tools are already loaded ({', '.join(loaded)}): call one of them directly, " if loaded else "")
+                + "or search with different words."
+            )
+            outcome.content.append({"type": "text", "text": outcome.hint})
+        return outcome
+
+    def _search(self, query: Any, args: dict[str, Any]) -> ToolOutcome:
+        self._sync()
+        scope = self._permitted if self.allow is not None else None
+        found: FindResult = self.gateway.find_tools(
+            query,
+            args.get("limit"),
+            search_type=args.get("search_type") or "auto",
+            category=args.get("category"),
+            allow=scope,
+        )
+        if found.error is not None:
+            return ToolOutcome(
+                name="find_tools",
+                ok=False,
+                content=[{"type": "text", "text": found.text()}],
+                error=found.error,
+            )
+        names = [r.tool_name for r in found.tool_references]
+        added = self.reveal(*names)
+        return ToolOutcome(
+            name="find_tools",
+            ok=True,
+            content=[{"type": "text", "text": self._found_text(found.text(), found.tool_references)}],
+            revealed=added,
+            references=list(found.tool_references),
+        )
+
+    def _select(self, spec: str) -> ToolOutcome:
+        from .gateway import ToolReference
+
+        wanted = [n.strip().strip("`'\"") for n in spec.split(",") if n.strip()]
+        if not wanted:
+            raise InvalidRequest("select: needs tool names", hint="Use 'select:name_a,name_b'.")
+        refs: list[ToolReference] = []
+        missing: list[str] = []
+        for name in wanted[: self.gateway.max_limit]:
+            tool = self.gateway.catalog.get(name)
+            if tool is None or not self._permitted(tool):
+                missing.append(name)
+                continue
+            refs.append(ToolReference(tool.name, 1.0, tool.summary(), tool.version))
+        if not refs:
+            suggestions = [s for n in missing for s in self.gateway.suggest(n)]
+            raise UnknownTool(f"no tool named {', '.join(map(repr, missing))}", suggestions=suggestions)
+        added = self.reveal(*(r.tool_name for r in refs))
+        head = f"{len(refs)} tools selected by name:"
+        rows = [f"- {r.tool_name}: {r.summary}" for r in refs]
+        if missing:
+            rows.append(f"not found: {', '.join(missing)}")
+        return ToolOutcome(
+            name="find_tools",
+            ok=True,
+            content=[{"type": "text", "text": self._found_text("\n".join([head, *rows]), refs)}],
+            revealed=added,
+            references=refs,
+        )
+
+    def _found_text(self, listing: str, refs: list[ToolReference]) -> str:
+        ready = [r.tool_name for r in refs if self.is_callable(r.tool_name)]
+        versions = ", ".join(f"{r.tool_name}@{r.version}" for r in refs)
+        how = "through call_tool" if self.call_tool else "directly"
+        tail = f"\nLoaded now, call them {how}: {', '.join(ready)}" if ready else ""
+        return f"{listing}{tail}\nversions: {versions}"
+
+    # -- persistence (for shared stores) ----------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """What a shared store must keep to rebuild this session elsewhere."""
+        return {
+            "id": self.id,
+            "revealed": list(self._revealed),
+            "recency": list(self._recency),
+            "versions": dict(self._versions),
+            "searches": dict(self._searches),
+        }
+
+    def restore(self, state: dict[str, Any]) -> Session:
+        self._sync()
+        self.reveal(*state.get("revealed", ()))
+        for name in state.get("recency", ()):
+            self._touch(name)
+        self._versions.update({k: v for k, v in state.get("versions", {}).items() if k in self._versions})
+        self._searches.update(state.get("searches", {}))
+        return self
+
+
+class SessionStore(Protocol):
+    """Where sessions live between requests. A shared store (Redis, SQL) can implement
+    this with :meth:`Session.state` / :meth:`Session.restore`."""
+
+    def get(self, session_id: str) -> Session | None: ...
+    def put(self, session: Session) -> None: ...
+    def drop(self, session_id: str) -> None: ...
+
+
+class InMemorySessionStore:
+    """Sessions in this process; past ``max_sessions`` the least recently used is evicted
+    (an evicted conversation just searches again)."""
+
+    def __init__(self, gateway: Gateway, *, max_sessions: int = 1000, **session_options: Any) -> None:
+        self.gateway = gateway
+        self.max_sessions = max(1, max_sessions)
+        self.session_options = session_options
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._sessions
+
+    def get(self, session_id: str) -> Session | None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            self._sessions.move_to_end(session_id)
+        return session
+
+    def put(self, session: Session) -> None:
+        self._sessions[session.id] = session
+        self._sessions.move_to_end(session.id)
+        while len(self._sessions) > self.max_sessions:
+            self._sessions.popitem(last=False)
+
+    def drop(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+    def session(self, session_id: str | None = None) -> Session:
+        """The session with this id, created (and stored) if it does not exist."""
+        existing = self.get(session_id) if session_id else None
+        if existing is not None:
+            return existing
+        created = Session(self.gateway, session_id=session_id, **self.session_options)
+        self.put(created)
+        return created
+
+
+def _parse_arguments(arguments: Any) -> dict[str, Any]:
+    """Arguments as a dict; a JSON string is parsed; anything else is a structured error."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {}
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            raise InvalidArguments(
+                f"arguments are not valid JSON: {exc.msg} at position {exc.pos}",
+                hint="Send the arguments as one JSON object, e.g. {\"query\": \"send email\"}.",
+            ) from None
+    if not isinstance(arguments, dict):
+        raise InvalidArguments(f"arguments must be a JSON object, not {type(arguments).__name__}")
+    return arguments
+
+
+_BASELINES: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+
+
+def _baseline(catalog: Any, format: str, permitted: Callable[[Tool], bool], scope: tuple[Any, ...]) -> int:
+    key = (id(catalog), catalog.generation, format, *scope)
+    value = _BASELINES.get(key)
+    if value is None:
+        value = count_definitions([formats.render(t, format) for t in catalog if permitted(t)])
+        _BASELINES[key] = value
+        if len(_BASELINES) > 64:
+            _BASELINES.popitem(last=False)
+    return value
+
+
+def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
