@@ -21,7 +21,7 @@ _TOKEN_CACHE_MAX = 200_000
 
 
 def _count_one(definition: dict[str, Any]) -> int:
-    key = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    key = json.dumps(definition, separators=(",", ":"), ensure_ascii=False)
     cached = _TOKEN_CACHE.get(key)
     if cached is not None:
         return cached

@@ -278,6 +278,15 @@ class Session:
             self.ledger.record(format, out, names, lambda: self.baseline_tokens(format))
         return out
 
+    def record_turn(self, format: str, definitions: list[dict[str, Any]], names: list[str]) -> None:
+        """Ledger entry for a list an adapter built itself (native deferral modes)."""
+        self.ledger.record(format, definitions, names, lambda: self.baseline_tokens(format))
+
+    def render(self, name: str, format: str) -> dict[str, Any] | None:
+        """One tool's cached definition in ``format`` (``None`` if it is not in the catalog)."""
+        tool = self.gateway.catalog.get(name)
+        return self._render(tool, format) if tool is not None else None
+
     def baseline_tokens(self, format: str = "generic") -> int:
         """Tokens of the static list: every visible tool's full schema in ``format``."""
         scope = (id(self.gateway.policy), id(self.allow))
@@ -412,7 +421,7 @@ class Session:
             suggestions = [s for n in missing for s in self.gateway.suggest(n)]
             raise UnknownTool(f"no tool named {', '.join(map(repr, missing))}", suggestions=suggestions)
         added = self.reveal(*(r.tool_name for r in refs))
-        head = f"{len(refs)} tools selected by name:"
+        head = f"selected by name ({len(refs)}):"
         rows = [f"- {r.tool_name}: {r.summary}" for r in refs]
         if missing:
             rows.append(f"not found: {', '.join(missing)}")
@@ -514,7 +523,7 @@ def _parse_arguments(arguments: Any) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             raise InvalidArguments(
                 f"arguments are not valid JSON: {exc.msg} at position {exc.pos}",
-                hint="Send the arguments as one JSON object, e.g. {\"query\": \"send email\"}.",
+                hint="Send the arguments as one JSON object matching the tool's input schema.",
             ) from None
     if not isinstance(arguments, dict):
         raise InvalidArguments(f"arguments must be a JSON object, not {type(arguments).__name__}")

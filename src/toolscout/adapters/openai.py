@@ -1,0 +1,167 @@
+"""OpenAI adapters: Chat Completions, and Responses (portable or native ``tool_search``).
+
+Portable mode sends ``find_tools`` as a function; found tools join the ``tools`` list on
+the next request, appended after the ones already there. Native mode (Responses only)
+declares a client-executed ``tool_search`` tool: the model emits ``tool_search_call``
+items, and the adapter answers with ``tool_search_output`` items carrying the found
+tools' definitions, which the API then keeps loaded for the rest of the conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..session import Session, ToolOutcome, _run_sync
+from ._common import Call, answer, as_dict, field, require
+
+__all__ = ["ChatCompletionsAdapter", "ResponsesAdapter"]
+
+
+def _require_sdk() -> Any:
+    return require("openai", "The OpenAI adapter", "openai")
+
+
+class ChatCompletionsAdapter:
+    """``client.chat.completions.create(..., tools=adapter.tools())`` then
+    ``messages += adapter.tool_messages(message)``."""
+
+    format = "openai"
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def tools(self) -> list[dict[str, Any]]:
+        return self.session.tools(self.format)
+
+    async def atool_messages(self, message: Any) -> list[dict[str, Any]]:
+        """One ``role: tool`` message per tool call in the assistant ``message``."""
+        calls = []
+        for i, tc in enumerate(field(message, "tool_calls") or []):
+            fn = field(tc, "function")
+            if fn is None:  # a custom (free-text) tool call: still answer it
+                custom = field(tc, "custom")
+                calls.append(Call(field(tc, "id") or f"call_{i}", field(custom, "name", ""), field(custom, "input")))
+            else:
+                calls.append(Call(field(tc, "id") or f"call_{i}", field(fn, "name", ""), field(fn, "arguments")))
+        return [
+            {"role": "tool", "tool_call_id": call.id, "content": outcome.text()}
+            for call, outcome in await answer(self.session, calls)
+        ]
+
+    def tool_messages(self, message: Any) -> list[dict[str, Any]]:
+        return _run_sync(self.atool_messages(message))
+
+    def run(self, client: Any, *, model: str, messages: list[Any], max_turns: int = 10, **create: Any) -> Any:
+        """A complete loop: request, answer tool calls, repeat until the model stops calling
+        tools (or ``max_turns``). ``messages`` is extended in place; returns the last
+        completion."""
+        _require_sdk()
+        response = None
+        for _ in range(max_turns):
+            tools = self.tools()
+            extra = {"tools": tools} if tools else {}
+            response = client.chat.completions.create(model=model, messages=messages, **extra, **create)
+            message = response.choices[0].message
+            messages.append(as_dict(message))
+            if not field(message, "tool_calls"):
+                break
+            messages.extend(self.tool_messages(message))
+        return response
+
+
+class ResponsesAdapter:
+    """``client.responses.create(input=items, tools=adapter.tools())`` then
+    ``items += adapter.output_items(response)``.
+
+    ``native=True`` uses the API's client-executed ``tool_search`` (deferred tools are
+    loaded through ``tool_search_output`` items instead of the ``tools`` list).
+    """
+
+    format = "openai-responses"
+
+    def __init__(self, session: Session, *, native: bool = False) -> None:
+        self.session = session
+        self.native = native
+
+    def _search_tool(self) -> dict[str, Any]:
+        find = self.session.meta_tools(self.format)[0]
+        return {
+            "type": "tool_search",
+            "execution": "client",
+            "description": find["description"],
+            "parameters": find["parameters"],
+        }
+
+    def tools(self) -> list[dict[str, Any]]:
+        session = self.session
+        if not self.native or not session.deferring:
+            return session.tools(self.format)
+        search = self._search_tool()
+        pinned = [session.render(n, self.format) for n in session.pinned]
+        sent = [search, *(d for d in pinned if d is not None)]
+        loaded = [session.render(n, self.format) for n in session.revealed]
+        # What the model holds in context: the search tool, pinned tools, and every tool a
+        # tool_search_output loaded earlier in the conversation.
+        session.record_turn(
+            self.format,
+            [*sent, *(d for d in loaded if d is not None)],
+            ["tool_search", *session.pinned, *session.revealed],
+        )
+        return sent
+
+    async def aoutput_items(self, response: Any) -> list[dict[str, Any]]:
+        """The input items answering every call in ``response.output``."""
+        calls: list[Call] = []
+        kinds: dict[str, str] = {}
+        for i, item in enumerate(field(response, "output") or []):
+            kind = field(item, "type")
+            call_id = field(item, "call_id") or field(item, "id") or f"call_{i}"
+            if kind == "function_call":
+                calls.append(Call(call_id, field(item, "name", ""), field(item, "arguments")))
+            elif kind == "custom_tool_call":
+                calls.append(Call(call_id, field(item, "name", ""), field(item, "input")))
+            elif kind == "tool_search_call" and field(item, "execution") == "client":
+                calls.append(Call(call_id, "find_tools", field(item, "arguments")))
+            else:
+                continue
+            kinds.setdefault(call_id, kind)
+        out: list[dict[str, Any]] = []
+        for call, outcome in await answer(self.session, calls):
+            kind = kinds[call.id]
+            if kind == "tool_search_call":
+                out.append(self._search_output(call.id, outcome))
+            else:
+                out_type = "custom_tool_call_output" if kind == "custom_tool_call" else "function_call_output"
+                out.append({"type": out_type, "call_id": call.id, "output": outcome.text()})
+        return out
+
+    def output_items(self, response: Any) -> list[dict[str, Any]]:
+        return _run_sync(self.aoutput_items(response))
+
+    def _search_output(self, call_id: str, outcome: ToolOutcome) -> dict[str, Any]:
+        names = [r.tool_name for r in outcome.references if self.session.is_callable(r.tool_name)]
+        defs = [self.session.render(n, self.format) for n in names]
+        return {
+            "type": "tool_search_output",
+            "call_id": call_id,
+            "execution": "client",
+            "status": "completed",
+            "tools": [d for d in defs if d is not None],
+        }
+
+    def run(self, client: Any, *, model: str, input: list[Any], max_turns: int = 10, **create: Any) -> Any:
+        """A complete stateless loop (the whole ``input`` is sent each turn); ``input`` is
+        extended in place with the output items and their answers."""
+        _require_sdk()
+        response = None
+        for _ in range(max_turns):
+            tools = self.tools()
+            extra = {"tools": tools} if tools else {}
+            response = client.responses.create(model=model, input=input, **extra, **create)
+            input.extend(as_dict(item) for item in response.output)
+            answers = self.output_items(response)
+            if not answers:
+                break
+            input.extend(answers)
+        return response
+
