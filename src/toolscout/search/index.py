@@ -1,0 +1,320 @@
+"""ToolIndex: the catalog made searchable, kept current, filtered before ranking.
+
+The index subscribes to its catalog and marks itself stale on every change; the next search
+rebuilds lazily (the keyword backend re-analyses only tools that changed). Filters
+(searchable, available, platform, category, excluded names, an ``allow`` predicate) become
+one boolean mask over doc ids that the backends rank within, so ``limit`` is always filled
+from allowed tools. The mask of an ``allow`` predicate is cached per (predicate, catalog
+generation): a policy costs one pass over the catalog per change, not per query.
+
+Modes: ``keyword`` (BM25F), ``regex`` (RE2), any mode registered with :meth:`register_mode`
+(a ranker ``(query, limit, mask) -> list[Hit]``), and ``auto`` = ``hybrid`` if registered,
+else ``keyword``. Exact names win in every mode: a query that is a tool name (quoted,
+backticked, any case, ``-``/``.``/space for ``_``) returns that tool first, and
+``select:a,b`` returns exactly those tools.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
+
+import numpy as np
+
+from ..errors import EmptyQuery, InvalidRequest, QueryTooLong
+from ..model import Tool
+from .autocut import DEFAULT_RULE, autocut
+from .base import Hit
+from .keyword import KeywordBackend
+from .regex import RegexBackend
+from .suggest import NameSuggester, normalize_name
+
+if TYPE_CHECKING:
+    from ..catalog import Catalog, CatalogChange
+
+__all__ = ["MAX_QUERY_CHARS", "Ranker", "ScoredTool", "SearchOutcome", "ToolIndex"]
+
+Ranker: TypeAlias = Callable[[str, int, np.ndarray], list[Hit]]
+MAX_QUERY_CHARS = 2048
+_SELECT = "select:"
+_ALLOW_CACHE = 32
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredTool:
+    tool: Tool
+    score: float
+    relevance: float  # 0..1; see ToolIndex.search
+    why: str = ""
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    hits: list[ScoredTool]
+    total_matches: int
+    mode: str
+    warnings: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+
+class ToolIndex:
+    """Search over a :class:`~toolscout.catalog.Catalog`, updated when the catalog changes."""
+
+    def __init__(self, catalog: Catalog, *, autocut_rule: str = DEFAULT_RULE) -> None:
+        self.catalog = catalog
+        self.autocut_rule = autocut_rule
+        self._backends: dict[str, KeywordBackend | RegexBackend] = {
+            "keyword": KeywordBackend(),
+            "regex": RegexBackend(),
+        }
+        self._modes: dict[str, Ranker] = {}
+        self._lock = threading.RLock()
+        self._stale = True
+        self._generation = -1
+        self._tools: list[Tool] = []
+        self._by_norm: dict[str, list[int]] = {}
+        self._doc_of: dict[str, int] = {}
+        self._base = np.zeros(0, dtype=bool)
+        self._categories: np.ndarray = np.zeros(0, dtype=np.int32)
+        self._category_ids: dict[str, int] = {}
+        self._platform_masks: dict[str, np.ndarray] = {}
+        self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
+        self._suggester: NameSuggester | None = None
+        self._unsubscribe = catalog.subscribe(self._on_change)
+
+    # -- keeping current ------------------------------------------------------------------
+    def _on_change(self, change: CatalogChange) -> None:
+        self._stale = True
+
+    def refresh(self) -> None:
+        """Rebuild now if the catalog changed (searches call this themselves)."""
+        with self._lock:
+            if not self._stale and self._generation == self.catalog.generation:
+                return
+            self._generation = self.catalog.generation
+            tools = list(self.catalog)
+            for backend in self._backends.values():
+                backend.rebuild(tools)
+            self._tools = tools
+            self._doc_of = {t.name: i for i, t in enumerate(tools)}
+            self._by_norm = {}
+            for i, t in enumerate(tools):
+                self._by_norm.setdefault(normalize_name(t.name), []).append(i)
+            self._base = np.fromiter((t.searchable and t.available for t in tools), bool, len(tools))
+            self._category_ids = {}
+            self._categories = np.fromiter(
+                (self._category_ids.setdefault(t.category or "", len(self._category_ids)) for t in tools),
+                np.int32,
+                len(tools),
+            )
+            self._platform_masks.clear()
+            self._allow_masks.clear()
+            self._suggester = None
+            self._stale = False
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Doc id -> Tool, current (what a registered ranker's doc ids refer to)."""
+        self.refresh()
+        return self._tools
+
+    def backend(self, name: str) -> KeywordBackend | RegexBackend:
+        self.refresh()
+        return self._backends[name]
+
+    def register_mode(self, name: str, ranker: Ranker) -> None:
+        """Add a search mode (e.g. ``semantic``, ``hybrid``); ``auto`` prefers ``hybrid``."""
+        if name in ("keyword", "regex", "auto"):
+            raise ValueError(f"mode {name!r} is built in")
+        self._modes[name] = ranker
+
+    def modes(self) -> list[str]:
+        return ["auto", "keyword", "regex", *self._modes]
+
+    def categories(self) -> dict[str, int]:
+        return self.catalog.categories()
+
+    def suggest(self, text: str, n: int = 3) -> list[str]:
+        """Did-you-mean: up to ``n`` searchable tool names close to ``text``."""
+        self.refresh()
+        with self._lock:
+            if self._suggester is None:
+                self._suggester = NameSuggester([t.name for t, ok in zip(self._tools, self._base, strict=True) if ok])
+            suggester = self._suggester
+        return suggester.suggest(text, n)
+
+    # -- filtering --------------------------------------------------------------------------
+    def mask(
+        self,
+        *,
+        category: str | None = None,
+        allow: Callable[[Tool], bool] | None = None,
+        exclude: Collection[str] = (),
+        platform: str | None = None,
+    ) -> np.ndarray:
+        """Boolean mask of the docs a request may see (a fresh array the caller may modify)."""
+        self.refresh()
+        m = self._base.copy()
+        if platform:
+            pm = self._platform_masks.get(platform)
+            if pm is None:
+                pm = np.fromiter((not t.platforms or platform in t.platforms for t in self._tools), bool, len(self._tools))
+                self._platform_masks[platform] = pm
+            m &= pm
+        if category is not None:
+            cid = self._category_ids.get(category)
+            if cid is None:
+                m[:] = False
+            else:
+                m &= self._categories == cid
+        if allow is not None:
+            m &= self._allow_mask(allow)
+        for name in exclude:
+            doc = self._doc_of.get(name)
+            if doc is not None:
+                m[doc] = False
+        return m
+
+    def _allow_mask(self, allow: Callable[[Tool], bool]) -> np.ndarray:
+        with self._lock:
+            cached = self._allow_masks.get(allow)
+            if cached is not None:
+                self._allow_masks.move_to_end(allow)
+                return cached
+        am = np.fromiter((bool(allow(t)) for t in self._tools), bool, len(self._tools))
+        with self._lock:
+            self._allow_masks[allow] = am
+            while len(self._allow_masks) > _ALLOW_CACHE:
+                self._allow_masks.popitem(last=False)
+        return am
+
+    # -- searching --------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        mode: str = "auto",
+        category: str | None = None,
+        allow: Callable[[Tool], bool] | None = None,
+        exclude: Collection[str] = (),
+        platform: str | None = None,
+        autocut: bool = True,
+    ) -> SearchOutcome:
+        """Rank allowed tools for ``query``.
+
+        ``relevance`` is in 0..1: 1.0 for an exact name; for keyword hits the score divided
+        by the score a tool matching every query term without limit would get (so a weak
+        partial match reads low even when it ranks first); for regex 1.0 for a name and
+        description match, 2/3 name only, 1/3 description only; for registered modes the
+        score divided by the top score. Raises ``EmptyQuery``, ``QueryTooLong``,
+        ``InvalidRegex`` or ``InvalidRequest`` (unknown mode).
+        """
+        start = time.perf_counter()
+        if not isinstance(query, str) or not query.strip():
+            raise EmptyQuery("the query is empty", categories=self.categories())
+        if len(query) > MAX_QUERY_CHARS:
+            raise QueryTooLong(
+                f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}",
+                length=len(query),
+                limit=MAX_QUERY_CHARS,
+            )
+        resolved = self._resolve_mode(mode)
+        limit = max(0, int(limit))
+        mask = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
+        q = query.strip()
+        if q.lower().startswith(_SELECT):
+            outcome = self._select(q[len(_SELECT) :], mask, limit)
+        else:
+            outcome = self._rank(q, resolved, mask, limit, autocut)
+        outcome.elapsed_ms = (time.perf_counter() - start) * 1000.0
+        return outcome
+
+    def _resolve_mode(self, mode: str) -> str:
+        if mode == "auto":
+            return "hybrid" if "hybrid" in self._modes else "keyword"
+        if mode in ("keyword", "regex") or mode in self._modes:
+            return mode
+        raise InvalidRequest(
+            f"unknown search_type {mode!r}",
+            hint=f"Use one of: {', '.join(self.modes())}.",
+            search_type=mode,
+        )
+
+    def _select(self, names: str, mask: np.ndarray, limit: int) -> SearchOutcome:
+        hits: list[ScoredTool] = []
+        warnings: list[str] = []
+        for raw in names.split(","):
+            name = raw.strip().strip("`'\"")
+            if not name:
+                continue
+            doc = self._doc_of.get(name)
+            if doc is None:
+                docs = self._by_norm.get(normalize_name(name), [])
+                doc = docs[0] if docs else None
+            if doc is None or not mask[doc]:
+                close = self.suggest(name, 3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                warnings.append(f"unknown tool '{name}'{hint}")
+                continue
+            if all(h.tool.name != self._tools[doc].name for h in hits):
+                hits.append(ScoredTool(self._tools[doc], 1.0, 1.0, "select"))
+        # Exactly the names asked for, even beyond ``limit`` (the caller chose them).
+        return SearchOutcome(hits, len(hits), "select", warnings)
+
+    def _exact(self, query: str, mask: np.ndarray) -> int | None:
+        docs = [d for d in self._by_norm.get(normalize_name(query), []) if mask[d]]
+        if not docs:
+            return None
+        bare = query.strip().strip("`'\"").strip()
+        return next((d for d in docs if self._tools[d].name == bare), docs[0])
+
+    def _rank(self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool) -> SearchOutcome:
+        exact = self._exact(query, mask)
+        warnings: list[str] = []
+        matched: np.ndarray | None = None
+        if mode == "keyword":
+            kw = self._backends["keyword"]
+            assert isinstance(kw, KeywordBackend)
+            scores, used = kw.scores(query)
+            scores = np.where(mask, scores, 0.0)
+            total = kw.count_matches(scores)
+            matched = scores
+            hits = kw.top(scores, used, limit)
+            bound = kw.max_score(query) or 1.0
+            scored = [ScoredTool(self._tools[h.doc], h.score, min(1.0, h.score / bound), h.why) for h in hits]
+        elif mode == "regex":
+            rx = self._backends["regex"]
+            assert isinstance(rx, RegexBackend)
+            scores = rx.match_scores(query)
+            scores[~mask] = 0.0
+            total = int(np.count_nonzero(scores))
+            matched = scores
+            hits = rx.search(query, limit=limit, mask=mask)
+            scored = [ScoredTool(self._tools[h.doc], h.score, h.score / 3.0, h.why) for h in hits]
+        else:
+            hits = [h for h in self._modes[mode](query, limit, mask) if 0 <= h.doc < len(self._tools) and mask[h.doc]]
+            top = hits[0].score if hits and hits[0].score > 0 else 1.0
+            total = len(hits)
+            scored = [
+                ScoredTool(self._tools[h.doc], h.score, max(0.0, min(1.0, h.score / top)), h.why)
+                for h in hits[:limit]
+            ]
+        if cut and self.autocut_rule != "none" and scored:
+            scored = scored[: autocut([s.score for s in scored], self.autocut_rule)]
+        if exact is not None:
+            tool = self._tools[exact]
+            rest = [s for s in scored if s.tool.name != tool.name]
+            counted = len(rest) < len(scored) or (matched is not None and matched[exact] > 0)
+            total += 0 if counted else 1
+            top_score = max([s.score for s in scored], default=1.0)
+            scored = [ScoredTool(tool, top_score, 1.0, "exact name"), *rest]
+        return SearchOutcome(scored[:limit] if limit else [], total, mode, warnings)
+
+    def close(self) -> None:
+        """Stop following the catalog."""
+        self._unsubscribe()

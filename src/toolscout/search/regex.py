@@ -1,0 +1,117 @@
+"""Regex search over tool names and descriptions, safe on hostile patterns.
+
+The engine is RE2 (``google-re2``): matching is linear in the text, so a pattern such as
+``(a+)+$`` cannot backtrack catastrophically. Syntax RE2 does not support (backreferences,
+lookaround) gives :class:`~toolscout.errors.InvalidRegex` with a hint, never a crash.
+
+Limits: a pattern is at most :data:`MAX_PATTERN` (512) characters and RE2 may use at most
+8 MB to compile it; matching is case-insensitive and per line (``^``/``$`` anchor at each
+name or description).
+
+A glob-style pattern (``get_*_data``, ``*weather*``), meaning one with ``*`` or ``?`` and no
+other regex syntax, is read as a glob: ``*`` is any run of characters, ``?`` one character.
+
+Names are all searched in one pass over a newline-joined text (and likewise descriptions),
+so a query costs one RE2 scan per field rather than one call per tool. A name match scores
+2, a description match 1; ties keep catalog order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidRegex
+from ..model import Tool
+from .base import Hit
+
+__all__ = ["MAX_PATTERN", "RegexBackend", "compile_pattern"]
+
+MAX_PATTERN = 512
+_MAX_MEM = 8 << 20
+_REGEX_SYNTAX = re.compile(r"[.^$+()\[\]{}|\\]")
+
+
+def _is_glob(pattern: str) -> bool:
+    return ("*" in pattern or "?" in pattern) and not _REGEX_SYNTAX.search(pattern)
+
+
+def _glob_to_regex(pattern: str) -> str:
+    return "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
+
+
+def compile_pattern(pattern: str) -> Any:
+    """Compile ``pattern`` with RE2 (case-insensitive, multi-line); InvalidRegex if unusable."""
+    import re2
+
+    if not pattern.strip():
+        raise InvalidRegex("the regex pattern is empty")
+    if len(pattern) > MAX_PATTERN:
+        raise InvalidRegex(
+            f"the regex pattern is {len(pattern)} characters; the limit is {MAX_PATTERN}",
+            length=len(pattern),
+            limit=MAX_PATTERN,
+        )
+    source = _glob_to_regex(pattern) if _is_glob(pattern) else pattern
+    options = re2.Options()
+    options.case_sensitive = False
+    options.max_mem = _MAX_MEM
+    options.log_errors = False
+    options.never_nl = False
+    try:
+        return re2.compile(f"(?m){source}", options)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else "invalid"
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise InvalidRegex(f"unsupported or invalid regex {pattern!r}: {reason}", pattern=pattern) from None
+
+
+class RegexBackend:
+    name = "regex"
+
+    def __init__(self) -> None:
+        self._fields: list[tuple[str, np.ndarray]] = []
+        self._n = 0
+
+    def rebuild(self, tools: Sequence[Tool]) -> None:
+        self._n = len(tools)
+        self._fields = [
+            self._join([t.name for t in tools]),
+            self._join([" ".join(t.description.split()) for t in tools]),
+        ]
+
+    @staticmethod
+    def _join(lines: list[str]) -> tuple[str, np.ndarray]:
+        # Line i starts at starts[i]; a match at position p belongs to the last start <= p.
+        lengths = np.fromiter((len(s) + 1 for s in lines), dtype=np.int64, count=len(lines))
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if lines else np.zeros(0, np.int64)
+        return "\n".join(lines), starts
+
+    def match_scores(self, pattern: str) -> np.ndarray:
+        """Score per doc: 2 for a name match, +1 for a description match, 0 otherwise."""
+        compiled = compile_pattern(pattern)
+        scores = np.zeros(self._n, dtype=np.float32)
+        for weight, (text, starts) in zip((2.0, 1.0), self._fields, strict=True):
+            pos = 0
+            while pos <= len(text):
+                m = compiled.search(text, pos)
+                if m is None:
+                    break
+                doc = int(np.searchsorted(starts, m.start(), side="right")) - 1
+                scores[doc] += weight
+                # Continue at the next line: one match per doc and field is enough.
+                pos = int(starts[doc + 1]) if doc + 1 < self._n else len(text) + 1
+        return scores
+
+    def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
+        scores = self.match_scores(query)
+        if mask is not None:
+            scores[~mask] = 0.0
+        matched = np.flatnonzero(scores > 0)
+        order = matched[np.lexsort((matched, -scores[matched]))][: max(limit, 0)]
+        why = {2.0: "regex: name", 1.0: "regex: description", 3.0: "regex: name, description"}
+        return [Hit(int(d), float(scores[d]), why[float(scores[d])]) for d in order]
