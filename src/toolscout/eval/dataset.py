@@ -62,6 +62,9 @@ def _str(obj: dict[str, Any], key: str, path: Path, line: int, *, required: bool
 
 
 def _tool(obj: dict[str, Any], path: Path, line: int) -> Tool:
+    """One data line as a Tool, built directly rather than through the strict definitions
+    loader: public benchmark data carries older-draft schemas (``exclusiveMinimum: true``)
+    that loader rejects, and search quality does not depend on schema validity."""
     name = _str(obj, "name", path, line)
     description = _str(obj, "description", path, line, required=False)
     schema = obj.get("input_schema") or None

@@ -184,10 +184,14 @@ def run_eval(
     tools = load_tools(d / "tools.jsonl")
     queries = select_queries(load_queries(d / "queries.jsonl"), split=split, every=every, max_queries=max_queries)
     index = index_factory(Catalog(tools))
+    index.resolve_mode(search_type)  # an unknown mode fails here, not as empty rankings
     index.refresh()
+    ranker = index_ranker(index, search_type, limit)
+    if queries:
+        ranker(queries[0].query)  # warm-up: latency figures are for a ready index
     return evaluate(
         queries,
-        index_ranker(index, search_type, limit),
+        ranker,
         dataset=d.name,
         search_type=search_type,
         tools=len(tools),

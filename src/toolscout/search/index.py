@@ -223,7 +223,7 @@ class ToolIndex:
                 length=len(query),
                 limit=MAX_QUERY_CHARS,
             )
-        resolved = self._resolve_mode(mode)
+        resolved = self.resolve_mode(mode)
         limit = max(0, int(limit))
         mask = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
         q = query.strip()
@@ -234,7 +234,8 @@ class ToolIndex:
         outcome.elapsed_ms = (time.perf_counter() - start) * 1000.0
         return outcome
 
-    def _resolve_mode(self, mode: str) -> str:
+    def resolve_mode(self, mode: str) -> str:
+        """The mode ``mode`` runs as (``auto`` resolved); ``InvalidRequest`` if unknown."""
         if mode == "auto":
             return "hybrid" if "hybrid" in self._modes else "keyword"
         if mode in ("keyword", "regex") or mode in self._modes:
