@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -68,17 +69,21 @@ class Script:
     def __init__(self, *bodies: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         self.bodies = list(bodies)
         self.requests: list[dict[str, Any]] = []
+        self.http: ModuleType = httpx
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: Any) -> Any:
         sent = json.loads(request.content or b"{}")
         self.requests.append(sent)
         if not self.bodies:
-            return httpx.Response(500, json={"error": {"message": "script exhausted"}})
+            return self.http.Response(500, json={"error": {"message": "script exhausted"}})
         body = self.bodies.pop(0)
-        return httpx.Response(200, json=body(sent) if callable(body) else body)
+        return self.http.Response(200, json=body(sent) if callable(body) else body)
 
-    def client(self) -> httpx.Client:
-        return httpx.Client(transport=httpx.MockTransport(self))
+    def client(self, http: ModuleType = httpx) -> Any:
+        """An ``http.Client`` over this script (``http`` is httpx, or the httpx2 fork some
+        SDKs use)."""
+        self.http = http
+        return http.Client(transport=http.MockTransport(self))
 
 
 def prefix_stable(lists: list[list[Any]]) -> bool:
