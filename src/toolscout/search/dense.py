@@ -1,0 +1,123 @@
+"""Dense (embedding) search: one float32 matrix, one matrix-vector product per query.
+
+At 10k tools x 384 dims the matrix is 15 MB and a query costs well under a millisecond
+once its vector is known; query vectors are kept in an LRU cache so a repeated query
+(agents repeat themselves) skips the model entirely.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..embed.base import Embedder, check_vectors
+from ..embed.cache import BlobStore, VectorCache
+from ..embed.text import tool_text
+from ..errors import EmbeddingUnavailable
+from .base import Hit
+
+if TYPE_CHECKING:
+    from ..model import Tool
+
+__all__ = ["DenseBackend"]
+
+_PROGRESS_FROM = 512  # show a progress bar only when this many texts need embedding
+
+
+class DenseBackend:
+    """A :class:`~toolscout.search.base.Backend` over embeddings of ``tool_text(tool)``.
+
+    ``search`` returns only docs whose cosine similarity is above ``min_score``: a dense
+    model scores every doc, and an unrelated doc must not count as a match.
+    """
+
+    name = "dense"
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        store: BlobStore | None = None,
+        *,
+        min_score: float = 0.0,
+        query_cache_size: int = 2048,
+        progress: bool | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.cache = VectorCache(embedder, store)
+        self.min_score = min_score
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        self._matrix = np.zeros((0, embedder.dim), dtype=np.float32)
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache_size = query_cache_size
+        self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        return len(self._matrix)
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.cache.warnings
+
+    def rebuild(self, tools: Sequence[Tool]) -> None:
+        texts = [tool_text(t) for t in tools]
+        todo = self.cache.missing(texts)
+        if self.progress and todo >= _PROGRESS_FROM:
+            self._matrix = self._embed_with_bar(texts, todo)
+        else:
+            self._matrix = self.cache.embed(texts)
+
+    def _embed_with_bar(self, texts: list[str], todo: int) -> np.ndarray:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task(f"embedding {todo} tools ({self.embedder.model_id})", total=len(texts))
+            return self.cache.embed(texts, progress=lambda n: bar.advance(task, n))
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's unit vector, from the LRU cache when seen before."""
+        with self._lock:
+            cached = self._queries.get(query)
+            if cached is not None:
+                self._queries.move_to_end(query)
+                return cached
+        try:
+            vector = self.embedder.embed([query])
+        except EmbeddingUnavailable:
+            raise
+        except Exception as exc:  # an endpoint that is down, a broken session
+            raise EmbeddingUnavailable(f"embedding the query failed: {exc}") from exc
+        vector = check_vectors(np.asarray(vector), 1, self.embedder.dim, self.embedder.model_id)[0]
+        with self._lock:
+            self._queries[query] = vector
+            if len(self._queries) > self._query_cache_size:
+                self._queries.popitem(last=False)
+        return vector
+
+    def scores(self, query: str) -> np.ndarray:
+        """Cosine similarity of the query with every doc."""
+        if not self.size:
+            return np.zeros(0, dtype=np.float32)
+        return self._matrix @ self.query_vector(query)
+
+    def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
+        if limit <= 0 or not self.size or not query.strip():
+            return []
+        scores = self.scores(query)
+        return top_hits(scores, limit, mask, self.min_score, "dense")
+
+
+def top_hits(
+    scores: np.ndarray, limit: int, mask: np.ndarray | None, floor: float, why: str
+) -> list[Hit]:
+    """The ``limit`` best docs allowed by ``mask`` with a score above ``floor``."""
+    scores = np.where(mask, scores, -np.inf) if mask is not None else scores
+    k = min(limit, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [Hit(int(d), float(scores[d]), why) for d in top if scores[d] > floor]
