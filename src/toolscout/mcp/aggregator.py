@@ -1,0 +1,263 @@
+"""Many upstream servers -> one catalog: namespacing, schema checks, cache, refresh.
+
+Each server's tools enter the catalog as one source (``source_id`` = server name) through
+:meth:`Catalog.replace_source`, so a refresh is an incremental swap. A tool is named
+``{prefix}_{tool}`` (prefix = the configured ``prefix``, else the server name; ``""`` for
+none) and keeps its upstream name as ``original_name``, which is what calls forward.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..catalog import Catalog, Handler
+from ..errors import ToolFailed
+from ..model import Annotations, CallResult, DeferPolicy, Tool, canonical_json
+from .cache import ToolListCache
+from .config import GatewayConfig, ServerConfig
+from .upstream import Upstream, UpstreamState
+
+__all__ = ["Aggregator"]
+
+log = logging.getLogger("toolscout.mcp")
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+
+
+class Aggregator:
+    """Feeds a :class:`Catalog` from the upstreams of a :class:`GatewayConfig`."""
+
+    def __init__(self, config: GatewayConfig, catalog: Catalog, *, cache: ToolListCache | None = None) -> None:
+        self.config = config
+        self.catalog = catalog
+        self.cache = cache
+        self.upstreams: dict[str, Upstream] = {
+            name: Upstream(name, cfg, on_tools_changed=self._changed, on_reconnected=self._changed)
+            for name, cfg in config.enabled().items()
+        }
+        self.skipped: dict[str, list[str]] = {name: [] for name in self.upstreams}
+        self.fetched_at: dict[str, float | None] = dict.fromkeys(self.upstreams)
+        self.from_cache: dict[str, bool] = dict.fromkeys(self.upstreams, False)
+        self._refreshing: dict[str, asyncio.Lock] = {name: asyncio.Lock() for name in self.upstreams}
+
+    # -- loading ----------------------------------------------------------------------
+    def load_cached(self) -> list[str]:
+        """Install every server's cached tool list; returns the servers that had one."""
+        if self.cache is None:
+            return []
+        hit = []
+        for name, up in self.upstreams.items():
+            cached = self.cache.load(name, up.config.config_hash())
+            if cached is not None:
+                self._install(name, cached.tools, trusted=True)
+                self.fetched_at[name] = cached.fetched_at
+                self.from_cache[name] = True
+                hit.append(name)
+        return hit
+
+    async def start(self, *, lazy: bool = True) -> None:
+        """Fetch tool lists concurrently; with ``lazy``, servers served from the cache wait
+        for their first call. Returns when every fetch finished or failed."""
+        names = [n for n in self.upstreams if not (lazy and self.from_cache[n])]
+        await asyncio.gather(*(self.refresh(n) for n in names), return_exceptions=True)
+
+    async def refresh(self, name: str) -> int:
+        """List one server's tools and swap them into the catalog; returns the tool count."""
+        up = self.upstreams[name]
+        async with self._refreshing[name]:
+            try:
+                raw = await up.list_tools()
+            except Exception as exc:
+                log.warning("upstream %s: cannot list tools: %s", name, exc)
+                raise
+            kept = self._install(name, raw)
+            self.fetched_at[name] = time.time()
+            self.from_cache[name] = False
+            if self.cache is not None:
+                try:
+                    self.cache.save(name, up.config.config_hash(), kept)
+                except Exception as exc:  # a read-only cache must not stop the gateway
+                    log.warning("upstream %s: cannot write the tool cache: %s", name, exc)
+            return len(kept)
+
+    async def _changed(self, up: Upstream) -> None:
+        with contextlib.suppress(Exception):
+            await self.refresh(up.name)
+
+    def _install(self, name: str, raw_tools: list[Any], *, trusted: bool = False) -> list[dict[str, Any]]:
+        """Swap a server's tools into the catalog; returns the raw entries that were kept.
+
+        ``trusted`` lists (from the cache, which stores only kept entries) skip the schema
+        check, so a cold start stays fast.
+        """
+        cfg = self.upstreams[name].config
+        prefix = self.config.prefix_for(name)
+        tools: list[Tool] = []
+        handlers: dict[str, Handler] = {}
+        skipped: list[str] = []
+        kept: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for raw in raw_tools:
+            tool, problem = _to_tool(name, cfg, prefix, raw, check=not trusted)
+            if tool is None:
+                skipped.append(problem)
+                continue
+            other = self.catalog.get(tool.name)
+            if tool.name in seen or (other is not None and other.source_id != name):
+                owner = other.source_id if other is not None else name
+                skipped.append(f"{tool.name}: name already used by server '{owner}' (set a prefix)")
+                continue
+            seen.add(tool.name)
+            kept.append(raw)
+            tools.append(tool)
+            handlers[tool.name] = self._handler(name, tool.call_name)
+        for problem in skipped:
+            log.warning("upstream %s: skipped tool %s", name, problem)
+        self.skipped[name] = skipped
+        self.catalog.replace_source(name, tools, handlers=handlers)
+        return kept
+
+    def _handler(self, server: str, original: str) -> Handler:
+        up = self.upstreams[server]
+
+        async def forward(arguments: dict[str, Any]) -> CallResult:
+            from mcp.shared.exceptions import MCPError
+
+            try:
+                raw = await up.call(original, arguments)
+            except MCPError as exc:
+                raise ToolFailed(
+                    f"server '{server}' refused {original}: {exc}", server=server, code_rpc=exc.code
+                ) from None
+            return upstream_result(original, raw)
+
+        return forward
+
+    # -- reading ----------------------------------------------------------------------
+    def tool_count(self, server: str) -> int:
+        return sum(1 for t in self.catalog if t.source_id == server)
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Per server: state, tool count, where the list came from, last error."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, up in self.upstreams.items():
+            row = up.status()
+            row.update(
+                tools=self.tool_count(name),
+                skipped=len(self.skipped[name]),
+                fetched_at=self.fetched_at[name],
+                from_cache=self.from_cache[name],
+                transport=up.config.transport,
+            )
+            out[name] = row
+        for name, cfg in self.config.servers.items():
+            if not cfg.enabled:
+                out[name] = {"state": "disabled", "tools": 0, "last_error": None, "transport": cfg.transport}
+        return out
+
+    def ready(self) -> list[str]:
+        return [n for n, u in self.upstreams.items() if u.state is UpstreamState.READY]
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
+
+
+def upstream_result(tool: str, raw: Mapping[str, Any]) -> CallResult:
+    """An upstream ``CallToolResult`` as a :class:`CallResult`; ``value`` keeps it verbatim."""
+    content = raw.get("content")
+    return CallResult(
+        tool=tool,
+        ok=not bool(raw.get("isError")),
+        content=list(content) if isinstance(content, list) else [],
+        structured=raw.get("structuredContent"),
+        value=dict(raw),
+    )
+
+
+def _to_tool(
+    server: str, cfg: ServerConfig, prefix: str, raw: Any, *, check: bool = True
+) -> tuple[Tool | None, str]:
+    """Check one upstream tool; ``(None, reason)`` if it cannot be offered safely."""
+    if not isinstance(raw, Mapping):
+        return None, f"entry of type {type(raw).__name__} is not an object"
+    name = raw.get("name")
+    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+        return None, f"{name!r}: invalid tool name"
+    if not cfg.keeps(name):
+        return None, f"{name}: filtered out by allow/deny"
+    schema = raw.get("inputSchema")
+    problem = _schema_problem(schema, check)
+    if problem:
+        return None, f"{name}: inputSchema {problem}"
+    output = raw.get("outputSchema")
+    if output is not None and _schema_problem(output, check):
+        output = None
+    description = raw.get("description")
+    always = any(_glob(name, g) for g in cfg.always_load)
+    annotations = raw.get("annotations")
+    title = raw.get("title")
+    full = f"{prefix}_{name}" if prefix else name
+    try:
+        tool = Tool(
+            full,
+            description if isinstance(description, str) else "",
+            schema,
+            output_schema=output,
+            source="mcp",
+            source_id=server,
+            original_name=name if full != name else None,
+            origin=f"mcp:{server}",
+            category=server,
+            annotations=Annotations.from_mcp(annotations if isinstance(annotations, Mapping) else None),
+            defer=DeferPolicy.NEVER if always else cfg.defer,
+            display={"title": title} if isinstance(title, str) else None,
+            meta={"server": server},
+        )
+    except (TypeError, ValueError) as exc:
+        return None, f"{name}: {exc}"
+    return tool, ""
+
+
+def _schema_problem(schema: Any, check: bool = True) -> str:
+    if not isinstance(schema, Mapping):
+        return f"is {type(schema).__name__}, not an object"
+    kind = schema.get("type", "object")
+    if kind != "object":
+        return f"has type {kind!r}, not 'object'"
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping) or not all(isinstance(v, Mapping | bool) for v in props.values()):
+        return "has malformed 'properties'"
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return "has malformed 'required'"
+    if check and not _meta_valid(canonical_json(schema)):
+        return "is not a valid JSON Schema"
+    return ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _meta_valid(schema_json: str) -> bool:
+    """Check against the draft-07 meta-schema: ~10x cheaper than 2020-12's, and it catches
+    the same practical mistakes (wrong keyword types)."""
+    return _META_VALIDATOR().is_valid(json.loads(schema_json))
+
+
+@functools.cache
+def _META_VALIDATOR() -> Any:
+    import jsonschema
+
+    return jsonschema.Draft7Validator(jsonschema.Draft7Validator.META_SCHEMA)
+
+
+def _glob(name: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)

@@ -1,0 +1,177 @@
+"""The ``mcpServers`` configuration: the JSON shape MCP clients already use, plus toolscout options.
+
+A user's existing ``{"mcpServers": {...}}`` file works unchanged; per server, toolscout adds
+``prefix``, ``enabled``, ``defer``, ``always_load``, ``allow``/``deny`` (globs on the
+upstream's own tool names) and ``timeout``. Unknown keys are kept (other clients' options
+round-trip). Every problem is reported before anything starts, naming the server and field.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import ConfigError
+from ..model import DeferPolicy
+
+__all__ = ["GatewayConfig", "ServerConfig", "load_config", "parse_config"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_SECRET_MASK = "***"
+
+
+class ServerConfig(BaseModel):
+    """One upstream MCP server: stdio (``command``) or streamable HTTP (``url``)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
+
+    prefix: str | None = None
+    enabled: bool = True
+    defer: DeferPolicy = DeferPolicy.AUTOMATIC
+    always_load: list[str] = Field(default_factory=list, alias="alwaysLoad")
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    timeout: float | None = Field(default=60.0, gt=0)
+    connect_timeout: float = Field(default=30.0, gt=0, alias="connectTimeout")
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix_name(cls, value: str | None) -> str | None:
+        if value is not None and value != "" and not _NAME.match(value):
+            raise ValueError("letters, digits, '_', '-' or '.', at most 64 characters")
+        return value
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> ServerConfig:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.type == "stdio" and not self.command:
+            raise ValueError("type 'stdio' needs 'command'")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "stdio" if self.command else "http"
+
+    def keeps(self, tool_name: str) -> bool:
+        """Whether the allow/deny globs let an upstream tool through."""
+        if self.allow and not any(fnmatch.fnmatchcase(tool_name, g) for g in self.allow):
+            return False
+        return not any(fnmatch.fnmatchcase(tool_name, g) for g in self.deny)
+
+    def config_hash(self) -> str:
+        """Changes when anything that could change the tool list changes (a cache key).
+
+        Secret values go in only as a digest, so the hash itself reveals nothing.
+        """
+        data = self.model_dump(mode="json", by_alias=False)
+        for key in ("timeout", "connect_timeout", "enabled"):
+            data.pop(key, None)
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def public(self) -> dict[str, Any]:
+        """A description safe for logs and the capabilities resource (no secret values)."""
+        out: dict[str, Any] = {"transport": self.transport, "enabled": self.enabled}
+        if self.command:
+            out["command"] = os.path.basename(self.command)
+        if self.url:
+            out["url"] = _strip_url_secrets(self.url)
+        if self.env:
+            out["env"] = dict.fromkeys(sorted(self.env), _SECRET_MASK)
+        if self.headers:
+            out["headers"] = dict.fromkeys(sorted(self.headers), _SECRET_MASK)
+        return out
+
+
+class GatewayConfig(BaseModel):
+    """The whole file: ``mcpServers`` plus optional gateway-wide ``toolscout`` settings."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    servers: dict[str, ServerConfig] = Field(default_factory=dict, alias="mcpServers")
+    max_revealed: int = Field(default=64, ge=1, le=1000, alias="maxRevealed")
+    cache: str | None = None
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, value: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        for name in value:
+            if not _NAME.match(name):
+                raise ValueError(
+                    f"server name {name!r}: use letters, digits, '_', '-' or '.' (at most 64)"
+                )
+        return value
+
+    def enabled(self) -> dict[str, ServerConfig]:
+        return {n: s for n, s in self.servers.items() if s.enabled}
+
+    def prefix_for(self, name: str) -> str:
+        """The namespace of a server's tools: its ``prefix``, else its own name."""
+        prefix = self.servers[name].prefix
+        return name if prefix is None else prefix
+
+
+def _strip_url_secrets(url: str) -> str:
+    """Drop userinfo and the query string: both often carry keys."""
+    scheme, _, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    host = host.rpartition("@")[2]
+    return f"{scheme}://{host}{slash}{path.split('?', 1)[0]}"
+
+
+def parse_config(data: Any, *, source: str = "config") -> GatewayConfig:
+    """Validate a config mapping; raise :class:`ConfigError` naming the server and field."""
+    if isinstance(data, dict) and "mcpServers" not in data and "servers" in data:
+        data = {**data, "mcpServers": data.pop("servers")}
+    try:
+        return GatewayConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = [str(p) for p in first["loc"]]
+        server = loc[1] if len(loc) > 1 and loc[0] in ("mcpServers", "servers") else None
+        field = ".".join(loc[2:]) if server else ".".join(loc)
+        where = f"server '{server}'" if server else "top level"
+        message = f"{source}: {where}, field '{field or '(entry)'}': {first['msg']}"
+        raise ConfigError(
+            message,
+            hint="Fix that entry; each server needs 'command' (stdio) or 'url' (HTTP).",
+            server=server,
+            field=field,
+        ) from None
+
+
+def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
+    """Read and validate a ``servers.json`` file (the ``mcpServers`` shape)."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {p}: {exc.strerror}", path=str(p)) from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{p}:{exc.lineno}: not valid JSON: {exc.msg}", path=str(p)) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: the top level must be an object with 'mcpServers'", path=str(p))
+    return parse_config(data, source=str(p))
