@@ -58,7 +58,7 @@ def load_declarations(
         raise DeclarationError(f"cannot read the file: {exc}", file=file) from exc
     suffix = Path(path).suffix.lower()
     if suffix == ".jsonl":
-        items = list(_jsonl_items(text, file, skip_invalid))
+        items = _jsonl_items(text, file)
     elif suffix in (".yaml", ".yml"):
         items = _document_items(text, file, yaml_=True)
     elif suffix == ".json":
@@ -74,6 +74,8 @@ def load_declarations(
     seen: dict[str, int] = {}
     for item in items:
         if isinstance(item, DeclarationError):
+            if not skip_invalid:
+                raise item
             skipped.append(item)
             continue
         key, entry, line, fields = item
@@ -97,7 +99,7 @@ def load_declarations(
 _Item = tuple[str | None, Any, int, dict[str, int]]
 
 
-def _jsonl_items(text: str, file: str, skip_invalid: bool) -> list[_Item | DeclarationError]:
+def _jsonl_items(text: str, file: str) -> list[_Item | DeclarationError]:
     out: list[_Item | DeclarationError] = []
     for lineno, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
@@ -105,10 +107,7 @@ def _jsonl_items(text: str, file: str, skip_invalid: bool) -> list[_Item | Decla
         try:
             entry = json.loads(raw)
         except json.JSONDecodeError as exc:
-            err = DeclarationError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=file, line=lineno)
-            if not skip_invalid:
-                raise err from None
-            out.append(err)
+            out.append(DeclarationError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=file, line=lineno))
             continue
         out.append((None, entry, lineno, {}))
     return out
