@@ -217,13 +217,13 @@ class ToolIndex:
         start = time.perf_counter()
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("the query is empty", categories=self.categories())
-        if len(query) > MAX_QUERY_CHARS:
+        resolved = self.resolve_mode(mode)
+        if len(query) > MAX_QUERY_CHARS and resolved != "regex":  # regex has its own limit
             raise QueryTooLong(
                 f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}",
                 length=len(query),
                 limit=MAX_QUERY_CHARS,
             )
-        resolved = self.resolve_mode(mode)
         limit = max(0, int(limit))
         mask = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
         q = query.strip()

@@ -1,0 +1,180 @@
+"""ToolIndex: exact names, select:, filters before ranking, modes, AutoCut, updates, suggest."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from toolscout.catalog import Catalog
+from toolscout.errors import EmptyQuery, InvalidRegex, InvalidRequest, QueryTooLong
+from toolscout.model import Tool
+from toolscout.search.autocut import autocut
+from toolscout.search.base import Hit
+from toolscout.search.index import ToolIndex
+
+
+def _catalog() -> Catalog:
+    return Catalog([
+        Tool("send_email", "Send an email message to a recipient.", category="mail"),
+        Tool("read_email", "Read the emails in an inbox.", category="mail"),
+        Tool("get_weather_data", "Current weather for a city.", category="weather"),
+        Tool("get_stock_data", "Latest stock quote for a ticker.", category="finance"),
+        Tool("internal_reindex", "Rebuild the email search index.", searchable=False),
+        Tool("mac_only_email", "Send email with the macOS Mail app.", platforms=("macos",)),
+        Tool("offline_email", "Send email later.", available=False),
+    ])
+
+
+@pytest.fixture
+def index() -> ToolIndex:
+    return ToolIndex(_catalog())
+
+
+def _names(outcome) -> list[str]:  # type: ignore[no-untyped-def]
+    return [h.tool.name for h in outcome.hits]
+
+
+@pytest.mark.parametrize("query", ["get_stock_data", "`get_stock_data`", '"get_stock_data"', "GET-STOCK-DATA", "get stock data", "get.stock.data"])
+def test_exact_name_wins_in_any_spelling(index: ToolIndex, query: str) -> None:
+    out = index.search(query, limit=5)
+    assert _names(out)[0] == "get_stock_data"
+    assert out.hits[0].relevance == 1.0
+
+
+def test_select_returns_exactly_the_names_and_warns_on_unknown(index: ToolIndex) -> None:
+    out = index.search("select:read_email, send_email,nope_tool", limit=1)
+    assert _names(out) == ["read_email", "send_email"]
+    assert out.mode == "select"
+    assert any("nope_tool" in w for w in out.warnings)
+
+
+def test_non_searchable_unavailable_and_other_platform_tools_are_hidden(index: ToolIndex) -> None:
+    names = _names(index.search("email", limit=10))
+    assert "internal_reindex" not in names and "offline_email" not in names
+    assert "mac_only_email" not in _names(index.search("email", limit=10, platform="linux"))
+    assert "mac_only_email" in _names(index.search("email", limit=10, platform="macos"))
+    assert _names(index.search("internal_reindex", limit=5)) == []  # not even by exact name
+
+
+def test_filters_apply_before_ranking_so_limit_is_filled() -> None:
+    hidden = [Tool(f"weather_tool_{i}", "weather weather weather forecast") for i in range(10)]
+    visible = [Tool(f"forecast_{i}", "a weather forecast service with many other words in it") for i in range(5)]
+    index = ToolIndex(Catalog(hidden + visible))
+    allow = lambda t: not t.name.startswith("weather_tool")  # noqa: E731
+    out = index.search("weather", limit=3, allow=allow, autocut=False)
+    assert len(out.hits) == 3 and all(n.startswith("forecast_") for n in _names(out))
+    assert out.total_matches == 5
+    out = index.search("weather", limit=5, exclude=[f"weather_tool_{i}" for i in range(10)], autocut=False)
+    assert len(out.hits) == 5
+
+
+def test_allow_mask_is_cached_per_predicate_and_catalog_generation() -> None:
+    catalog = _catalog()
+    index = ToolIndex(catalog)
+    calls: list[str] = []
+
+    def allow(tool: Tool) -> bool:
+        calls.append(tool.name)
+        return True
+
+    index.search("email", limit=3, allow=allow)
+    index.search("weather", limit=3, allow=allow)
+    assert len(calls) == len(catalog)
+    catalog.add(Tool("new_tool", "x"))
+    index.search("email", limit=3, allow=allow)
+    assert len(calls) == 2 * len(catalog) - 1
+
+
+def test_category_filter(index: ToolIndex) -> None:
+    assert set(_names(index.search("data email", limit=10, category="mail"))) == {"send_email", "read_email"}
+    assert _names(index.search("email", limit=10, category="no-such-category")) == []
+
+
+def test_regex_mode_and_glob(index: ToolIndex) -> None:
+    assert _names(index.search("get_*_data", limit=5, mode="regex")) == ["get_weather_data", "get_stock_data"]
+    assert _names(index.search("^read_", limit=5, mode="regex")) == ["read_email"]
+
+
+def test_hostile_regexes_are_fast_or_rejected() -> None:
+    index = ToolIndex(Catalog([Tool("a" * 60, "a" * 20_000 + "!")]))
+    out = index.search("(a+)+$", limit=5, mode="regex")  # linear in RE2; would hang a backtracker
+    assert _names(out) == ["a" * 60]
+    with pytest.raises(InvalidRegex):
+        index.search("x" * 10_000, limit=5, mode="regex")
+    with pytest.raises(InvalidRegex):
+        index.search(r"(a)\1", limit=5, mode="regex")
+    with pytest.raises(InvalidRegex):
+        index.search("(?=a)b", limit=5, mode="regex")
+
+
+def test_bad_queries_raise_structured_errors(index: ToolIndex) -> None:
+    with pytest.raises(EmptyQuery) as empty:
+        index.search("   ", limit=5)
+    assert empty.value.details["categories"]["mail"] == 2
+    with pytest.raises(QueryTooLong):
+        index.search("word " * 2000, limit=5)
+    with pytest.raises(InvalidRequest):
+        index.search("email", limit=5, mode="telepathy")
+
+
+def test_odd_characters_in_queries_do_not_crash(index: ToolIndex) -> None:
+    for q in ["🎉🎉", "\x00\x01email", "邮件 email", "((((", "select:"]:
+        index.search(q, limit=5)
+
+
+def test_relevance_is_between_zero_and_one(index: ToolIndex) -> None:
+    out = index.search("send an email", limit=5, autocut=False)
+    assert out.hits and all(0.0 < h.relevance <= 1.0 for h in out.hits)
+    assert out.hits[0].why.startswith("keyword")
+
+
+def test_catalog_changes_are_seen_on_next_search() -> None:
+    catalog = _catalog()
+    index = ToolIndex(catalog)
+    assert _names(index.search("translate", limit=5)) == []
+    catalog.add(Tool("translate_text", "Translate text between languages."))
+    assert _names(index.search("translate", limit=5)) == ["translate_text"]
+    catalog.remove("translate_text")
+    assert _names(index.search("translate", limit=5)) == []
+    assert _names(index.search("translate_text", limit=5)) == []
+
+
+def test_registered_mode_and_auto_prefers_hybrid(index: ToolIndex) -> None:
+    seen: list[np.ndarray] = []
+
+    def ranker(query: str, limit: int, mask: np.ndarray) -> list[Hit]:
+        seen.append(mask)
+        doc = next(i for i, t in enumerate(index.tools) if t.name == "get_stock_data")
+        return [Hit(doc, 2.0, "fake"), Hit(0, 1.5, "fake")]
+
+    assert index.search("email", limit=3).mode == "keyword"
+    index.register_mode("hybrid", ranker)
+    out = index.search("email", limit=3, autocut=False)
+    assert out.mode == "hybrid" and _names(out)[:2] == ["get_stock_data", "send_email"]
+    assert out.hits[0].relevance == 1.0 and out.hits[1].relevance == pytest.approx(0.75)
+    assert seen[0].dtype == bool and len(seen[0]) == len(index.tools)
+    assert index.backend("keyword").name == "keyword"
+
+
+def test_autocut_rules() -> None:
+    assert autocut([10.0, 9.0, 4.0, 3.9]) == 2  # cliff: 9 -> 4 is a drop of more than half
+    assert autocut([10.0, 6.0, 4.0, 3.0]) == 4  # no adjacent ratio above 2
+    assert autocut([10.0, 6.0, 4.0, 3.0], "band") == 2  # band: >= half the top
+    assert autocut([10.0, 1.0], "none") == 2
+    assert autocut([]) == 0
+
+
+def test_autocut_trims_the_search_tail() -> None:
+    index = ToolIndex(Catalog([
+        Tool("convert_currency", "Convert an amount between currencies using exchange rates."),
+        Tool("misc_tool", "Does things; a long description about many unrelated topics like rates, music, food and travel plans."),
+    ]))
+    assert _names(index.search("convert currency exchange rates", limit=5)) == ["convert_currency"]
+    assert len(index.search("convert currency exchange rates", limit=5, autocut=False).hits) == 2
+
+
+def test_suggest_finds_close_names(index: ToolIndex) -> None:
+    assert index.suggest("send_emial")[0] == "send_email"
+    assert index.suggest("stock data", n=1) == ["get_stock_data"]
+    assert "internal_reindex" not in index.suggest("internal_reindex")
+    assert index.suggest("zzzzqqq") == []
