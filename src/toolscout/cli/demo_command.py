@@ -1,0 +1,41 @@
+"""``toolscout demo``: search and call the bundled catalog, with token savings (offline)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from . import app
+
+
+@app.command()
+def demo(
+    format: Annotated[
+        str,
+        typer.Option("--format", "-f", help="openai, openai-responses, anthropic, gemini, mcp or generic."),
+    ] = "openai",
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="Run your own find_tools query instead of the script.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many tools --query returns.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole run as JSON.")] = False,
+) -> None:
+    """Search and call a bundled catalog of ~300 tools the way a model would; offline, no key.
+
+    Example: toolscout demo --query "open a jira ticket" --format anthropic
+    """
+    from .. import formats
+    from ..demo.runner import run_demo
+
+    if format not in formats.FORMATS:
+        raise typer.BadParameter(f"use one of: {', '.join(formats.FORMATS)}", param_hint="--format")
+    run = run_demo(format=format, query=query, limit=limit)
+    if as_json:
+        typer.echo(json.dumps(run, ensure_ascii=False, indent=2))
+        return
+    from ..demo.view import show_demo
+
+    show_demo(run, Console())

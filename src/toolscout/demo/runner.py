@@ -1,0 +1,103 @@
+"""``toolscout demo``: what a model does with toolscout, scripted, offline, in about a second.
+
+:func:`run_demo` only produces data (a JSON-ready dict); :mod:`toolscout.demo.view` draws it
+with rich. The script searches the bundled catalog the way a model would (plain English,
+Chinese, an exact name, ``select:``, a miss, an empty query), calls what it found (valid
+arguments, invalid ones, an unknown name), and costs the tool definitions in tokens.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..gateway import FindResult, Gateway
+from ..model import CallResult
+from . import demo_catalog
+
+__all__ = ["CALLS", "SEARCHES", "run_demo"]
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    label: str
+    query: str
+    limit: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    label: str
+    name: str
+    arguments: Any
+
+
+SEARCHES: tuple[Search, ...] = (
+    Search("plain English", "send a message to the #eng channel on Slack"),
+    Search("plain English", "weather forecast for Lisbon this weekend"),
+    Search("plain English", "roll back the api deployment"),
+    Search("Chinese", "把这段话翻译成日语"),
+    Search("exact name", "github_create_pull_request", 1),
+    Search("select:", "select:math_evaluate,units_convert"),
+    Search("no match (typos)", "zendsk tiket"),
+    Search("empty query", ""),
+)
+
+CALLS: tuple[Call, ...] = (
+    Call("simulated service", "weather_get_forecast", {"location": "Lisbon", "days": 3}),
+    Call("real tool", "units_convert", {"value": 26.2, "from_unit": "mi", "to_unit": "km"}),
+    Call("invalid arguments", "slack_send_message", {"channel": 42}),
+    Call("unknown tool", "slak_send_mesage", {"channel": "#eng", "text": "hi"}),
+)
+
+
+def _search(gateway: Gateway, label: str, query: str, limit: int, format: str) -> dict[str, Any]:
+    result: FindResult = gateway.find_tools(query, limit, format=format)
+    out: dict[str, Any] = {"label": label, **result.to_dict()}
+    out["search_metadata"]["execution_time_ms"] = round(result.execution_time_ms, 3)
+    return out
+
+
+def _call(gateway: Gateway, call: Call) -> dict[str, Any]:
+    result: CallResult = gateway.call(call.name, call.arguments)
+    out = {"label": call.label, "arguments": call.arguments, **result.to_dict()}
+    out["duration_ms"] = round(result.duration_ms, 3)
+    return out
+
+
+def _tokens(gateway: Gateway, format: str) -> dict[str, Any]:
+    from ..tokens import savings_report
+
+    report = savings_report(list(gateway.catalog), gateway.meta_tools(format), format)
+    return {**report.to_dict(), "rows": [list(r) for r in report.rows()]}
+
+
+def run_demo(*, format: str = "openai", query: str | None = None, limit: int = 5) -> dict[str, Any]:
+    """Run the scripted session (or one ``query``) over the demo catalog; JSON-ready output."""
+    started = time.perf_counter()
+    catalog = demo_catalog()
+    loaded = time.perf_counter()
+    gateway = Gateway(catalog)
+    gateway.index.refresh()  # build the index now, so search timings are searches only
+    built = time.perf_counter()
+    categories = catalog.categories()
+    run: dict[str, Any] = {
+        "format": format,
+        "catalog": {
+            "tools": len(catalog),
+            "searchable": sum(categories.values()),
+            "categories": categories,
+            "load_ms": round((loaded - started) * 1000, 1),
+            "index_ms": round((built - loaded) * 1000, 1),
+        },
+    }
+    if query is not None:
+        run["searches"] = [_search(gateway, "your query", query, limit, format)]
+        run["calls"] = []
+    else:
+        run["searches"] = [_search(gateway, s.label, s.query, s.limit, format) for s in SEARCHES]
+        run["calls"] = [_call(gateway, c) for c in CALLS]
+    run["tokens"] = _tokens(gateway, format)
+    run["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    return run

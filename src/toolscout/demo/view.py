@@ -1,0 +1,135 @@
+"""Draw a :func:`~toolscout.demo.runner.run_demo` result in the terminal with rich."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["show_demo"]
+
+
+def show_demo(run: dict[str, Any], console: Console) -> None:
+    console.print(_header(run))
+    console.print(_searches(run))
+    first = next((s for s in run["searches"] if s["tools"]), None)
+    if first is not None:
+        name = first["tool_references"][0]["tool_name"]
+        schema = json.dumps(first["tools"][0], ensure_ascii=False)
+        console.print(
+            Panel(
+                Syntax(schema, "json", theme="ansi_dark", word_wrap=True),
+                title=f"what the model receives for {name} ({run['format']} format)",
+                title_align="left",
+                border_style="dim",
+            )
+        )
+    if run["calls"]:
+        console.print(_calls(run))
+    console.print(_tokens(run))
+    console.print(
+        f"[dim]Done in {run['elapsed_ms'] / 1000:.2f} s, offline. Try: "
+        "toolscout demo --query 'open a jira ticket' --format anthropic[/dim]"
+    )
+
+
+def _header(run: dict[str, Any]) -> Panel:
+    cat = run["catalog"]
+    cats = " · ".join(f"{name} {n}" for name, n in cat["categories"].items())
+    body = Group(
+        Text.from_markup(
+            f"[bold]{cat['tools']} tools[/bold] in [bold]{len(cat['categories'])} services[/bold] "
+            f"({cat['searchable']} searchable; the rest is internal plumbing), loaded in "
+            f"{cat['load_ms']:.0f} ms, indexed in {cat['index_ms']:.0f} ms. Service tools answer "
+            "with [italic]simulated[/italic] results; math, units, time and text tools really run."
+        ),
+        Text(cats, style="dim"),
+    )
+    return Panel(body, title="[bold cyan]toolscout demo[/bold cyan]", title_align="left")
+
+
+def _searches(run: dict[str, Any]) -> Table:
+    table = Table(title="1. The model calls find_tools", title_justify="left", expand=True)
+    table.add_column("kind", style="dim", no_wrap=True)
+    table.add_column("query", ratio=2, overflow="fold")
+    table.add_column("result (relevance 0..1)", ratio=3)
+    table.add_column("ms", justify="right", no_wrap=True)
+    for s in run["searches"]:
+        meta = s["search_metadata"]
+        table.add_row(s["label"], repr(meta["query"]), _found(s), f"{meta['execution_time_ms']:.2f}")
+    return table
+
+
+def _found(search: dict[str, Any]) -> Text:
+    error = search.get("error")
+    if error:
+        text = Text(f"{error['code']}", style="bold yellow")
+        text.append(f": {error['message']}")
+        details = error.get("details", {})
+        if details.get("suggestions"):
+            text.append(f"\ndid you mean: {', '.join(details['suggestions'])}", style="yellow")
+        if details.get("categories"):
+            cats = list(details["categories"])
+            text.append(f"\ncategories ({len(cats)}): {', '.join(cats[:8])}…", style="dim")
+        return text
+    text = Text()
+    for i, ref in enumerate(search["tool_references"]):
+        if i:
+            text.append("\n")
+        text.append(ref["tool_name"], style="bold green")
+        text.append(f" {ref['relevance_score']:.2f}", style="dim")
+    total = search["total_matches"]
+    if total > len(search["tool_references"]):
+        text.append(f"\n({total} matched; best shown)", style="dim")
+    return text
+
+
+def _calls(run: dict[str, Any]) -> Table:
+    table = Table(title="2. The model calls tools", title_justify="left", expand=True)
+    table.add_column("kind", style="dim", no_wrap=True)
+    table.add_column("call", ratio=2)
+    table.add_column("outcome", ratio=3)
+    for c in run["calls"]:
+        args = json.dumps(c["arguments"], ensure_ascii=False)
+        call = Text(c["tool"], style="bold")
+        call.append(f"\n{args}", style="dim")
+        table.add_row(c["label"], call, _outcome(c))
+    return table
+
+
+def _outcome(call: dict[str, Any]) -> Text:
+    if call["ok"]:
+        body = json.dumps(call.get("structured", call["content"]), ensure_ascii=False)
+        text = Text("ok ", style="bold green")
+        text.append(body if len(body) <= 240 else body[:239] + "…")
+        return text
+    error = call["error"]
+    text = Text(error["code"], style="bold red")
+    text.append(f": {error['message']}")
+    suggestions = error.get("details", {}).get("suggestions")
+    if suggestions:
+        text.append(f"\ndid you mean: {', '.join(suggestions)}", style="yellow")
+    if error.get("hint"):
+        text.append(f"\n{error['hint']}", style="dim")
+    return text
+
+
+def _tokens(run: dict[str, Any]) -> Table:
+    tok = run["tokens"]
+    note = "" if not tok["estimate"] else " (estimate for this format)"
+    table = Table(
+        title=f"3. Tool-definition tokens ({tok['encoding']}, {tok['format']}){note}",
+        title_justify="left",
+    )
+    table.add_column("what the model is sent")
+    table.add_column("tokens", justify="right")
+    table.add_column("of static", justify="right")
+    for scenario, tokens, share in tok["rows"]:
+        table.add_row(scenario, f"{tokens:,}", share)
+    table.caption = f"{tok['saved_pct']:.1f}% fewer tool tokens, even after {tok['searches']} searches"
+    return table
