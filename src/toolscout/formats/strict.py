@@ -92,7 +92,7 @@ def _walk(node: Any, *, convert: bool, path: str, depth: int, counter: list[int]
             raise _Refused(f"{path}: more than {MAX_DEPTH} levels of nested objects")
         props = out.get("properties")
         if not isinstance(props, Mapping):
-            if convert and props is None and out.get("additionalProperties", False) is False:
+            if convert and props is None and (root or out.get("additionalProperties") is False):
                 props = {}
             else:
                 raise _Refused(f"{path}: an object without 'properties' (free-form) cannot be strict")
