@@ -23,8 +23,10 @@ tool breaks the cached prefix once, which is cheaper than an unbounded list.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import json
+import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Iterable
@@ -544,11 +546,33 @@ def _baseline(catalog: Any, format: str, permitted: Callable[[Tool], bool], scop
     return value
 
 
+_LOCAL = threading.local()
+_LOOPS: list[asyncio.AbstractEventLoop] = []
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """One reusable event loop per thread: starting a loop per call (``asyncio.run``)
+    costs more than handling the call itself."""
+    loop = getattr(_LOCAL, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        _LOCAL.loop = loop
+        _LOOPS.append(loop)
+    return loop
+
+
+@atexit.register
+def _close_loops() -> None:
+    for loop in _LOOPS:
+        if not loop.is_closed() and not loop.is_running():
+            loop.close()
+
+
 def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return _thread_loop().run_until_complete(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coro).result()
 
