@@ -1,0 +1,146 @@
+"""serve, servers: run the MCP gateway over an ``mcpServers`` config, or inspect its upstreams."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import ConfigError, ToolscoutError
+from . import app
+
+err_console = Console(stderr=True)
+
+ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
+CacheOpt = Annotated[
+    str | None, typer.Option("--cache", help="Tool-list cache file (default: ~/.cache/toolscout/mcp-<config>.db).")
+]
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _load(config: Path, cache: str | None, no_cache: bool):  # type: ignore[no-untyped-def]
+    from ..mcp.cache import default_cache_path
+    from ..mcp.config import load_config
+    from ..mcp.server import build
+
+    cfg = load_config(config)
+    path = cache or cfg.cache or str(default_cache_path(config))
+    return build(cfg, cache_path=path, use_cache=not no_cache)
+
+
+@app.command()
+def serve(
+    config: ConfigOpt,
+    transport: Annotated[str, typer.Option(help="stdio or http.")] = "stdio",
+    host: Annotated[str, typer.Option(help="HTTP bind address; non-loopback needs --token.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    token: Annotated[
+        str | None, typer.Option(help="Bearer token HTTP clients must send.", envvar="TOOLSCOUT_TOKEN")
+    ] = None,
+    cache: CacheOpt = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the tool-list cache.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log upstream events to stderr.")] = False,
+) -> None:
+    """Serve find_tools and call_tool over MCP in front of every server in the config.
+
+    Example: toolscout serve --config servers.json --transport http --port 8765
+    """
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr)
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
+    if transport == "http" and not _loopback(host) and not token:
+        err_console.print(
+            f"[red]config_error[/]: binding {host} (not loopback) needs a bearer token.\n"
+            "Pass --token or set TOOLSCOUT_TOKEN; clients then send 'Authorization: Bearer <token>'."
+        )
+        raise typer.Exit(2)
+    try:
+        server, aggregator = _load(config, cache, no_cache)
+    except ToolscoutError as exc:
+        err_console.print(f"[red]{exc.code}[/]: {exc}")
+        raise typer.Exit(2) from None
+
+    from ..mcp.server import run_with
+
+    if transport == "stdio":
+        asyncio.run(run_with(aggregator, server.serve_stdio))
+        return
+    import uvicorn
+
+    asgi = server.http_app(host=host, token=token)
+    config_ = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
+    err_console.print(f"toolscout MCP gateway on http://{host}:{port}/mcp")
+    asyncio.run(run_with(aggregator, uvicorn.Server(config_).serve))
+
+
+@app.command()
+def servers(
+    config: ConfigOpt,
+    cache: CacheOpt = None,
+    connect: Annotated[bool, typer.Option(help="Connect to each server (else report the cache only).")] = True,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for all servers.")] = 30.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Show each upstream server's state, tool count and last error.
+
+    Example: toolscout servers --config servers.json
+    """
+    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
+    try:
+        _server, aggregator = _load(config, cache, False)
+    except ConfigError as exc:
+        err_console.print(f"[red]{exc.code}[/]: {exc}")
+        raise typer.Exit(2) from None
+
+    async def probe() -> dict:
+        aggregator.load_cached()
+        if connect:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(aggregator.start(lazy=False), timeout)
+        rows = aggregator.status()
+        await aggregator.aclose()
+        return rows
+
+    rows = asyncio.run(probe())
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    table = Table("server", "transport", "state", "tools", "tool list", "last error")
+    for name, row in rows.items():
+        fetched = row.get("fetched_at")
+        age = f"{'cache' if row.get('from_cache') else 'live'}, {_age(fetched)}" if fetched else "-"
+        table.add_row(
+            name, str(row.get("transport")), str(row["state"]), str(row.get("tools", 0)), age, row.get("last_error") or ""
+        )
+    Console().print(table)
+    if any(r["state"] == "failed" for r in rows.values()):
+        raise typer.Exit(1)
+
+
+def _age(ts: float) -> str:
+    seconds = max(0, time.time() - ts)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit} ago"
+    return f"{seconds:.0f} s ago"
+
+
+
