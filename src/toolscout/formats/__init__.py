@@ -50,14 +50,16 @@ _REGISTRY: dict[str, Renderer] = {
 _ALIASES = {"openai-chat": "openai", "responses": "openai-responses", "claude": "anthropic"}
 
 FORMATS: tuple[str, ...] = tuple(_REGISTRY)
-"""The built-in format names (see :func:`formats` for the registered ones)."""
+"""The registered format names (rebound by :func:`register`; read it as ``formats.FORMATS``)."""
 
 
 def register(name: str, fn: Renderer) -> None:
     """Add (or replace) a format; ``fn`` must not mutate the tool."""
+    global FORMATS
     if not name or not callable(fn):
         raise ValueError("register(name, fn) needs a name and a callable")
     _REGISTRY[name] = fn
+    FORMATS = tuple(_REGISTRY)
 
 
 def formats() -> list[str]:
