@@ -1,0 +1,36 @@
+"""LangChain loop: the session's tools are re-bound to the chat model at every step.
+
+Works with any LangChain chat model that supports ``bind_tools``; this example uses
+``langchain-openai`` when it is installed.
+
+    pip install 'toolscout[langchain]' langchain-openai; OPENAI_API_KEY=... python examples/langchain_agent.py
+"""
+
+from __future__ import annotations
+
+import os
+
+from _catalog import PROMPT, new_session
+
+from toolscout.adapters.langchain import LangChainAdapter
+
+
+def main() -> None:
+    session = new_session()
+    adapter = LangChainAdapter(session)
+    if not os.environ.get("OPENAI_API_KEY"):
+        print("first step's tools:", [t.name for t in adapter.tools()])
+        print(session.ledger.report())
+        print("set OPENAI_API_KEY (and install langchain-openai) to run the loop")
+        return
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_openai import ChatOpenAI
+
+    messages: list = [SystemMessage(session.gateway.system_prompt()), HumanMessage(PROMPT)]
+    final = adapter.run(ChatOpenAI(model=os.environ.get("OPENAI_MODEL", "gpt-4.1-mini")), messages)
+    print(final.content)
+    print(session.ledger.report())
+
+
+if __name__ == "__main__":
+    main()
