@@ -67,6 +67,17 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     assert loaded[0].defer is DeferPolicy.NEVER
 
 
+def test_checked_path_restores_the_same_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolscout.store as store_module
+
+    with Store(tmp_path / "s.db") as store:
+        store.save_tools([full_tool()])
+        fast = store.load_tools()
+        monkeypatch.setattr(store_module, "_FAST", False)  # as if Tool had gained a field
+        checked = store.load_tools()
+    assert fast == checked == [full_tool()]
+
+
 def test_catalog_save_and_open_keep_order(tmp_path: Path) -> None:
     cat = Catalog([*tools(5), full_tool()])
     cat.save(tmp_path / "cat.db")

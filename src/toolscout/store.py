@@ -27,11 +27,12 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import StoreError
-from .model import Tool
+from .model import Annotations, DeferPolicy, Tool, canonical_json
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -204,8 +205,10 @@ class Store:
             sql = "SELECT version, schema, record FROM tools ORDER BY pos"
             rows = self._db.execute(sql).fetchall()
         try:
-            return [_tool_from_row(*row) for row in rows]
-        except (ValueError, KeyError, TypeError) as exc:
+            # One JSON parse for all records: 10k small json.loads calls cost twice as much.
+            records = json.loads("[" + ",".join(r[2] for r in rows) + "]")
+            return [_restore(rec, r[1], r[0]) for rec, r in zip(records, rows, strict=True)]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise StoreError(
                 f"store {self.path}: a tool record is malformed: {exc}",
                 hint=_NOT_A_STORE_HINT,
@@ -295,10 +298,58 @@ def _tool_row(pos: int, tool: Tool) -> tuple[int, str, str, str, str]:
     return (pos, tool.name, tool.version, tool.schema_json, json.dumps(record, ensure_ascii=False))
 
 
-def _tool_from_row(version: str, schema: str, record: str) -> Tool:
-    tool = Tool.from_dict(json.loads(record))
-    # The schema text is canonical already (it was Tool.schema_json): set it as is rather
-    # than parse and re-serialise 10k schemas; the stored version is the hash of that text.
-    object.__setattr__(tool, "_schema_json", schema)
-    object.__setattr__(tool, "_version", version)
+_DEFER = {p.value: p for p in DeferPolicy}
+_RESTORED_SLOTS = frozenset(
+    {"_schema_json", "_output_json", "_version", "annotations", "available", "category", "defer",
+     "description", "descriptions", "display", "meta", "name", "original_name", "origin",
+     "permission", "platforms", "searchable", "source", "source_id", "tags"}
+)
+_FAST = frozenset(Tool.__slots__) == _RESTORED_SLOTS
+
+
+def _restore(rec: dict[str, Any], schema: str, version: str) -> Tool:
+    """Rebuild a Tool from a stored row without re-validating or re-serialising it.
+
+    Rows were written from valid Tools, so this sets the slots directly (about 2x faster
+    than ``Tool.from_dict``). If ``Tool`` gains a field this module does not know, ``_FAST``
+    is false and the checked constructor is used instead.
+    """
+    if not _FAST:
+        tool = Tool.from_dict(rec)
+        object.__setattr__(tool, "_schema_json", schema)
+        object.__setattr__(tool, "_version", version)
+        return tool
+    tool = _new_tool(Tool)
+    get = rec.get
+    output, ann = get("output_schema"), get("annotations")
+    _set(tool, "name", rec["name"])
+    _set(tool, "description", get("description") or "")
+    _set(tool, "_schema_json", schema)
+    _set(tool, "_output_json", canonical_json(output) if output else None)
+    _set(tool, "_version", version)
+    _set(tool, "source", get("source") or "python")
+    _set(tool, "source_id", get("source_id"))
+    _set(tool, "original_name", get("original_name"))
+    _set(tool, "origin", get("origin") or get("source") or "python")
+    _set(tool, "category", get("category") or None)
+    _set(tool, "tags", tuple(get("tags") or ()))
+    _set(tool, "annotations", _annotations(json.dumps(ann, sort_keys=True)) if ann else None)
+    _set(tool, "permission", get("permission"))
+    _set(tool, "searchable", bool(get("searchable", True)))
+    _set(tool, "available", bool(get("available", True)))
+    _set(tool, "platforms", tuple(get("platforms") or ()))
+    _set(tool, "defer", _DEFER[get("defer") or "automatic"])
+    _set(tool, "display", get("display") or {})
+    _set(tool, "descriptions", get("descriptions") or {})
+    _set(tool, "meta", get("meta") or {})
     return tool
+
+
+_new_tool = object.__new__
+_set = object.__setattr__
+
+
+@lru_cache(maxsize=256)
+def _annotations(key: str) -> Annotations | None:
+    """Annotations are frozen and repeat a lot across tools: share one object per value."""
+    return Annotations.from_mcp(json.loads(key))

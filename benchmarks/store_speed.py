@@ -1,0 +1,131 @@
+"""Store speed: save and reload a catalog at 10k and 100k tools, against re-parsing the file.
+
+Tools come from ../shared/data/toolpool/tools.jsonl (13.6k real tools; 100k replicates them
+with name suffixes) or are synthesised when that file is absent. Each figure is the median
+of several runs in this one process; compare the ratios, the machine is shared.
+
+    .venv/bin/python benchmarks/store_speed.py [--runs 5] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import write_section
+from toolscout.catalog import Catalog
+from toolscout.model import Tool
+from toolscout.search.index import ToolIndex
+from toolscout.store import load_catalog
+
+TOOLPOOL = Path(__file__).resolve().parents[2] / "shared" / "data" / "toolpool" / "tools.jsonl"
+if not TOOLPOOL.exists():
+    TOOLPOOL = Path("/work/shared/data/toolpool/tools.jsonl")
+
+
+def source_tools() -> tuple[list[Tool], str]:
+    if TOOLPOOL.exists():
+        tools, seen = [], set()
+        with TOOLPOOL.open() as fh:
+            for line in fh:
+                d = json.loads(line)
+                if d["name"] in seen:
+                    continue
+                seen.add(d["name"])
+                schema = d.get("input_schema")
+                tools.append(
+                    Tool(d["name"], d.get("description") or "", schema or None, category=d.get("source"))
+                )
+        return tools, "toolpool (real tools)"
+    return [_synthetic(i) for i in range(10_000)], "synthetic tools (toolpool not found)"
+
+
+def _synthetic(i: int) -> Tool:
+    props = {f"param_{k}": {"type": "string", "description": f"Parameter {k} of tool {i}."} for k in range(4)}
+    schema = {"type": "object", "properties": props, "required": ["param_0"]}
+    return Tool(f"service{i % 50}_action_{i}", f"Does action {i} for service {i % 50}.", schema,
+                category=f"service{i % 50}", tags=("synthetic",))
+
+
+def replicate(tools: list[Tool], n: int) -> list[Tool]:
+    out = list(tools[:n])
+    k = 1
+    while len(out) < n:
+        out.extend(t.replace(name=f"{t.name}__r{k}") for t in tools[: n - len(out)])
+        k += 1
+    return out
+
+
+def median_seconds(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
+    times, value = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), value
+
+
+def measure(tools: list[Tool], workdir: Path, runs: int) -> dict[str, float]:
+    n = len(tools)
+    jsonl = workdir / f"tools_{n}.jsonl"
+    with jsonl.open("w") as fh:
+        for t in tools:
+            fh.write(json.dumps({"name": t.name, "description": t.description,
+                                 "input_schema": t.input_schema, "source": t.category or ""}) + "\n")
+    store = workdir / f"catalog_{n}.db"
+    catalog = Catalog(tools)
+    parse_s, _ = median_seconds(lambda: Catalog().load(jsonl), max(1, runs // 2))
+    save_s, _ = median_seconds(lambda: catalog.save(store), runs)
+    reload_s, loaded = median_seconds(lambda: load_catalog(store), runs)
+    assert loaded.names() == catalog.names()
+    index_s, _ = median_seconds(lambda: ToolIndex(loaded).refresh(), max(1, runs // 2))
+    return {"tools": n, "parse": parse_s, "save": save_s, "reload": reload_s, "index": index_s,
+            "mb": store.stat().st_size / 1e6}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md")
+    args = parser.parse_args()
+    base, origin = source_tools()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (10_000, 100_000):
+            rows.append(measure(replicate(base, n), Path(tmp), args.runs if n <= 10_000 else 3))
+            r = rows[-1]
+            print(f"{n:>7,} tools: parse JSONL {r['parse']:.3f} s, save {r['save']:.3f} s, "
+                  f"reload {r['reload']:.3f} s, index build {r['index']:.3f} s, file {r['mb']:.1f} MB")
+    ten = rows[0]
+    verdict = "met" if ten["reload"] <= 0.5 else "NOT met"
+    body = "\n".join([
+        f"Tools: {origin}; 100k replicates them with name suffixes. Median of {args.runs} runs "
+        "(3 at 100k) in one process.",
+        "",
+        "| tools | re-parse JSONL (`Catalog.load`) | save (`Catalog.save`) | reload (`Catalog.open`) "
+        "| keyword index build after reload | store file |",
+        "|---|---|---|---|---|---|",
+        *(f"| {r['tools']:,} | {r['parse']:.3f} s | {r['save']:.3f} s | {r['reload']:.3f} s "
+          f"| {r['index']:.3f} s | {r['mb']:.1f} MB |" for r in rows),
+        "",
+        f"Target reload <= 0.5 s at 10k: **{verdict}** ({ten['reload']:.3f} s, "
+        f"{ten['parse'] / ten['reload']:.1f}x faster than re-parsing the declaration file). "
+        "The search index is rebuilt after reload rather than persisted: its build time is in the "
+        "table, so persisting it would save at most that.",
+    ])
+    print(body)
+    if not args.no_write:
+        write_section("store_speed", "Store: save and reload", "python benchmarks/store_speed.py", body)
+
+
+if __name__ == "__main__":
+    main()
