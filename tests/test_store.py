@@ -172,6 +172,15 @@ def test_damaged_file_gives_store_error_with_hint(tmp_path: Path, content: bytes
     assert "delete it" in err.value.hint
 
 
+def test_malformed_tool_record_gives_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    save_catalog(Catalog(tools(2)), path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE tools SET record='{not json' WHERE pos=1")
+    with pytest.raises(StoreError, match="malformed"):
+        load_catalog(path)
+
+
 def test_newer_format_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     save_catalog(Catalog(tools(2)), path)

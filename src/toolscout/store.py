@@ -65,6 +65,8 @@ _NOT_A_STORE_HINT = (
     "(Catalog.save(path)), or open a declaration file (.yaml/.json/.jsonl) instead."
 )
 
+_BUSY_HINT = "Another process is writing this store; retry when it has finished."
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -149,9 +151,10 @@ class Store:
             try:
                 yield
             except sqlite3.DatabaseError as exc:
+                busy = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
                 raise StoreError(
                     f"store {self.path}: {action} failed: {exc}",
-                    hint=_NOT_A_STORE_HINT,
+                    hint=_BUSY_HINT if busy else _NOT_A_STORE_HINT,
                     path=str(self.path),
                 ) from exc
             except sqlite3.Error as exc:
