@@ -298,7 +298,9 @@ class ToolIndex:
             hits = rx.search(query, limit=limit, mask=mask)
             scored = [ScoredTool(self._tools[h.doc], h.score, h.score / 3.0, h.why) for h in hits]
         else:
-            hits = [h for h in self._modes[mode](query, limit, mask) if 0 <= h.doc < len(self._tools) and mask[h.doc]]
+            ranked = self._modes[mode](query, limit, mask)
+            warnings.extend(getattr(ranked, "warnings", ()))  # e.g. hybrid's keyword fallback
+            hits = [h for h in ranked if 0 <= h.doc < len(self._tools) and mask[h.doc]]
             top = hits[0].score if hits and hits[0].score > 0 else 1.0
             total = len(hits)
             scored = [
