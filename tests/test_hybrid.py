@@ -1,0 +1,152 @@
+"""Hybrid fusion: only real hits, confidence gating, fallbacks (fake embedder, small catalog)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from _fake_embed import FakeEmbedder
+from toolscout.catalog import Catalog
+from toolscout.errors import EmbeddingUnavailable
+from toolscout.model import Tool
+from toolscout.search.hybrid import FusionInput, confidences, enable_hybrid, fuse, rewrite
+from toolscout.search.index import ToolIndex
+from toolscout.store import Store
+
+TOOLS = [
+    Tool("send_slack_message", "Post a message to a Slack channel"),
+    Tool("get_weather", "Current weather forecast for a city"),
+    Tool("refund_payment", "Give a customer their money back"),
+    Tool("create_invoice", "Create an invoice for a customer order"),
+    Tool("list_files", "List files in a directory"),
+    Tool("empty_tool"),
+]
+# The fake model "understands" these paraphrases; keyword search cannot.
+SYNONYMS = {"reimburse": "money", "buyer": "customer", "notify": "slack", "team": "channel"}
+
+
+def _index(embedder: FakeEmbedder | None = None, store: Store | None = None) -> tuple[Catalog, ToolIndex]:
+    catalog = Catalog(TOOLS)
+    index = ToolIndex(catalog)
+    enable_hybrid(index, embedder or FakeEmbedder(synonyms=SYNONYMS), store=store, progress=False)
+    return catalog, index
+
+
+def _names(outcome) -> list[str]:  # type: ignore[no-untyped-def]
+    return [h.tool.name for h in outcome.hits]
+
+
+def test_rewrite_strips_question_words_and_finds_identifiers() -> None:
+    variants = rewrite("Can you please help me call `write_file` or getWeather?")
+    kinds = {v.kind: v.text for v in variants}
+    assert kinds["original"].startswith("Can you")
+    assert kinds["stripped"] == "call `write_file` or getWeather"
+    assert [v.text for v in variants if v.kind == "identifier"] == ["write_file", "getWeather"]
+    assert rewrite("list files") == rewrite("list files")[:1]  # nothing to rewrite
+
+
+def test_auto_is_hybrid_and_paraphrase_finds_the_tool() -> None:
+    _, index = _index()
+    assert index.resolve_mode("auto") == "hybrid"
+    assert _names(index.search("reimburse the buyer", limit=3))[0] == "refund_payment"
+    # keyword alone finds nothing for the paraphrase
+    assert index.search("reimburse the buyer", limit=3, mode="keyword").hits == []
+
+
+def test_fusion_returns_only_what_backends_returned() -> None:
+    inp = FusionInput(
+        kw_docs=np.array([4, 1]), kw_scores=np.array([3.0, 1.0]), kw_bound=4.0,
+        dense_docs=np.array([2]), dense_scores=np.array([0.6]), dense_ref=0.1,
+    )
+    docs = {h.doc for h in fuse(inp, limit=10)}
+    assert docs == {4, 1, 2}  # no zero-score tail, no doc neither backend returned
+
+
+def test_confidence_gating_follows_the_backend_that_is_sure() -> None:
+    # keyword: the best doc matches every query term (coverage 1.0); dense barely above noise
+    sure_kw = FusionInput(np.array([0, 1]), np.array([4.0, 3.9]), 4.0, np.array([1, 0]), np.array([0.22, 0.21]), 0.2)
+    wk, wd = confidences(sure_kw)
+    assert wk == 1.0 and wd < 0.05
+    assert fuse(sure_kw, 2)[0].doc == 0
+    # keyword matched one minor word; dense is far above its reference level
+    sure_dense = FusionInput(np.array([0]), np.array([0.5]), 6.0, np.array([3, 0]), np.array([0.8, 0.3]), 0.2)
+    wk, wd = confidences(sure_dense)
+    assert wd > 0.7 > 0.1 > wk
+    assert fuse(sure_dense, 2)[0].doc == 3
+
+
+def test_exact_name_still_wins_in_hybrid() -> None:
+    _, index = _index()
+    assert _names(index.search("list_files", limit=3))[0] == "list_files"
+
+
+def test_semantic_mode_and_masks() -> None:
+    _, index = _index()
+    out = index.search("reimburse the buyer", limit=5, mode="semantic", exclude=["refund_payment"])
+    assert "refund_payment" not in _names(out)
+    assert out.mode == "semantic"
+
+
+def test_one_tool_change_reembeds_only_that_tool(tmp_path: Path) -> None:
+    fake = FakeEmbedder(synonyms=SYNONYMS)
+    catalog, index = _index(fake, Store(tmp_path / "v.db"))
+    index.search("weather", limit=1)
+    assert sum(len(c) for c in fake.calls if len(c) > 1) == len(TOOLS)
+    fake.calls.clear()
+    catalog.add(Tool("get_weather", "Weather forecast for any city, hourly"), replace=True)
+    index.search("weather in paris", limit=1)
+    embedded = [t for call in fake.calls for t in call]
+    assert embedded == ["get weather: Weather forecast for any city, hourly", "weather in paris"]
+
+    fake.calls.clear()  # a restart: same store, new index: nothing re-embedded but the query
+    _, again = _index(fake, Store(tmp_path / "v.db"))
+    catalog2 = again.catalog
+    catalog2.add(Tool("get_weather", "Weather forecast for any city, hourly"), replace=True)
+    again.search("weather in paris", limit=1)
+    assert [t for call in fake.calls for t in call] == ["weather in paris"]
+
+
+class _Broken(FakeEmbedder):
+    """Works for the catalog, then the endpoint goes down."""
+
+    def __init__(self) -> None:
+        super().__init__(synonyms=SYNONYMS)
+        self.down = False
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.down:
+            raise EmbeddingUnavailable("embedding endpoint http://127.0.0.1:9 unreachable")
+        return super().embed(texts)
+
+
+def test_endpoint_down_falls_back_to_keyword_with_warning() -> None:
+    broken = _Broken()
+    _, index = _index(broken)
+    index.search("weather", limit=1)
+    broken.down = True
+    out = index.search("customer invoice", limit=3)
+    assert _names(out)[0] == "create_invoice"  # keyword results
+    assert any("keyword results only" in w and "unreachable" in w for w in out.warnings)
+    sem = index.search("customer invoice", limit=3, mode="semantic")
+    assert sem.hits == [] and sem.warnings
+
+
+class _WrongDim(FakeEmbedder):
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), self.dim + 1), dtype=np.float32)
+
+
+def test_wrong_dimension_is_a_warning_not_a_wrong_ranking() -> None:
+    _, index = _index(_WrongDim())
+    out = index.search("customer invoice", limit=3)
+    assert _names(out)[0] == "create_invoice"
+    assert any("dimension" in w for w in out.warnings)
+
+
+def test_unknown_model_spec_is_a_config_error() -> None:
+    from toolscout.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown embedding model"):
+        enable_hybrid(ToolIndex(Catalog(TOOLS)), "word2vec-please")
