@@ -1,1 +1,142 @@
-"""search, show, tokens: commands over a catalog file."""
+"""search, show, tokens: commands over a catalog (a declaration file, a store, a data
+directory holding ``tools.jsonl``, or ``demo`` for the catalog that ships with toolscout)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..catalog import Catalog
+from ..errors import ToolscoutError
+from ..gateway import Gateway
+from . import app
+
+console = Console()
+err_console = Console(stderr=True)
+
+CatalogArg = Annotated[str, typer.Argument(help="Declaration file, store file, data directory, or 'demo'.")]
+FormatOpt = Annotated[
+    str, typer.Option("--format", "-f", help="openai, openai-responses, anthropic, gemini, mcp or generic.")
+]
+
+
+def open_catalog(spec: str) -> Catalog:
+    """Resolve a CLI catalog argument to a loaded catalog (with handlers for the demo)."""
+    if spec == "demo":
+        from ..demo import demo_catalog
+
+        return demo_catalog()
+    path = Path(spec)
+    if path.is_dir():
+        path = path / "tools.jsonl"
+    if not path.exists():
+        raise typer.BadParameter(f"no catalog at {spec!r}", param_hint="CATALOG")
+    return Catalog.open(path)
+
+
+def _load(spec: str) -> Catalog:
+    try:
+        return open_catalog(spec)
+    except ToolscoutError as exc:
+        err_console.print(f"[red]{exc.code}[/red]: {exc.message}")
+        if exc.hint:
+            err_console.print(exc.hint)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def search(
+    catalog: CatalogArg,
+    query: Annotated[str, typer.Argument(help="What the tool should do, a tool name, or select:a,b.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many tools (capped at 20).")] = 5,
+    type: Annotated[str, typer.Option("--type", "-t", help="auto, keyword, regex, semantic or hybrid.")] = "auto",
+    category: Annotated[str | None, typer.Option("--category", "-c", help="Only this category.")] = None,
+    format: FormatOpt = "generic",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
+) -> None:
+    """Search a catalog the way a model's find_tools call would.
+
+    Example: toolscout search demo "post a message to a slack channel" --limit 3
+    """
+    gateway = Gateway(_load(catalog))
+    result = gateway.find_tools(query, limit, search_type=type, category=category, format=format)
+    if as_json:
+        console.print_json(json.dumps(result.to_dict(), ensure_ascii=False))
+    elif result.error is not None:
+        err_console.print(f"[red]{result.text()}[/red]")
+    else:
+        table = Table(title=f"{result.total_matches} matches, {result.execution_time_ms:.2f} ms ({result.search_type})")
+        table.add_column("tool", style="bold cyan")
+        table.add_column("score", justify="right")
+        table.add_column("summary")
+        for ref in result.tool_references:
+            table.add_row(ref.tool_name, f"{ref.relevance_score:.2f}", ref.summary)
+        console.print(table)
+        for warning in result.warnings:
+            err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    if result.error is not None:
+        raise typer.Exit(1)
+
+
+@app.command()
+def show(
+    catalog: CatalogArg,
+    name: Annotated[str, typer.Argument(help="Exact tool name.")],
+    format: Annotated[
+        str | None, typer.Option("--format", "-f", help="Render for one host API instead of the full record.")
+    ] = None,
+) -> None:
+    """Print one tool: its full record, or its definition in a host API's format.
+
+    Example: toolscout show demo slack_send_message --format anthropic
+    """
+    from .. import formats
+
+    cat = _load(catalog)
+    tool = cat.get(name)
+    if tool is None:
+        suggestions = Gateway(cat).suggest(name)
+        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        err_console.print(f"[red]unknown_tool[/red]: no tool named {name!r}.{hint}")
+        raise typer.Exit(1)
+    data = formats.render(tool, format) if format else tool.to_dict()
+    console.print_json(json.dumps(data, ensure_ascii=False))
+
+
+@app.command()
+def tokens(
+    catalog: CatalogArg,
+    format: FormatOpt = "openai",
+    searches: Annotated[int, typer.Option(help="Searches in the conversation.")] = 3,
+    per_search: Annotated[int, typer.Option(help="Tools each search reveals.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Count tool-definition tokens (o200k, offline): the static list vs find_tools only vs
+    after some searches.
+
+    Example: toolscout tokens demo --format anthropic
+    """
+    from ..tokens import savings_report
+
+    cat = _load(catalog)
+    gateway = Gateway(cat)
+    report = savings_report(
+        list(cat), gateway.meta_tools(format), format, found_per_search=per_search, searches=searches
+    )
+    if as_json:
+        console.print_json(json.dumps(report.to_dict()))
+        return
+    table = Table(title=f"Tool-definition tokens, {len(cat)} tools, {format} format (o200k)")
+    table.add_column("what is sent")
+    table.add_column("tokens", justify="right")
+    table.add_column("of the static list", justify="right")
+    for label, count, share in report.rows():
+        table.add_row(label, f"{count:,}", share)
+    console.print(table)
+    if report.to_dict()["estimate"]:
+        console.print(f"[dim]{format} counts are o200k estimates of the JSON definitions.[/dim]")
