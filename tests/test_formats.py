@@ -287,3 +287,20 @@ def test_system_prompt_lists_categories_by_size_and_caps_them() -> None:
     assert capped.count("\n- cat") == 10
     assert "90 more categories (90 tools)" in capped
     assert "empty" in system_prompt({})
+
+
+def test_strict_conversion_drops_annotations_but_refuses_constraints() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "number", "x-original-type": "float", "examples": [1]}},
+        "required": ["n"],
+    }
+    assert strict_refusal(schema) is not None  # unknown keyword: not strict as is
+    assert openai_strict(schema) == {
+        "type": "object",
+        "properties": {"n": {"type": "number"}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
+    tags = {"type": "object", "properties": {"t": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}}
+    assert "uniqueItems" in (openai_strict_reason(tags) or "")

@@ -15,9 +15,9 @@ never rejected):
 :func:`strict_refusal` says why a schema does not qualify as is. :func:`openai_strict`
 converts one when it can: it closes open objects, makes optional properties required
 *and nullable* (so the model passes ``null`` for "not given") and drops annotation-only
-keywords (``default``, ``examples``, ``$schema``...). It refuses free-form objects
-(``additionalProperties`` true or a schema), ``allOf``/``oneOf``/``not``/conditionals and
-the other unsupported keywords. A caller that sends a converted schema must drop the
+keywords (``default``, ``examples``, ``$schema``, vendor ``x-...``). It refuses free-form
+objects (``additionalProperties`` true or a schema), ``allOf``/``oneOf``/``not``/conditionals
+and the other constraining keywords strict mode rejects (``minLength``, ``uniqueItems``...). A caller that sends a converted schema must drop the
 ``null`` arguments before validating against the original schema.
 """
 
@@ -35,9 +35,14 @@ _STRUCTURE = {"type", "properties", "required", "additionalProperties", "items",
 _CONSTRAINTS = {"pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                 "multipleOf", "minItems", "maxItems"}
 _ALLOWED = _STRUCTURE | _CONSTRAINTS
-# Annotations that carry no constraint: safe to drop when converting.
-_DROPPABLE = {"default", "examples", "example", "$schema", "$id", "$comment", "deprecated",
-              "readOnly", "writeOnly", "contentMediaType", "contentEncoding"}
+# Standard keywords that constrain values but strict mode rejects: converting refuses them.
+# Any other keyword (default, examples, $schema, vendor x-...) carries no constraint and is
+# dropped by the conversion.
+_UNSUPPORTED = {"allOf", "oneOf", "not", "if", "then", "else", "patternProperties",
+                "dependentSchemas", "dependentRequired", "dependencies", "propertyNames",
+                "unevaluatedProperties", "unevaluatedItems", "prefixItems", "contains",
+                "minContains", "maxContains", "uniqueItems", "minLength", "maxLength",
+                "minProperties", "maxProperties", "additionalItems", "$dynamicRef", "$recursiveRef"}
 
 
 class _Refused(Exception):
@@ -80,7 +85,7 @@ def _walk(node: Any, *, convert: bool, path: str, depth: int, counter: list[int]
     for key, value in node.items():
         if key in _ALLOWED:
             out[key] = value
-        elif convert and key in _DROPPABLE:
+        elif convert and key not in _UNSUPPORTED:
             continue
         else:
             raise _Refused(f"{path}: keyword '{key}' is not supported in strict mode")
