@@ -10,6 +10,7 @@ send exactly the (sometimes invalid) JSON a real misbehaving server would.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -36,6 +37,7 @@ NORMAL = [
     _tool("fail", "Always fails with an error result.", annotations={"destructiveHint": True}),
     _tool("grow", "Add a tool named 'extra' and announce the change."),
     _tool("env_probe", "Report whether an environment variable is set.", {"var": {"type": "string"}}),
+    _tool("headers_seen", "List the HTTP request headers this server received (HTTP only)."),
 ]
 
 
@@ -90,6 +92,10 @@ def build(mode: str) -> Server[Any]:
         if name == "env_probe":
             value = "set" if os.environ.get(str(args.get("var"))) else "unset"
             return {"content": [{"type": "text", "text": value}]}
+        if name == "headers_seen":
+            request = getattr(ctx, "request", None)
+            seen = dict(request.headers) if request is not None else {}
+            return {"content": [{"type": "text", "text": json.dumps(seen)}]}
         if name == "crash":
             os._exit(3)
         if name == "hang":
@@ -103,8 +109,6 @@ def build(mode: str) -> Server[Any]:
 
 def serve_raw(mode: str) -> None:
     """A hand-rolled stdio JSON-RPC loop: sends tool lists no SDK server would let through."""
-    import json
-
     for line in sys.stdin:
         msg = json.loads(line)
         if "id" not in msg:
@@ -137,13 +141,14 @@ def main() -> None:
         serve_raw(args.mode)
         return
     server = build(args.mode)
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
     if args.http:
         import uvicorn
 
         app = server.streamable_http_app(host="127.0.0.1")
         uvicorn.run(app, host="127.0.0.1", port=args.http, log_level="warning")
         return
+
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def run() -> None:
         async with stdio_server() as (read, write):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -157,7 +158,7 @@ class Upstream:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             params = StdioServerParameters(command=cfg.command, args=cfg.args, env=cfg.env or None, cwd=cfg.cwd)
-            return stdio_client(params, errlog=sys.stderr)
+            return stdio_client(params, errlog=_errlog())
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -274,6 +275,18 @@ class Upstream:
             "connected_at": self.connected_at,
             "calls": self.calls,
         }
+
+
+def _errlog() -> Any:
+    """Where an upstream's stderr goes: ours if it is a real file (not a captured stream)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return open(os.devnull, "w")  # lives as long as the process
 
 
 def _describe(exc: BaseException) -> str:
