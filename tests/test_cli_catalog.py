@@ -1,0 +1,54 @@
+import json
+
+from typer.testing import CliRunner
+
+from toolscout.cli import app
+
+runner = CliRunner()
+
+
+def test_search_json_returns_seed_shape_in_requested_format():
+    out = runner.invoke(app, ["search", "demo", "send an email", "--json", "-n", "2", "-f", "openai"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert len(data["tools"]) <= 2 and data["tools"][0]["type"] == "function"
+    assert data["tool_references"][0]["tool_name"] == data["tools"][0]["function"]["name"]
+
+
+def test_search_error_exits_non_zero_with_structured_text():
+    out = runner.invoke(app, ["search", "demo", "   "])
+    assert out.exit_code == 1
+    assert "empty_query" in out.output
+
+
+def test_search_a_jsonl_catalog(tmp_path):
+    path = tmp_path / "tools.jsonl"
+    rows = [
+        {"name": "pdf_merge", "description": "Merge several PDF files into one.", "input_schema": {}, "source": "pdf"},
+        {"name": "img_resize", "description": "Resize an image.", "input_schema": {}, "source": "img"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    out = runner.invoke(app, ["search", str(tmp_path), "combine pdf documents", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["tool_references"][0]["tool_name"] == "pdf_merge"
+
+
+def test_missing_catalog_is_a_usage_error():
+    out = runner.invoke(app, ["search", "/nonexistent/tools.yaml", "x"])
+    assert out.exit_code == 2
+
+
+def test_show_renders_one_format_and_suggests_on_typos():
+    out = runner.invoke(app, ["show", "demo", "slack_send_message", "--format", "anthropic"])
+    assert out.exit_code == 0
+    assert json.loads(out.stdout)["name"] == "slack_send_message"
+    typo = runner.invoke(app, ["show", "demo", "slack_send_mesage"])
+    assert typo.exit_code == 1 and "slack_send_message" in typo.output
+
+
+def test_tokens_report_shows_savings():
+    out = runner.invoke(app, ["tokens", "demo", "--json"])
+    assert out.exit_code == 0
+    report = json.loads(out.stdout)
+    assert report["meta_only"] < report["after_searches"] < report["static"]
+    assert report["meta_pct"] < 2.0
