@@ -210,3 +210,27 @@ def test_ledger_counts_turns_against_the_static_list() -> None:
     assert 0.5 < session.ledger.saved_fraction < 1
     assert "saved, o200k" in session.ledger.report()
     assert session.ledger.to_dict()["turns"][1]["tools"][-1] == "get_weather"
+
+
+# -- property: order is preserved under any sequence of reveals and evictions ------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PROPERTY_GATEWAY = Gateway(build_catalog(filler=12))
+_NAMES = [n for n in _PROPERTY_GATEWAY.catalog.names() if n != "read_notes"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=3), max_size=12), st.integers(1, 6))
+def test_list_order_survives_any_reveal_sequence(batches: list[list[str]], cap: int) -> None:
+    session = Session(_PROPERTY_GATEWAY, max_revealed=cap)
+    before = session.tools("mcp", record=False)
+    for batch in batches:
+        session.handle("find_tools", {"query": "select:" + ",".join(batch)})
+        after = session.tools("mcp", record=False)
+        kept = [d for d in after if d["name"] in {b["name"] for b in before}]
+        # Survivors keep their relative order and exact bytes; new tools only at the end.
+        assert json.dumps(kept) == json.dumps([d for d in before if d["name"] in {k["name"] for k in kept}])
+        assert json.dumps(after[: len(kept)]) == json.dumps(kept)
+        assert len(session.revealed) <= cap
+        before = after

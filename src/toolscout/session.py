@@ -298,6 +298,9 @@ class Session:
     def reveal(self, *names: str) -> tuple[str, ...]:
         """Add tools to the list (after those already there); returns the newly added."""
         self._sync()
+        batch = set(names)
+        for name in names:  # refresh first, so a batch never evicts its own members
+            self._touch(name)
         added = []
         for name in names:
             tool = self.gateway.catalog.get(name)
@@ -306,10 +309,14 @@ class Session:
             if name in self._revealed:
                 self._recency.move_to_end(name)
                 continue
-            while len(self._revealed) >= self.max_revealed:
-                oldest = next(iter(self._recency))
-                self._drop(oldest)
-                self.ledger.note("evicted", tool=oldest)
+            if len(self._revealed) >= self.max_revealed:
+                # Evict the least recently used tool outside this batch; a batch larger
+                # than the cap loads only what fits (the rest are listed, not loaded).
+                victim = next((n for n in self._recency if n not in batch), None)
+                if victim is None:
+                    continue
+                self._drop(victim)
+                self.ledger.note("evicted", tool=victim)
             self._revealed[name] = None
             self._recency[name] = None
             self._versions[name] = tool.version
