@@ -304,3 +304,32 @@ def test_strict_conversion_drops_annotations_but_refuses_constraints() -> None:
     }
     tags = {"type": "object", "properties": {"t": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}}
     assert "uniqueItems" in (openai_strict_reason(tags) or "")
+
+
+def _nested_tool() -> Tool:
+    from pydantic import BaseModel
+
+    from toolscout.sources.functions import function_tool
+
+    class Node(BaseModel):
+        name: str
+        children: list[Node] = []
+
+    def plant(root: Node, depth: int | None = None, mode: str = "fast") -> None:
+        """Plant a tree."""
+
+    return function_tool(plant)[0]
+
+
+def test_gemini_output_is_accepted_by_the_sdk_types() -> None:
+    genai = pytest.importorskip("google.genai.types")
+    for tool in (weather(), _nested_tool(), Tool("ping", "Ping.")):
+        genai.FunctionDeclaration.model_validate(render(tool, "gemini"))  # extra="forbid"
+
+
+def test_mcp_output_is_a_valid_mcp_tool() -> None:
+    from mcp.types import Tool as McpTool
+
+    for tool in (weather(), _nested_tool()):
+        parsed = McpTool.model_validate(render(tool, "mcp"))
+        assert parsed.name == tool.name

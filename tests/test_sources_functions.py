@@ -195,3 +195,16 @@ def test_catalog_decorator_registers_a_callable_tool() -> None:
 
     assert cat.get("shout").category == "chat"  # type: ignore[union-attr]
     assert cat.handler("shout")({"text": "hi"}) == "HI"  # type: ignore[misc]
+
+
+def test_models_local_to_the_caller_resolve_under_postponed_annotations() -> None:
+    class Point(BaseModel):  # local class, and this module uses `from __future__ import annotations`
+        x: float
+        y: float
+
+    def move(to: Point) -> None:
+        """Move the cursor."""
+
+    tool, handler = function_tool(move)
+    assert tool.input_schema["$defs"]["Point"]["required"] == ["x", "y"]
+    assert handler({"to": {"x": 1, "y": 2}}) is None

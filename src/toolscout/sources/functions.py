@@ -13,6 +13,7 @@ receives coerced values (a dict becomes the model instance its signature asks fo
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -68,7 +69,16 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
     target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", fn)  # noqa: B004
     try:
         return typing.get_type_hints(target, include_extras=True)
-    except Exception:  # unresolvable forward references: fall back to raw annotations
+    except Exception:
+        pass
+    # String annotations naming classes local to the caller (a function defining its own
+    # models): resolve them in the namespace of the first frame outside toolscout.
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("toolscout"):
+        frame = frame.f_back  # type: ignore[assignment]
+    try:
+        return typing.get_type_hints(target, localns=dict(frame.f_locals) if frame else None, include_extras=True)
+    except Exception:  # still unresolvable: raw annotations (pydantic reports what is missing)
         return dict(getattr(target, "__annotations__", {}) or {})
 
 
