@@ -220,3 +220,9 @@ def test_catalog_changes_reach_search(gw: Gateway):
     assert gw.find_tools("open github issue").tool_references[0].tool_name == "github_create_issue"
     gw.catalog.remove("github_create_issue")
     assert all(r.tool_name != "github_create_issue" for r in gw.find_tools("open github issue").tool_references)
+
+
+def test_semantic_without_embeddings_falls_back_to_keyword_with_warning(gw: Gateway):
+    r = gw.find_tools("weather forecast", search_type="semantic")
+    assert r.ok and r.search_type == "keyword"
+    assert any("semantic" in w for w in r.warnings)

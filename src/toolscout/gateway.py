@@ -233,6 +233,12 @@ class Gateway:
                 )
             if category is not None and not isinstance(category, str):
                 raise InvalidRequest("category must be a string")
+            if mode in ("semantic", "hybrid") and mode not in self.index.modes():
+                result.warnings.append(
+                    f"{mode} search is not enabled (it needs the 'embed' extra and embeddings "
+                    "turned on); used keyword search"
+                )
+                mode = "keyword"
             outcome = self.index.search(
                 text,
                 limit=n,
