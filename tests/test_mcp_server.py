@@ -113,7 +113,7 @@ async def test_capabilities_resource_and_secrets(server: GatewayServer) -> None:
         assert [str(r.uri) for r in listed.resources] == ["toolscout://capabilities"]
         text = (await client.read_resource("toolscout://capabilities")).contents[0].text
         caps = json.loads(text)
-        assert caps["tools"] == 5 and caps["server_count"] == 1
+        assert caps["tools"] == 6 and caps["server_count"] == 1
         assert caps["servers"]["up"]["state"] == "ready" and "keyword" in caps["search"]["backends"]
         assert caps["limits"]["max_revealed_per_session"] == 3
         assert SECRET not in text and "UPSTREAM_KEY" not in text
