@@ -333,3 +333,23 @@ def test_mcp_output_is_a_valid_mcp_tool() -> None:
     for tool in (weather(), _nested_tool()):
         parsed = McpTool.model_validate(render(tool, "mcp"))
         assert parsed.name == tool.name
+
+
+def test_names_providers_reject_get_a_stable_unique_wire_name() -> None:
+    from toolscout.formats import wire_name, wire_names
+
+    long = "get_monthly_top_100_tv_shows_torrents_for_movie_tv_music_search_and_download"
+    tool = Tool(long, "x")
+    for fmt, key in (("openai", ("function", "name")), ("anthropic", ("name",)), ("gemini", ("name",))):
+        out: Any = render(tool, fmt)
+        for k in key:
+            out = out[k]
+        assert out == wire_name(long, fmt) and len(out) <= 64 and out.startswith(long[:40])
+    assert render(tool, "mcp")["name"] == long  # MCP and generic keep the name
+    assert wire_name("PDF&URLTool", "openai") != wire_name("PDF_URLTool", "openai")
+    assert wire_name("a.b", "gemini") == "a.b" and wire_name("a.b", "openai").startswith("a_b_")
+    assert wire_name("ok_name", "openai") == "ok_name"
+    assert wire_names(["ok", "a.b", long], "openai") == {
+        wire_name("a.b", "openai"): "a.b",
+        wire_name(long, "openai"): long,
+    }

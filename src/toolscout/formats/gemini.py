@@ -14,7 +14,7 @@ pattern example anyOf propertyOrdering default minimum maximum``. The conversion
   ``int32``/``int64``, ``float``/``double``); every other keyword is dropped.
 
 A tool without parameters is declared without ``parameters`` (Gemini rejects an object
-with no properties).
+with no properties). Names Gemini would reject are sent as their wire name (:mod:`.names`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 
 from ..model import Tool
 from ._schema import local_defs, resolve_ref
+from .names import wire_name
 
 __all__ = ["gemini_schema", "render_gemini"]
 
@@ -36,7 +37,7 @@ _TYPES = {"string": "STRING", "integer": "INTEGER", "number": "NUMBER", "boolean
 
 
 def render_gemini(tool: Tool) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    out: dict[str, Any] = {"name": wire_name(tool.name, "gemini"), "description": tool.description}
     params = gemini_schema(tool.input_schema)
     if params.get("properties"):
         out["parameters"] = params

@@ -3,7 +3,8 @@
 ``strict: true`` is set only when the schema already qualifies (see :mod:`.strict`); a
 schema is never rewritten behind the caller's back, because the rewritten form (optional ->
 required nullable) would send ``null`` arguments the original schema rejects. The
-Responses API defaults ``strict`` to true, so that format always states it.
+Responses API defaults ``strict`` to true, so that format always states it. Names that
+OpenAI would reject are sent as their wire name (:mod:`.names`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import Tool
+from .names import wire_name
 from .strict import strict_refusal
 
 __all__ = ["render_openai_chat", "render_openai_responses"]
@@ -18,7 +20,7 @@ __all__ = ["render_openai_chat", "render_openai_responses"]
 
 def render_openai_chat(tool: Tool) -> dict[str, Any]:
     schema = tool.input_schema
-    function: dict[str, Any] = {"name": tool.name}
+    function: dict[str, Any] = {"name": wire_name(tool.name, "openai")}
     if tool.description:
         function["description"] = tool.description
     function["parameters"] = schema
@@ -29,7 +31,7 @@ def render_openai_chat(tool: Tool) -> dict[str, Any]:
 
 def render_openai_responses(tool: Tool) -> dict[str, Any]:
     schema = tool.input_schema
-    out: dict[str, Any] = {"type": "function", "name": tool.name}
+    out: dict[str, Any] = {"type": "function", "name": wire_name(tool.name, "openai-responses")}
     if tool.description:
         out["description"] = tool.description
     out["parameters"] = schema
