@@ -1,8 +1,9 @@
 """Text to index terms, kept apart from scoring (as bm25s does) so every backend and the
 query side share exactly one tokenizer.
 
-The pipeline is: NFKC-normalise, drop control characters, cut the text into runs of
-CJK characters and runs of other letters/digits, then
+The pipeline is: NFKC-normalise, cut the text into letter/digit tokens (control
+characters, punctuation and emoji separate tokens), split each token into runs of CJK
+characters and runs of other letters/digits, then
 
 * a letter/digit run is split as an identifier (``snake_case``, ``kebab-case``,
   ``camelCase``, ``HTTPServer``, ``v2Api``, dotted and slashed paths), lower-cased, stop
@@ -22,6 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import chain
 
 import Stemmer
 
@@ -53,10 +55,7 @@ _DIGITS = re.compile(r"\d+|[^\W\d_]+")
 _STEMMER = Stemmer.Stemmer("english")
 
 
-def _clean(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    # Control/format characters (Cc, Cf) become spaces so they split instead of joining words.
-    return "".join(" " if unicodedata.category(ch) in ("Cc", "Cf") else ch for ch in text)
+_TOKENS = re.compile(r"[^\W_]+")
 
 
 def split_identifier(word: str) -> list[str]:
@@ -90,15 +89,24 @@ def _cjk_terms(run: str) -> list[str]:
     return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+@lru_cache(maxsize=200_000)
+def _token_terms(token: str) -> tuple[str, ...]:
+    if token.isascii():
+        return _word_terms(token)
+    out: list[str] = []
+    for m in _RUNS.finditer(token):
+        cjk = m.group("cjk")
+        out.extend(_cjk_terms(cjk) if cjk else _word_terms(m.group("word")))
+    return tuple(out)
+
+
 def analyze(text: str) -> list[str]:
-    """Index terms of ``text`` (identifiers, prose, any script). Never raises on odd input."""
+    """Index terms of ``text`` (identifiers, prose, any script). Never raises on odd input.
+
+    Control and format characters are not word characters, so they split words like spaces.
+    """
     if not text:
         return []
-    out: list[str] = []
-    for m in _RUNS.finditer(_clean(text)):
-        cjk = m.group("cjk")
-        if cjk:
-            out.extend(_cjk_terms(cjk))
-        else:
-            out.extend(_word_terms(m.group("word")))
-    return out
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return list(chain.from_iterable(map(_token_terms, _TOKENS.findall(text))))

@@ -42,6 +42,17 @@ Ranker: TypeAlias = Callable[[str, int, np.ndarray], list[Hit]]
 MAX_QUERY_CHARS = 2048
 _SELECT = "select:"
 _ALLOW_CACHE = 32
+_TRIM_AT = 20_000
+
+
+def _release_freed_memory() -> None:
+    """Hand memory freed by a large rebuild back to the OS (glibc keeps it otherwise)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +87,7 @@ class ToolIndex:
         self._stale = True
         self._generation = -1
         self._tools: list[Tool] = []
-        self._by_norm: dict[str, list[int]] = {}
+        self._by_norm: dict[str, int | list[int]] = {}
         self._doc_of: dict[str, int] = {}
         self._base = np.zeros(0, dtype=bool)
         self._categories: np.ndarray = np.zeros(0, dtype=np.int32)
@@ -103,7 +114,13 @@ class ToolIndex:
             self._doc_of = {t.name: i for i, t in enumerate(tools)}
             self._by_norm = {}
             for i, t in enumerate(tools):
-                self._by_norm.setdefault(normalize_name(t.name), []).append(i)
+                key = normalize_name(t.name)
+                # One int per name; a list only where spellings collide (rare).
+                prev = self._by_norm.get(key)
+                if prev is None:
+                    self._by_norm[key] = i
+                else:
+                    self._by_norm[key] = [*prev, i] if isinstance(prev, list) else [prev, i]
             self._base = np.fromiter((t.searchable and t.available for t in tools), bool, len(tools))
             self._category_ids = {}
             self._categories = np.fromiter(
@@ -115,6 +132,8 @@ class ToolIndex:
             self._allow_masks.clear()
             self._suggester = None
             self._stale = False
+        if len(tools) >= _TRIM_AT:
+            _release_freed_memory()
 
     @property
     def tools(self) -> list[Tool]:
@@ -143,7 +162,10 @@ class ToolIndex:
         self.refresh()
         with self._lock:
             if self._suggester is None:
-                self._suggester = NameSuggester([t.name for t, ok in zip(self._tools, self._base, strict=True) if ok])
+                names = [t.name for t, ok in zip(self._tools, self._base, strict=True) if ok]
+                self._suggester = NameSuggester(names)
+                if len(names) >= _TRIM_AT:
+                    _release_freed_memory()
             suggester = self._suggester
         return suggester.suggest(text, n)
 
@@ -255,7 +277,7 @@ class ToolIndex:
                 continue
             doc = self._doc_of.get(name)
             if doc is None:
-                docs = self._by_norm.get(normalize_name(name), [])
+                docs = self._norm_docs(name)
                 doc = docs[0] if docs else None
             if doc is None or not mask[doc]:
                 close = self.suggest(name, 3)
@@ -267,8 +289,12 @@ class ToolIndex:
         # Exactly the names asked for, even beyond ``limit`` (the caller chose them).
         return SearchOutcome(hits, len(hits), "select", warnings)
 
+    def _norm_docs(self, text: str) -> list[int]:
+        found = self._by_norm.get(normalize_name(text))
+        return [] if found is None else found if isinstance(found, list) else [found]
+
     def _exact(self, query: str, mask: np.ndarray) -> int | None:
-        docs = [d for d in self._by_norm.get(normalize_name(query), []) if mask[d]]
+        docs = [d for d in self._norm_docs(query) if mask[d]]
         if not docs:
             return None
         bare = query.strip().strip("`'\"").strip()

@@ -24,8 +24,8 @@ update after adding or removing a few tools re-tokenises only the new ones.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -66,10 +66,12 @@ def _schema_params(schema: Any, depth: int = 0) -> Iterable[tuple[str, str]]:
 
 def tool_fields(tool: Tool) -> dict[str, str]:
     """The text of each indexed field of ``tool``."""
-    try:
-        params = list(_schema_params(json.loads(tool.schema_json)))
-    except ValueError:
-        params = []
+    params: list[tuple[str, str]] = []
+    if '"properties":{"' in tool.schema_json:  # canonical JSON: skip parsing empty schemas
+        try:
+            params = list(_schema_params(json.loads(tool.schema_json)))
+        except ValueError:
+            params = []
     title = tool.annotations.title if tool.annotations and tool.annotations.title else ""
     labels = [tool.category or "", *tool.tags, tool.source_id or ""]
     return {
@@ -129,22 +131,17 @@ class KeywordBackend:
         out: dict[str, sp.csr_matrix] = {}
         texts = [self._fields_of(t) for t in tools]
         for field in self.weights:
-            indptr = [0]
-            indices: list[int] = []
-            data: list[int] = []
-            for fields in texts:
-                counts = Counter(self.analyzer(fields.get(field, "")))
-                for term, c in counts.items():
-                    tid = vocab.get(term)
-                    if tid is None:
-                        tid = vocab[term] = len(vocab)
-                    indices.append(tid)
-                    data.append(c)
-                indptr.append(len(indices))
-            out[field] = sp.csr_matrix(
-                (np.asarray(data, np.float32), np.asarray(indices, np.int32), np.asarray(indptr, np.int64)),
-                shape=(len(tools), max(len(vocab), 1)),
+            docs = [self.analyzer(fields.get(field, "")) for fields in texts]
+            lengths = np.fromiter((len(d) for d in docs), np.int64, len(docs))
+            flat = list(chain.from_iterable(docs))
+            for term in set(flat).difference(vocab):
+                vocab[term] = len(vocab)
+            ids = np.fromiter(map(vocab.__getitem__, flat), np.int32, len(flat))
+            rows = np.repeat(np.arange(len(docs), dtype=np.int32), lengths)
+            counts = sp.coo_matrix(
+                (np.ones(len(ids), np.float32), (rows, ids)), shape=(len(tools), max(len(vocab), 1))
             )
+            out[field] = counts.tocsr()  # duplicates summed: raw term frequencies
         return out
 
     def rebuild(self, tools: Sequence[Tool]) -> None:
@@ -207,29 +204,30 @@ class KeywordBackend:
         return list(dict.fromkeys(self.analyzer(query)))
 
     def max_score(self, query: str) -> float:
-        """The score a doc would reach by matching every query term without limit (for 0..1)."""
-        n = len(self._tools)
-        total = 0.0
-        for term in self.terms(query):
-            tid = self._vocab.get(term)
-            df = 0.0 if tid is None else float(np.diff(self._scores.indptr[tid : tid + 2])[0])
-            total += float(np.log1p((n - df + 0.5) / (df + 0.5))) * (self.k1 + 1.0)
-        return total
+        """The score a doc would reach by matching every query term without limit (for 0..1).
+
+        Query terms the catalog never uses count at the highest idf, so a query half made of
+        unknown words can score at most about half.
+        """
+        terms = self.terms(query)
+        ids = [self._vocab[t] for t in terms if t in self._vocab]
+        unseen = float(np.log1p((self._n + 0.5) / 0.5))
+        known = float(self._idf[ids].sum()) if ids else 0.0
+        return (known + unseen * (len(terms) - len(ids))) * (self.k1 + 1.0)
 
     def scores(self, query: str) -> tuple[np.ndarray, list[tuple[str, int]]]:
         """Dense score vector over all docs, and the (term, term id) pairs that were used."""
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
-        ids = [i for _, i in used]
         m = self._scores
         ptr = m.indptr
-        if not ids or self._n == 0:
+        if not used or self._n == 0:
             return np.zeros(self._n, dtype=np.float32), used
-        if len(ids) == 1:
-            a, z = ptr[ids[0]], ptr[ids[0] + 1]
+        if len(used) == 1:
+            a, z = ptr[used[0][1]], ptr[used[0][1] + 1]
             rows, vals = m.indices[a:z], m.data[a:z]
         else:
-            rows = np.concatenate([m.indices[ptr[i] : ptr[i + 1]] for i in ids])
-            vals = np.concatenate([m.data[ptr[i] : ptr[i + 1]] for i in ids])
+            rows = np.concatenate([m.indices[ptr[i] : ptr[i + 1]] for _, i in used])
+            vals = np.concatenate([m.data[ptr[i] : ptr[i + 1]] for _, i in used])
         return np.bincount(rows, weights=vals, minlength=self._n), used
 
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
@@ -251,17 +249,21 @@ class KeywordBackend:
             matched = matched[part]
         # Stable order: score desc, then doc id (catalog order) for ties.
         matched = matched[np.lexsort((matched, -scores[matched]))]
-        return [Hit(int(d), float(scores[d]), self._why(int(d), used)) for d in matched]
+        why = self._why(matched, used)
+        return [Hit(int(d), float(scores[d]), why.get(int(d), "keyword")) for d in matched]
 
-    def _why(self, doc: int, used: list[tuple[str, int]]) -> str:
+    def _why(self, docs: np.ndarray, used: list[tuple[str, int]]) -> dict[int, str]:
+        """``"keyword: term, term"`` per doc: which query terms it contains (one pass)."""
         m = self._scores
-        hits = []
-        for term, tid in used:
-            rows = m.indices[m.indptr[tid] : m.indptr[tid + 1]]
-            pos = int(np.searchsorted(rows, doc))
-            if pos < len(rows) and rows[pos] == doc:
-                hits.append(term)
-        return "keyword: " + ", ".join(hits) if hits else "keyword"
+        ptr = m.indptr
+        postings = [m.indices[ptr[i] : ptr[i + 1]] for _, i in used]
+        rows = np.concatenate(postings) if postings else np.zeros(0, np.int32)
+        term_of = np.repeat(np.arange(len(used)), [len(p) for p in postings])
+        sel = np.isin(rows, docs)
+        found: dict[int, list[str]] = {}
+        for doc, t in zip(rows[sel].tolist(), term_of[sel].tolist(), strict=True):
+            found.setdefault(doc, []).append(used[t][0])
+        return {doc: "keyword: " + ", ".join(terms) for doc, terms in found.items()}
 
     def __len__(self) -> int:
         return len(self._tools)

@@ -71,31 +71,43 @@ def compile_pattern(pattern: str) -> Any:
 
 
 class RegexBackend:
+    """Regex over names and descriptions; the joined texts are built on the first regex query
+    (most sessions never use regex, so a large catalog does not pay their memory)."""
+
     name = "regex"
 
     def __init__(self) -> None:
-        self._fields: list[tuple[str, np.ndarray]] = []
+        self._tools: Sequence[Tool] = ()
+        self._fields: list[tuple[bytes, np.ndarray]] | None = None
         self._n = 0
 
     def rebuild(self, tools: Sequence[Tool]) -> None:
+        self._tools = tools
         self._n = len(tools)
-        self._fields = [
-            self._join([t.name for t in tools]),
-            self._join([" ".join(t.description.split()) for t in tools]),
-        ]
+        self._fields = None
+
+    def _texts(self) -> list[tuple[bytes, np.ndarray]]:
+        if self._fields is None:
+            self._fields = [
+                self._join([t.name for t in self._tools]),
+                self._join([" ".join(t.description.split()) for t in self._tools]),
+            ]
+        return self._fields
 
     @staticmethod
-    def _join(lines: list[str]) -> tuple[str, np.ndarray]:
-        # Line i starts at starts[i]; a match at position p belongs to the last start <= p.
-        lengths = np.fromiter((len(s) + 1 for s in lines), dtype=np.int64, count=len(lines))
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if lines else np.zeros(0, np.int64)
-        return "\n".join(lines), starts
+    def _join(lines: list[str]) -> tuple[bytes, np.ndarray]:
+        # UTF-8 bytes (1 byte per ASCII char whatever else the text holds). Line i starts at
+        # starts[i]; a match at byte p belongs to the last start <= p.
+        encoded = [s.encode("utf-8", "replace") for s in lines]
+        lengths = np.fromiter((len(b) + 1 for b in encoded), dtype=np.int64, count=len(encoded))
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if encoded else np.zeros(0, np.int64)
+        return b"\n".join(encoded), starts
 
     def match_scores(self, pattern: str) -> np.ndarray:
         """Score per doc: 2 for a name match, +1 for a description match, 0 otherwise."""
         compiled = compile_pattern(pattern)
         scores = np.zeros(self._n, dtype=np.float32)
-        for weight, (text, starts) in zip((2.0, 1.0), self._fields, strict=True):
+        for weight, (text, starts) in zip((2.0, 1.0), self._texts(), strict=True):
             pos = 0
             while pos <= len(text):
                 m = compiled.search(text, pos)

@@ -1,0 +1,150 @@
+"""Keyword search speed and memory: find p50/p99 at 10k tools, p50 at 100k, build, RSS.
+
+Tools come from ../shared/data/toolpool (13.6k real tools); 10k is its first 10,000 and
+100k replicates it with name suffixes (``name__r1``...). Queries are toolpool's 2,500. Each
+query goes through ``ToolIndex.search`` (mask, exact-name check, BM25F, AutoCut), which is
+what ``find_tools`` adds its rendering to. Memory is measured in a fresh subprocess so this
+process's own data does not count.
+
+    .venv/bin/python benchmarks/search_speed.py [--data ../shared/data] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import write_section  # noqa: E402
+
+from toolscout.catalog import Catalog  # noqa: E402
+from toolscout.eval.dataset import load_queries, load_tools  # noqa: E402
+from toolscout.model import Tool  # noqa: E402
+from toolscout.search.index import ToolIndex  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def replicate(tools: list[Tool], n: int) -> list[Tool]:
+    out = list(tools[:n])
+    k = 1
+    while len(out) < n:
+        out.extend(t.replace(name=f"{t.name}__r{k}") for t in tools[: n - len(out)])
+        k += 1
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def time_queries(index: ToolIndex, queries: list[str], limit: int = 5) -> list[float]:
+    index.search(queries[0], limit=limit)  # warm-up
+    times = []
+    for q in queries:
+        start = time.perf_counter()
+        index.search(q, limit=limit)
+        times.append((time.perf_counter() - start) * 1000.0)
+    return times
+
+
+def build(tools: list[Tool]) -> tuple[ToolIndex, float]:
+    catalog = Catalog(tools)
+    gc.collect()
+    start = time.perf_counter()
+    index = ToolIndex(catalog)
+    index.refresh()
+    return index, time.perf_counter() - start
+
+
+_RSS_CHILD = """
+import gc, json, sys, time
+from toolscout.catalog import Catalog
+from toolscout.eval.dataset import load_tools
+from toolscout.search.index import ToolIndex
+sys.path.insert(0, {bench!r})
+from search_speed import replicate
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+base = rss()
+tools = replicate(load_tools({path!r}), {n})
+catalog = Catalog(tools)
+del tools
+index = ToolIndex(catalog)
+index.search("send an email", limit=5)
+gc.collect()
+print(json.dumps({{"baseline_mb": base, "rss_mb": rss(), "tools": len(catalog)}}))
+"""
+
+
+def measure_rss(path: Path, n: int) -> dict[str, float]:
+    code = _RSS_CHILD.format(bench=str(Path(__file__).resolve().parent), path=str(path), n=n)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--no-write", action="store_true", help="print only; do not touch docs/benchmarks.md")
+    args = parser.parse_args()
+    pool = args.data / "toolpool"
+    tools = load_tools(pool / "tools.jsonl")
+    queries = [q.query for q in load_queries(pool / "queries.jsonl")]
+
+    rows: list[tuple[str, str, str]] = []
+    index10, build10 = build(replicate(tools, 10_000))
+    t10 = time_queries(index10, queries)
+    rows.append(("find p50 at 10k tools", f"{statistics.median(t10):.3f} ms", "<= 1 ms"))
+    rows.append(("find p99 at 10k tools", f"{percentile(t10, 0.99):.3f} ms", "<= 5 ms"))
+    rows.append(("build at 10k tools (analyse + BM25F matrix)", f"{build10:.2f} s", "<= 2 s"))
+
+    # Incremental update: add 10 tools to the 10k catalog, time the next search (it rebuilds).
+    extra = [t.replace(name=f"{t.name}__new") for t in tools[:10]]
+    index10.catalog.extend(extra)
+    start = time.perf_counter()
+    index10.search("send an email", limit=5)
+    rows.append(("first search after adding 10 tools at 10k", f"{(time.perf_counter() - start) * 1000:.0f} ms", "-"))
+    del index10
+    gc.collect()
+
+    index100, build100 = build(replicate(tools, 100_000))
+    t100 = time_queries(index100, queries)
+    rows.append(("find p50 at 100k tools", f"{statistics.median(t100):.3f} ms", "<= 10 ms"))
+    rows.append(("find p99 at 100k tools", f"{percentile(t100, 0.99):.3f} ms", "-"))
+    rows.append(("build at 100k tools", f"{build100:.2f} s", "-"))
+    start = time.perf_counter()
+    index100.suggest("send_emial")
+    suggest_build = time.perf_counter() - start
+    start = time.perf_counter()
+    for q in ("get_wether", "translate text", "stock_quote"):
+        index100.suggest(q)
+    rows.append(("did-you-mean at 100k (first call builds trigrams)", f"{(time.perf_counter() - start) / 3 * 1000:.1f} ms (build {suggest_build:.2f} s)", "-"))
+    del index100
+    gc.collect()
+
+    mem = measure_rss(pool / "tools.jsonl", 100_000)
+    rows.append(("RSS with 100k tools loaded + indexed (fresh process)", f"{mem['rss_mb']:.0f} MB (interpreter + imports {mem['baseline_mb']:.0f} MB)", "<= 300 MB"))
+
+    body = "| measure | value | target |\n|---|---|---|\n" + "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
+    body += (
+        f"\n\nQueries: the {len(queries)} toolpool queries, limit 5, through `ToolIndex.search` "
+        "(filter mask, exact-name check, BM25F, AutoCut). 100k = toolpool replicated with name suffixes."
+    )
+    print(body)
+    if not args.no_write:
+        write_section("search-speed", "Keyword search speed and memory", "python benchmarks/search_speed.py", body)
+
+
+if __name__ == "__main__":
+    main()
