@@ -102,6 +102,7 @@ def test_openai_strict_flag_is_remembered() -> None:
         ({"name": "a", "description": 3}, "description"),
         ({"name": "a", "tags": "x"}, "tags"),
         ({"name": "a", "inputSchema": {}, "annotations": ["x"]}, "annotations"),
+        ({"function_declarations": [{"name": "a"}]}, "function_declarations"),
     ],
 )
 def test_malformed_definitions_name_the_field(definition: dict[str, Any], field: str) -> None:

@@ -53,6 +53,13 @@ def tool_from_definition(d: Mapping[str, Any], *, source: str = "definitions", o
     where = origin or source
     if not isinstance(d, Mapping):
         raise DeclarationError(f"{where}: a tool definition must be an object, not {type(d).__name__}")
+    for key in ("function_declarations", "functionDeclarations"):
+        if key in d:
+            raise DeclarationError(
+                f"{where}: a Gemini Tool holds several declarations",
+                field=key,
+                hint=f"Pass the list itself: add_definitions(tool[{key!r}]).",
+            )
     dialect = detect_dialect(d)
     body: Mapping[str, Any] = d["function"] if dialect == "openai" else d
     name = body.get("name")
