@@ -157,3 +157,18 @@ def test_catalog_load_with_prefix_namespaces_names() -> None:
     cat.load(FIX / "tools_data.jsonl", prefix="mirror")
     tool = cat.get("mirror_weather_get")
     assert tool is not None and tool.call_name == "weather_get"
+
+
+def test_absurdly_deep_nesting_is_a_declaration_error(tmp_path: Path) -> None:
+    deep = '{"type": "object", "properties": {"x": ' * 5000 + "{}" + "}}" * 5000
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"name": "deep", "input_schema": ' + deep + '}\n{"name": "fine"}\n')
+    with pytest.raises(DeclarationError) as info:
+        load_declarations(path)
+    assert info.value.line == 1
+    tools, skipped = load_declarations(path, skip_invalid=True)
+    assert [t.name for t in tools] == ["fine"] and len(skipped) == 1
+    path = tmp_path / "deep.json"
+    path.write_text('{"deep": {"input_schema": ' + deep + "}}\n")
+    with pytest.raises(DeclarationError, match="deep"):
+        load_declarations(path)

@@ -56,7 +56,15 @@ def load_declarations(
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DeclarationError(f"cannot read the file: {exc}", file=file) from exc
-    suffix = Path(path).suffix.lower()
+    try:
+        return _load(text, file, Path(path).suffix.lower(), skip_invalid, lang)
+    except RecursionError:
+        raise DeclarationError("the file nests too deeply to be a tool declaration", file=file) from None
+
+
+def _load(
+    text: str, file: str, suffix: str, skip_invalid: bool, lang: str | None
+) -> tuple[list[Tool], list[DeclarationError]]:
     if suffix == ".jsonl":
         items = _jsonl_items(text, file)
     elif suffix in (".yaml", ".yml"):
@@ -108,6 +116,9 @@ def _jsonl_items(text: str, file: str) -> list[_Item | DeclarationError]:
             entry = json.loads(raw)
         except json.JSONDecodeError as exc:
             out.append(DeclarationError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=file, line=lineno))
+            continue
+        except RecursionError:
+            out.append(DeclarationError("the line nests too deeply", file=file, line=lineno))
             continue
         out.append((None, entry, lineno, {}))
     return out
