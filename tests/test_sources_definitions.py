@@ -132,3 +132,11 @@ def test_catalog_add_definitions_mixed_dialects_with_prefix() -> None:
     cat.add_definitions([DIALECTS[0][1], {"name": "other", "inputSchema": PARAMS}], prefix="ext")
     assert sorted(cat.names()) == ["ext_other", "ext_weather"]
     assert cat.get("ext_weather").call_name == "weather"  # type: ignore[union-attr]
+
+
+def test_absurdly_deep_schema_is_a_declaration_error() -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(5000):
+        deep = {"type": "object", "properties": {"x": deep}}
+    with pytest.raises(DeclarationError, match="deep"):
+        tool_from_definition({"name": "deep", "inputSchema": deep})

@@ -59,6 +59,8 @@ def schema_problem(schema: Any, *, require_object: bool = True) -> str | None:
         _check(schema, "", unknown)
     except _Bad as exc:
         return f"is not a valid JSON Schema: {exc}"
+    except RecursionError:
+        return "nests too deeply"
     if unknown or "$schema" in schema:
         problem = _full_check(schema)
         if problem:
