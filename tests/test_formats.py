@@ -353,3 +353,17 @@ def test_names_providers_reject_get_a_stable_unique_wire_name() -> None:
         wire_name("a.b", "openai"): "a.b",
         wire_name(long, "openai"): long,
     }
+
+
+def test_absurdly_deep_schema_renders_without_recursion_error() -> None:
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(450):  # deep, yet storable in a Tool
+        deep = {"type": "object", "properties": {"x": deep}}
+    tool = Tool("deep", "Deep.", deep)
+    for fmt in FORMATS:
+        assert render(tool, fmt)
+    for _ in range(3000):  # beyond any recursive walk
+        deep = {"type": "object", "properties": {"x": deep}}
+    assert "too deeply" in gemini_schema(deep)["description"]
+    assert openai_strict(deep) is None and "deep" in (openai_strict_reason(deep) or "")
+    assert "deep" in (strict_refusal(deep) or "")

@@ -46,7 +46,10 @@ def render_gemini(tool: Tool) -> dict[str, Any]:
 
 def gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Convert one JSON Schema (with its own ``$defs``) to Gemini's subset."""
-    return _Converter(schema).convert(schema, ())
+    try:
+        return _Converter(schema).convert(schema, ())
+    except RecursionError:
+        return {"type": "OBJECT", "description": "(schema nested too deeply to convert)"}
 
 
 class _Converter:

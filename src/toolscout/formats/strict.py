@@ -55,6 +55,8 @@ def strict_refusal(schema: Mapping[str, Any]) -> str | None:
         _walk(schema, convert=False, path="#", depth=0, counter=[0], root=True)
     except _Refused as exc:
         return str(exc)
+    except RecursionError:
+        return "#: the schema nests too deeply"
     return None
 
 
@@ -63,7 +65,7 @@ def openai_strict(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     (:func:`openai_strict_reason` says why)."""
     try:
         return _walk(schema, convert=True, path="#", depth=0, counter=[0], root=True)
-    except _Refused:
+    except (_Refused, RecursionError):
         return None
 
 
@@ -73,6 +75,8 @@ def openai_strict_reason(schema: Mapping[str, Any]) -> str | None:
         _walk(schema, convert=True, path="#", depth=0, counter=[0], root=True)
     except _Refused as exc:
         return str(exc)
+    except RecursionError:
+        return "#: the schema nests too deeply"
     return None
 
 
