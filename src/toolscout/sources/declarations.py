@@ -30,7 +30,7 @@ from ..model import PERMISSION_KINDS, Annotations, DeferPolicy, Tool
 from ._positions import EntryPositions, json_positions, yaml_positions
 from ._schemacheck import schema_problem
 
-__all__ = ["entry_tool", "load_declarations"]
+__all__ = ["load_declarations"]
 
 _BOOL_FIELDS = ("available", "searchable", "required")
 _SCHEMA_KEYS = ("input_schema", "parameters", "inputSchema")
@@ -88,7 +88,7 @@ def _load(
             continue
         key, entry, line, fields = item
         try:
-            tool = entry_tool(key, entry, lang=lang, source_id=file, origin=f"{file}:{line}")
+            tool = _entry_tool(key, entry, lang=lang, source_id=file, origin=f"{file}:{line}")
             if tool.name in seen:
                 raise _EntryError(
                     f"duplicate tool name '{tool.name}' (first declared on line {seen[tool.name]})", "name"
@@ -172,10 +172,10 @@ def _at(seq: list[Any], i: int, default: Any) -> Any:
     return seq[i] if 0 <= i < len(seq) else default
 
 
-def entry_tool(
+def _entry_tool(
     key: str | None, entry: Any, *, lang: str | None = None, source_id: str | None = None, origin: str | None = None
 ) -> Tool:
-    """One declaration entry (seed-002 or data shape) -> :class:`Tool`; raises ``_EntryError``."""
+    """One declaration entry (seed-002 or data shape) -> :class:`Tool`; raises :class:`_EntryError`."""
     if entry is None and key:
         entry = {}
     if not isinstance(entry, Mapping):
