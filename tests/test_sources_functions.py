@@ -208,3 +208,25 @@ def test_models_local_to_the_caller_resolve_under_postponed_annotations() -> Non
     tool, handler = function_tool(move)
     assert tool.input_schema["$defs"]["Point"]["required"] == ["x", "y"]
     assert handler({"to": {"x": 1, "y": 2}}) is None
+
+
+def test_methods_callable_objects_and_partials() -> None:
+    import functools
+
+    class Store:
+        def get(self, key: str, default: int = 0) -> int:
+            """Read a value."""
+            return default
+
+        def __call__(self, query: str) -> str:
+            """Query the store."""
+            return query
+
+    store = Store()
+    tool, handler = function_tool(store.get)
+    assert tool.input_schema["required"] == ["key"] and handler({"key": "k"}) == 0
+    tool, handler = function_tool(store, name="store")
+    assert tool.description == "Query the store." and handler({"query": "q"}) == "q"
+    tool, handler = function_tool(functools.partial(google_style, count=2), name="twice")
+    assert tool.input_schema["properties"]["count"]["type"] == "integer"
+    assert tool.description.startswith("Send a message") and handler({"channel": "c"}) == {"sent": 2}

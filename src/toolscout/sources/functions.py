@@ -12,6 +12,7 @@ receives coerced values (a dict becomes the model instance its signature asks fo
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import types
@@ -44,7 +45,7 @@ def function_tool(fn: Callable[..., Any], **options: Any) -> tuple[Tool, Handler
     if not name or name == "<lambda>":
         raise DeclarationError(f"{fn!r} has no usable name", field="name", hint="Pass name='...'.")
     origin = f"python:{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', name)}"
-    doc = parse_docstring(inspect.getdoc(fn))
+    doc = parse_docstring(inspect.getdoc(_target(fn)))
     model, params = _arguments_model(fn, name, doc.params, origin)
     schema = _clean(model.model_json_schema(by_alias=True))
     schema.setdefault("properties", {})
@@ -65,8 +66,17 @@ def function_tool(fn: Callable[..., Any], **options: Any) -> tuple[Tool, Handler
     return tool, _handler(fn, model, params, name)
 
 
+def _target(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose annotations and docstring describe ``fn`` (partials, callables)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isclass(fn):
+        return fn
+    return getattr(fn, "__call__", fn)  # noqa: B004
+
+
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", fn)  # noqa: B004
+    target = _target(fn)
     try:
         return typing.get_type_hints(target, include_extras=True)
     except Exception:
