@@ -123,7 +123,7 @@ def _tokens(run: dict[str, Any]) -> Table:
     tok = run["tokens"]
     note = "" if not tok["estimate"] else " (estimate for this format)"
     table = Table(
-        title=f"3. Tool-definition tokens ({tok['encoding']}, {tok['format']}){note}",
+        title=f"{3 if run['calls'] else 2}. Tool-definition tokens ({tok['encoding']}, {tok['format']}){note}",
         title_justify="left",
     )
     table.add_column("what the model is sent")
