@@ -1,0 +1,199 @@
+"""MCP gateway figures: passthrough overhead, cold start from the cache, concurrent sessions.
+
+1. Passthrough: p50 of the same upstream call made directly (SDK client -> upstream) and
+   through the gateway (SDK client -> ``toolscout serve`` -> upstream), interleaved in one
+   run; plus the in-process cost (Gateway.acall -> upstream vs Upstream.call).
+2. Cold start: three upstreams with cached tool lists; time from spawning ``toolscout serve``
+   to the first ``find_tools`` answer (no upstream is started: they are lazy).
+3. 50 concurrent HTTP sessions, each revealing a different tool: leaks and errors.
+
+Run: .venv/bin/python benchmarks/mcp_gateway.py [--calls 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from _report import write_section  # noqa: E402
+from mcp_fixtures import fake  # noqa: E402
+from mcp_fixtures.asgi import serving  # noqa: E402
+from mcp_fixtures.fake_upstream import tools_for  # noqa: E402
+from toolscout.catalog import Catalog  # noqa: E402
+from toolscout.gateway import Gateway  # noqa: E402
+from toolscout.mcp.aggregator import Aggregator  # noqa: E402
+from toolscout.mcp.cache import ToolListCache  # noqa: E402
+from toolscout.mcp.config import parse_config  # noqa: E402
+from toolscout.mcp.server import GatewayServer  # noqa: E402
+from toolscout.store import Store  # noqa: E402
+
+TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
+
+
+def p50(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def p95(xs: list[float]) -> float:
+    return sorted(xs)[int(0.95 * (len(xs) - 1))]
+
+
+async def passthrough(calls: int, tmp: Path) -> dict[str, float]:
+    up = fake("normal")
+    (tmp / "one.json").write_text(json.dumps({"mcpServers": {"up": up}}))
+    direct_params = StdioServerParameters(command=up["command"], args=up["args"])
+    gw_params = StdioServerParameters(
+        command=TOOLSCOUT, args=["serve", "-c", str(tmp / "one.json"), "--cache", str(tmp / "one.db")]
+    )
+    direct: list[float] = []
+    via: list[float] = []
+    async with Client(direct_params, mode="legacy") as d, Client(gw_params, mode="legacy") as g:
+        for _ in range(200):  # until the gateway has the upstream's tools
+            r = await g.call_tool("call_tool", {"name": "up_echo", "arguments": {"text": "x"}})
+            if not r.is_error:
+                break
+            await asyncio.sleep(0.05)
+        for _ in range(20):  # warm both paths
+            await d.call_tool("echo", {"text": "x"})
+            await g.call_tool("call_tool", {"name": "up_echo", "arguments": {"text": "x"}})
+        for _ in range(calls):
+            t = time.perf_counter()
+            await d.call_tool("echo", {"text": "x"})
+            direct.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            await g.call_tool("call_tool", {"name": "up_echo", "arguments": {"text": "x"}})
+            via.append((time.perf_counter() - t) * 1000)
+
+    # In process: what the gateway itself adds (resolve, validate, forward, wrap).
+    agg = Aggregator(parse_config({"mcpServers": {"up": up}}), Catalog())
+    gateway = Gateway(agg.catalog, call_timeout=None)
+    inproc_direct: list[float] = []
+    inproc_gw: list[float] = []
+    try:
+        await agg.start()
+        upstream = agg.upstreams["up"]
+        for _ in range(20):
+            await upstream.call("echo", {"text": "x"})
+            await gateway.acall("up_echo", {"text": "x"})
+        for _ in range(calls):
+            t = time.perf_counter()
+            await upstream.call("echo", {"text": "x"})
+            inproc_direct.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            await gateway.acall("up_echo", {"text": "x"})
+            inproc_gw.append((time.perf_counter() - t) * 1000)
+    finally:
+        await agg.aclose()
+    return {
+        "direct_p50": p50(direct),
+        "via_p50": p50(via),
+        "direct_p95": p95(direct),
+        "via_p95": p95(via),
+        "inproc_direct_p50": p50(inproc_direct),
+        "inproc_gw_p50": p50(inproc_gw),
+    }
+
+
+async def cold_start(tmp: Path, runs: int) -> list[float]:
+    servers = {name: fake("normal") for name in ("alpha", "beta", "gamma")}
+    cfg_path = tmp / "three.json"
+    cfg_path.write_text(json.dumps({"mcpServers": servers}))
+    cache = tmp / "three.db"
+    cfg = parse_config({"mcpServers": servers})
+    with Store(cache) as store:
+        for name in servers:
+            ToolListCache(store).save(name, cfg.servers[name].config_hash(), tools_for("normal", False))
+    params = StdioServerParameters(command=TOOLSCOUT, args=["serve", "-c", str(cfg_path), "--cache", str(cache)])
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        async with Client(params, mode="legacy") as client:
+            found = await client.call_tool("find_tools", {"query": "add two integers"})
+            times.append(time.perf_counter() - t)
+            assert not found.is_error, found.content
+            assert len(found.structured_content["tool_references"]) >= 3
+    return times
+
+
+async def sessions(n: int) -> dict[str, Any]:
+    catalog = Catalog()
+    for i in range(n):
+        catalog.add_function(lambda count=1, i=i: f"{i}x{count}", name=f"widget_{i:03d}", description=f"Operate widget {i:03d}.")
+    server = GatewayServer(Gateway(catalog), max_revealed=8)
+    leaks = errors = 0
+    async with serving(server.http_app()) as url:
+
+        async def one(i: int) -> None:
+            nonlocal leaks, errors
+            try:
+                http = create_mcp_http_client()
+                async with Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="legacy") as c:
+                    found = await c.call_tool("find_tools", {"query": f"widget_{i:03d}", "limit": 1})
+                    await asyncio.sleep(0)  # let other sessions interleave before listing
+                    listed = [t.name for t in (await c.list_tools()).tools if t.name.startswith("widget_")]
+                    if found.is_error:
+                        errors += 1
+                    if listed != [f"widget_{i:03d}"]:
+                        leaks += 1
+                    ran = await c.call_tool(f"widget_{i:03d}", {"count": 2})
+                    if ran.is_error or ran.content[0].text != f"{i}x2":
+                        errors += 1
+            except Exception:
+                errors += 1
+
+        t = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        elapsed = time.perf_counter() - t
+    return {"sessions": n, "leaks": leaks, "errors": errors, "seconds": elapsed}
+
+
+async def main(calls: int, cold_runs: int) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        pt = await passthrough(calls, tmp)
+        cold = await cold_start(tmp, cold_runs)
+    conc = await sessions(50)
+    overhead = pt["via_p50"] - pt["direct_p50"]
+    inproc = pt["inproc_gw_p50"] - pt["inproc_direct_p50"]
+    lines = [
+        "| figure | value | target |",
+        "|---|---|---|",
+        f"| upstream call, direct (SDK client -> upstream), p50 / p95 | {pt['direct_p50']:.2f} / {pt['direct_p95']:.2f} ms | |",
+        f"| same call through `toolscout serve` (call_tool), p50 / p95 | {pt['via_p50']:.2f} / {pt['via_p95']:.2f} ms | |",
+        f"| **passthrough overhead, p50** (one extra stdio hop included) | **{overhead:.2f} ms** | <= 2 ms |",
+        f"| in-process gateway cost (Gateway.acall vs Upstream.call), p50 | {inproc:.3f} ms | |",
+        f"| cold start, 3 cached upstreams: spawn -> first find_tools answer, median of {len(cold)} | "
+        f"**{statistics.median(cold):.2f} s** (min {min(cold):.2f}) | <= 1 s |",
+        f"| {conc['sessions']} concurrent HTTP sessions revealing different tools | "
+        f"**{conc['leaks']} leaks, {conc['errors']} errors** ({conc['seconds']:.2f} s) | 0, 0 |",
+    ]
+    body = "\n".join(lines) + (
+        f"\n\n{calls} interleaved calls per path; the echo tool of the scripted upstream "
+        "(tests/mcp_fixtures/fake_upstream.py). Cold start includes spawning Python and importing toolscout; "
+        "no upstream is started (lazy, answered from the cache)."
+    )
+    print(body)
+    write_section("mcp_gateway", "MCP gateway", "python benchmarks/mcp_gateway.py", body)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--cold-runs", type=int, default=5)
+    args = parser.parse_args()
+    asyncio.run(main(args.calls, args.cold_runs))
