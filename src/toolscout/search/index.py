@@ -75,11 +75,17 @@ class SearchOutcome:
 class ToolIndex:
     """Search over a :class:`~toolscout.catalog.Catalog`, updated when the catalog changes."""
 
-    def __init__(self, catalog: Catalog, *, autocut_rule: str = DEFAULT_RULE) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        keyword: KeywordBackend | None = None,
+        autocut_rule: str = DEFAULT_RULE,
+    ) -> None:
         self.catalog = catalog
         self.autocut_rule = autocut_rule
         self._backends: dict[str, KeywordBackend | RegexBackend] = {
-            "keyword": KeywordBackend(),
+            "keyword": keyword if keyword is not None else KeywordBackend(),
             "regex": RegexBackend(),
         }
         self._modes: dict[str, Ranker] = {}

@@ -204,16 +204,13 @@ class KeywordBackend:
         return list(dict.fromkeys(self.analyzer(query)))
 
     def max_score(self, query: str) -> float:
-        """The score a doc would reach by matching every query term without limit (for 0..1).
+        """The score a tool would reach by matching every query term without limit (for 0..1).
 
-        Query terms the catalog never uses count at the highest idf, so a query half made of
-        unknown words can score at most about half.
+        Only terms some tool uses count: a word no tool contains cannot be matched by any, so
+        it lowers nobody's relevance.
         """
-        terms = self.terms(query)
-        ids = [self._vocab[t] for t in terms if t in self._vocab]
-        unseen = float(np.log1p((self._n + 0.5) / 0.5))
-        known = float(self._idf[ids].sum()) if ids else 0.0
-        return (known + unseen * (len(terms) - len(ids))) * (self.k1 + 1.0)
+        ids = [self._vocab[t] for t in self.terms(query) if t in self._vocab]
+        return float(self._idf[ids].sum()) * (self.k1 + 1.0) if ids else 0.0
 
     def scores(self, query: str) -> tuple[np.ndarray, list[tuple[str, int]]]:
         """Dense score vector over all docs, and the (term, term id) pairs that were used."""
