@@ -51,6 +51,7 @@ class GatewayServer:
         self.max_revealed = max_revealed
         self._sessions: OrderedDict[Any, OrderedDict[str, None]] = OrderedDict()
         self._meta_cache: tuple[int, list[dict[str, Any]]] | None = None
+        self._always: tuple[int, dict[str, Tool]] | None = None
         self.version = _version()
         self.lowlevel: Any = Server(
             name,
@@ -120,17 +121,31 @@ class GatewayServer:
         self._meta_cache = (gen, tools)
         return tools
 
+    def always_loaded(self) -> dict[str, Tool]:
+        """Tools listed to every session (defer policy ``never``), recomputed per catalog change."""
+        catalog = self.gateway.catalog
+        if self._always is None or self._always[0] != catalog.generation:
+            tools = {t.name: t for t in catalog if t.defer is DeferPolicy.NEVER and t.name not in META}
+            self._always = (catalog.generation, tools)
+        return self._always[1]
+
     def listed(self, ctx: Any) -> list[Tool]:
         """The catalog tools this session sees in tools/list (always-load, then revealed)."""
-        catalog = self.gateway.catalog
-        out = [t for t in catalog if t.defer is DeferPolicy.NEVER and t.name not in META]
+        always = self.always_loaded()
+        out = list(always.values())
         if self._stateful(ctx):
-            always = {t.name for t in out}
             for name in self.revealed(ctx):
-                tool = catalog.get(name)
+                tool = self.gateway.catalog.get(name)
                 if tool is not None and name not in always and name not in META:
                     out.append(tool)
         return out
+
+    def _callable_by_name(self, ctx: Any, name: str) -> bool:
+        if name in self.always_loaded():
+            return True
+        if not self._stateful(ctx):
+            return False
+        return name in self.revealed(ctx) and name in self.gateway.catalog
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -167,7 +182,7 @@ class GatewayServer:
                 if target in META:
                     raise InvalidRequest(f"call {target} directly, not through call_tool")
                 return await self.run(target, args.get("arguments"))
-            if name not in {t.name for t in self.listed(ctx)}:
+            if not self._callable_by_name(ctx, name):
                 tool = self.gateway.catalog.get(name)
                 if tool is None:
                     raise UnknownTool(f"no tool named {name!r}", suggestions=self.gateway.suggest(name))
