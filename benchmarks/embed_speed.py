@@ -1,0 +1,108 @@
+"""Embedding speed: model load, throughput, restart from cached vectors, hybrid query latency.
+
+Run: .venv/bin/python benchmarks/embed_speed.py [--texts 1000]
+Needs the ``embed`` extra and ../shared/data (toolpool, 13.6k tools). Vectors are cached in
+``~/.cache/toolscout-bench/vectors.db`` (outside the repo) so reruns skip the 2-minute embed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _report import write_section
+from _sets import load_queries, load_tools
+from toolscout.catalog import Catalog
+from toolscout.embed.onnx import default_embedder
+from toolscout.embed.text import tool_text
+from toolscout.search.dense import DenseBackend
+from toolscout.search.hybrid import enable_hybrid
+from toolscout.search.index import ToolIndex
+from toolscout.store import Store
+
+CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
+
+
+def _pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--texts", type=int, default=1000, help="texts for the cold throughput run")
+    parser.add_argument("--queries", type=int, default=500)
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    embedder = default_embedder()
+    load_s = time.perf_counter() - t0
+
+    tools = load_tools("toolpool")
+    rng = np.random.default_rng(0)
+    sample = [tool_text(tools[i]) for i in rng.choice(len(tools), args.texts, replace=False)]
+    t0 = time.perf_counter()
+    embedder.embed(sample)
+    throughput = args.texts / (time.perf_counter() - t0)
+
+    # Warm the on-disk cache (a no-op after the first run), then time a restart from it.
+    DenseBackend(embedder, Store(CACHE), progress=True).rebuild(tools)
+    with tempfile.TemporaryDirectory() as tmp:  # restart = new process state, same store file
+        store_path = Path(tmp) / "v.db"
+        Store(store_path).put("embeddings", embedder.model_id, *_blob(CACHE, embedder.model_id))
+        t0 = time.perf_counter()
+        dense = DenseBackend(embedder, Store(store_path), progress=False)
+        dense.rebuild(tools)
+        restart_s = time.perf_counter() - t0
+        assert dense.cache.stats["embedded"] == 0, dense.cache.stats
+
+    index = ToolIndex(Catalog(tools))
+    enable_hybrid(index, embedder, store=Store(CACHE), progress=False)
+    queries = [q.text for q in load_queries("toolpool")[: args.queries]]
+    index.search("warm up", limit=5)
+    fresh, cached, keyword = [], [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        index.search(q, limit=10, mode="hybrid")
+        fresh.append((time.perf_counter() - t0) * 1000)
+    for q in queries:
+        t0 = time.perf_counter()
+        index.search(q, limit=10, mode="hybrid")
+        cached.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        index.search(q, limit=10, mode="keyword")
+        keyword.append((time.perf_counter() - t0) * 1000)
+
+    load_avg = os.getloadavg()[0]
+    body = f"""
+Default model all-MiniLM-L6-v2 int8 (ONNX, onnxruntime CPU), toolpool catalog ({len(tools):,} tools).
+Load average during the run: {load_avg:.1f} (the machine is shared; throughput scales with free cores).
+
+| measure | value |
+|---|---|
+| model load (hash checks included) | {load_s:.2f} s |
+| embedding throughput, {args.texts} tool texts, cold | {throughput:.0f} texts/s |
+| restart: rebuild dense index of {len(tools):,} tools from cached vectors | {restart_s:.2f} s |
+| hybrid query, new query (embeds it), p50 / p95 | {_pct(fresh, 50):.1f} / {_pct(fresh, 95):.1f} ms |
+| hybrid query, repeated query (cached vector), p50 / p95 | {_pct(cached, 50):.1f} / {_pct(cached, 95):.1f} ms |
+| keyword query, same run, p50 / p95 | {_pct(keyword, 50):.1f} / {_pct(keyword, 95):.1f} ms |
+
+{len(queries)} toolpool queries, limit 10; mean of new-query hybrid {statistics.mean(fresh):.1f} ms.
+"""
+    print(body)
+    write_section("embed_speed", "Embedding speed and hybrid latency", "python benchmarks/embed_speed.py", body)
+
+
+def _blob(path: Path, model_id: str) -> tuple[bytes, dict]:
+    entry = Store(path).get("embeddings", model_id)
+    assert entry is not None
+    return entry.value, entry.meta  # type: ignore[return-value]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""Comparing two search configurations on the same queries, and recall@k curves as a PNG.
+
+Used by ``toolscout eval --compare`` and ``--plot``; kept apart from the eval runner so
+the runner stays a stable contract. Pairing matters: both configurations rank the very same
+queries, so the per-query differences (wins, losses, a sign test) say whether a change helps
+beyond noise, which two averages alone cannot.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import MissingExtra
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+    from .eval.dataset import EvalQuery
+    from .eval.runner import EvalReport
+    from .search.index import ToolIndex
+
+__all__ = ["Comparison", "compare", "index_factory", "plot_recall", "recall_curve"]
+
+SEMANTIC_MODES = ("hybrid", "semantic")
+
+
+def index_factory(search_type: str, embedder: str = "default", store_path: str | None = None) -> Callable[[Catalog], ToolIndex]:
+    """A ToolIndex factory for ``run_eval``: adds the embedding modes when they are asked for."""
+    from .search.index import ToolIndex
+
+    def make(catalog: Catalog) -> ToolIndex:
+        index = ToolIndex(catalog)
+        if search_type in SEMANTIC_MODES or search_type == "auto":
+            from .search.hybrid import enable_hybrid
+
+            store = None
+            if store_path:
+                from .store import Store
+
+                store = Store(store_path)
+            try:
+                enable_hybrid(index, embedder, store=store)
+            except Exception:
+                if search_type != "auto":  # auto without the extra is keyword, as for users
+                    raise
+        return index
+
+    return make
+
+
+@dataclass(slots=True)
+class Comparison:
+    """Per-split mean nDCG@10 of A and B (percent) with paired wins/losses and a sign test."""
+
+    label_a: str
+    label_b: str
+    rows: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.label_a, "b": self.label_b, "rows": self.rows}
+
+
+def _sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test p-value (ties dropped)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    k = min(wins, losses)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def compare(a: EvalReport, b: EvalReport, label_a: str = "A", label_b: str = "B") -> Comparison:
+    """Pair the runs of ``a`` and ``b`` by query id (both must cover the same queries)."""
+    b_runs = {r.id: r for r in b.runs}
+    groups: dict[str, list[tuple[float, float]]] = {"all": []}
+    for run in a.runs:
+        other = b_runs.get(run.id)
+        if other is None:
+            continue
+        pair = (run.ndcg10, other.ndcg10)
+        groups["all"].append(pair)
+        if run.split is not None:
+            groups.setdefault(run.split, []).append(pair)
+    rows = []
+    for split, pairs in sorted(groups.items(), key=lambda kv: (kv[0] != "all", kv[0])):
+        n = len(pairs)
+        wins = sum(1 for x, y in pairs if y > x + 1e-9)
+        losses = sum(1 for x, y in pairs if x > y + 1e-9)
+        mean_a = 100 * sum(x for x, _ in pairs) / n if n else 0.0
+        mean_b = 100 * sum(y for _, y in pairs) / n if n else 0.0
+        rows.append(
+            {
+                "split": split,
+                "queries": n,
+                label_a: round(mean_a, 2),
+                label_b: round(mean_b, 2),
+                "delta": round(mean_b - mean_a, 2),
+                "b_wins": wins,
+                "b_losses": losses,
+                "p_sign": round(_sign_test(wins, losses), 4),
+            }
+        )
+    return Comparison(label_a, label_b, rows)
+
+
+def recall_curve(report: EvalReport, queries: Sequence[EvalQuery], ks: Sequence[int] = tuple(range(1, 11))) -> list[float]:
+    """Mean recall@k (percent) for each k, from the report's rankings."""
+    from .eval.metrics import group_positions, recall_at
+
+    by_id = {q.id: q for q in queries}
+    totals = [0.0] * len(ks)
+    n = 0
+    for run in report.runs:
+        q = by_id.get(run.id)
+        if q is None:
+            continue
+        groups = q.relevant_groups()
+        pos = group_positions(run.ranked, groups)
+        for i, k in enumerate(ks):
+            totals[i] += recall_at(pos, len(groups), k)
+        n += 1
+    return [100 * t / n if n else 0.0 for t in totals]
+
+
+def plot_recall(curves: Mapping[str, Sequence[float]], path: str | Path, *, title: str = "", ks: Sequence[int] = tuple(range(1, 11))) -> Path:
+    """Write recall@k curves (one line per configuration) as a PNG (needs the ``plot`` extra)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise MissingExtra("Plotting recall curves", "plot") from exc
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    for label, values in curves.items():
+        ax.plot(list(ks), list(values), marker="o", label=label)
+    ax.set_xlabel("k")
+    ax.set_ylabel("recall@k (%)")
+    ax.set_ylim(0, 100)
+    ax.set_xticks(list(ks))
+    ax.grid(alpha=0.3)
+    ax.set_title(title or "recall@k")
+    ax.legend()
+    out = Path(path)
+    fig.tight_layout()
+    fig.savefig(out, format="png")
+    plt.close(fig)
+    return out

@@ -1,0 +1,52 @@
+"""eval --compare / --plot helpers: paired comparison and recall curves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolscout.eval.dataset import EvalQuery
+from toolscout.eval.runner import evaluate
+from toolscout.eval_compare import _sign_test, compare, plot_recall, recall_curve
+
+QUERIES = [
+    EvalQuery("q1", "send message", ("slack",), split="chat"),
+    EvalQuery("q2", "weather", ("weather",), split="info"),
+    EvalQuery("q3", "refund", ("refund",), split="pay"),
+]
+A = {"send message": ["x", "slack"], "weather": ["weather"], "refund": ["x", "y", "z"]}
+B = {"send message": ["slack"], "weather": ["weather"], "refund": ["x", "refund"]}
+
+
+def _reports():  # type: ignore[no-untyped-def]
+    a = evaluate(QUERIES, lambda q: A[q])
+    b = evaluate(QUERIES, lambda q: B[q])
+    return a, b
+
+
+def test_compare_pairs_queries_and_counts_wins_per_split() -> None:
+    a, b = _reports()
+    cmp = compare(a, b, "keyword", "hybrid")
+    overall = cmp.rows[0]
+    assert overall["split"] == "all" and overall["queries"] == 3
+    assert (overall["b_wins"], overall["b_losses"]) == (2, 0)
+    assert overall["delta"] > 0
+    by_split = {r["split"]: r for r in cmp.rows}
+    assert by_split["info"]["delta"] == 0 and by_split["info"]["b_wins"] == 0
+    assert by_split["pay"]["keyword"] == 0.0
+
+
+def test_sign_test() -> None:
+    assert _sign_test(0, 0) == 1.0
+    assert _sign_test(10, 0) == pytest.approx(2 / 1024)
+    assert _sign_test(5, 5) == 1.0
+
+
+def test_recall_curve_and_png(tmp_path: Path) -> None:
+    a, b = _reports()
+    curve_a = recall_curve(a, QUERIES, ks=(1, 2, 3))
+    assert curve_a == pytest.approx([100 / 3, 200 / 3, 200 / 3])
+    pytest.importorskip("matplotlib")
+    out = plot_recall({"A": curve_a, "B": recall_curve(b, QUERIES, ks=(1, 2, 3))}, tmp_path / "r.png", ks=(1, 2, 3))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
