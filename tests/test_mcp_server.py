@@ -7,6 +7,7 @@ find, then call_tool). One scripted upstream process serves the whole module.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 
@@ -30,7 +31,7 @@ SECRET = "s3cret-value-123"
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def server() -> AsyncIterator[GatewayServer]:
     cfg = parse_config(
-        {"mcpServers": {"up": fake("normal", alwaysLoad=["echo"], env={"UPSTREAM_KEY": SECRET})}, "maxRevealed": 3}
+        {"mcpServers": {"up": fake("normal", alwaysLoad=["echo", "extra"], env={"UPSTREAM_KEY": SECRET})}, "maxRevealed": 3}
     )
     catalog = Catalog()
     agg = Aggregator(cfg, catalog)
@@ -130,3 +131,22 @@ async def test_upstream_annotations_pass_through_and_call_tool_is_least_permissi
         assert tools["find_tools"].annotations.read_only_hint is True
         call = tools["call_tool"].annotations
         assert call.read_only_hint is False and call.destructive_hint is True
+
+
+async def test_upstream_change_reaches_stateful_sessions(server: GatewayServer) -> None:
+    """Runs last: it makes the upstream grow a tool (matched by alwaysLoad 'extra')."""
+    notes: list[object] = []
+
+    async def on_message(message: object) -> None:
+        notes.append(message)
+
+    async with Client(server.lowlevel, mode="legacy", message_handler=on_message) as client:
+        assert "up_extra" not in names(await client.list_tools())
+        await client.call_tool("call_tool", {"name": "up_grow", "arguments": {}})
+        for _ in range(200):  # bounded wait for the upstream's list_changed to be processed
+            if "up_extra" in server.gateway.catalog:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0)
+        assert "up_extra" in names(await client.list_tools())
+        assert any(isinstance(n, types.ToolListChangedNotification) for n in notes)

@@ -50,6 +50,9 @@ class GatewayServer:
         self.aggregator = aggregator
         self.max_revealed = max_revealed
         self._sessions: OrderedDict[Any, OrderedDict[str, None]] = OrderedDict()
+        self._peers: dict[Any, Any] = {}  # session key -> latest ServerSession (to notify)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        gateway.catalog.subscribe(self._on_catalog_change)
         self._meta_cache: tuple[int, list[dict[str, Any]]] | None = None
         self._always: tuple[int, dict[str, Tool]] | None = None
         self.version = _version()
@@ -87,10 +90,33 @@ class GatewayServer:
         if found is None:
             found = self._sessions[key] = OrderedDict()
             while len(self._sessions) > MAX_SESSIONS:
-                self._sessions.popitem(last=False)
+                gone, _ = self._sessions.popitem(last=False)
+                self._peers.pop(gone, None)
         else:
             self._sessions.move_to_end(key)
+        if self._stateful(ctx):
+            self._peers[key] = ctx.session
         return found
+
+    def _on_catalog_change(self, change: Any) -> None:
+        """Tell each stateful session whose tools/list this change alters (an upstream
+        refreshed: always-load tools came or went, or a revealed tool disappeared)."""
+        before = set(self._always[1]) if self._always is not None else set()
+        touched = set(change.added) | set(change.removed)
+        if not touched or not self._peers:
+            return
+        always = self.always_loaded()
+        everyone = before != set(always) or any(n in always for n in touched)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for key, peer in list(self._peers.items()):
+            shown = self._sessions.get(key, {})
+            if everyone or any(n in shown for n in touched):
+                task = loop.create_task(_notify_peer(peer))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
 
     def _reveal(self, ctx: Any, names: Iterable[str]) -> bool:
         shown = self.revealed(ctx)
@@ -343,6 +369,13 @@ async def _notify_list_changed(ctx: Any) -> None:
     try:
         await ctx.session.send_notification(types.ToolListChangedNotification(), related_request_id=ctx.request_id)
     except Exception as exc:  # a client that cannot take notifications still gets its result
+        log.debug("list_changed not delivered: %s", exc)
+
+
+async def _notify_peer(peer: Any) -> None:
+    try:
+        await peer.send_tool_list_changed()
+    except Exception as exc:  # the session is gone, or has no standalone stream
         log.debug("list_changed not delivered: %s", exc)
 
 
