@@ -47,6 +47,10 @@ def test_scripted_run_data(scripted: dict) -> None:
     pointers = {e["pointer"] for e in calls["invalid arguments"]["error"]["details"]["errors"]}
     assert pointers == {"/channel", "/text"}
     assert "slack_send_message" in calls["unknown tool"]["error"]["details"]["suggestions"]
+    assert calls["use_tool, clear"]["tool"] == "units_convert"
+    assert calls["use_tool, clear"]["structured"]["result"] == pytest.approx(232.7777777778)
+    assert calls["use_tool, ambiguous"]["error"]["code"] == "ambiguous"
+    assert len(calls["use_tool, ambiguous"]["error"]["details"]["candidates"]) >= 2
     tokens = scripted["tokens"]
     assert tokens["tools"] == 316
     assert tokens["meta_only"] < tokens["after_searches"] < tokens["static"]

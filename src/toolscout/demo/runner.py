@@ -28,9 +28,13 @@ class Search:
 
 @dataclass(frozen=True, slots=True)
 class Call:
+    """``call(name, arguments)``, or with ``use_tool`` set, ``use_tool(name, arguments)``
+    where ``name`` is a query that must resolve to one clear winner."""
+
     label: str
     name: str
     arguments: Any
+    use_tool: bool = False
 
 
 SEARCHES: tuple[Search, ...] = (
@@ -49,6 +53,8 @@ CALLS: tuple[Call, ...] = (
     Call("real tool", "units_convert", {"value": 26.2, "from_unit": "mi", "to_unit": "km"}),
     Call("invalid arguments", "slack_send_message", {"channel": 42}),
     Call("unknown tool", "slak_send_mesage", {"channel": "#eng", "text": "hi"}),
+    Call("use_tool, clear", "convert a temperature", {"value": 451, "from_unit": "F", "to_unit": "C"}, True),
+    Call("use_tool, ambiguous", "send a message", {"text": "deploy done"}, True),
 )
 
 
@@ -60,8 +66,13 @@ def _search(gateway: Gateway, label: str, query: str, limit: int, format: str) -
 
 
 def _call(gateway: Gateway, call: Call) -> dict[str, Any]:
-    result: CallResult = gateway.call(call.name, call.arguments)
+    if call.use_tool:
+        result: CallResult = gateway.use_tool(call.name, call.arguments)
+    else:
+        result = gateway.call(call.name, call.arguments)
     out = {"label": call.label, "arguments": call.arguments, **result.to_dict()}
+    if call.use_tool:
+        out["use_tool_query"] = call.name
     out["duration_ms"] = round(result.duration_ms, 3)
     return out
 

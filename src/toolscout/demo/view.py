@@ -96,7 +96,12 @@ def _calls(run: dict[str, Any]) -> Table:
     table.add_column("outcome", ratio=3)
     for c in run["calls"]:
         args = json.dumps(c["arguments"], ensure_ascii=False)
-        call = Text(c["tool"], style="bold")
+        if "use_tool_query" in c:
+            call = Text(f"use_tool({c['use_tool_query']!r})", style="bold")
+            if c["ok"]:
+                call.append(f"\n-> {c['tool']}", style="green")
+        else:
+            call = Text(c["tool"], style="bold")
         call.append(f"\n{args}", style="dim")
         table.add_row(c["label"], call, _outcome(c))
     return table
@@ -111,9 +116,12 @@ def _outcome(call: dict[str, Any]) -> Text:
     error = call["error"]
     text = Text(error["code"], style="bold red")
     text.append(f": {error['message']}")
-    suggestions = error.get("details", {}).get("suggestions")
-    if suggestions:
-        text.append(f"\ndid you mean: {', '.join(suggestions)}", style="yellow")
+    details = error.get("details", {})
+    if details.get("suggestions"):
+        text.append(f"\ndid you mean: {', '.join(details['suggestions'])}", style="yellow")
+    if details.get("candidates"):
+        names = [c["name"] if isinstance(c, dict) else str(c) for c in details["candidates"]]
+        text.append(f"\ncandidates: {', '.join(names)}", style="yellow")
     if error.get("hint"):
         text.append(f"\n{error['hint']}", style="dim")
     return text
