@@ -172,3 +172,11 @@ def test_absurdly_deep_nesting_is_a_declaration_error(tmp_path: Path) -> None:
     path.write_text('{"deep": {"input_schema": ' + deep + "}}\n")
     with pytest.raises(DeclarationError, match="deep"):
         load_declarations(path)
+
+
+def test_json_list_with_scalar_entries_keeps_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.json"
+    path.write_text('[\n  "oops",\n  42,\n  {"name": "ok"},\n  {\n    "name": "bad",\n    "tags": "x"\n  }\n]\n')
+    tools, skipped = load_declarations(path, skip_invalid=True)
+    assert [t.name for t in tools] == ["ok"]
+    assert [(e.line, e.field) for e in skipped] == [(2, None), (3, None), (7, "tags")]

@@ -56,8 +56,14 @@ def json_positions(text: str) -> EntryPositions:
     i, n = 0, len(text)
     last_string: str | None = None
     last_string_line = 0
+    element_due = False  # a top-level array element starts at the next token
     while i < n:
         ch = text[i]
+        if element_due and not ch.isspace() and ch not in "{[]":
+            out.entries.append(line)  # a scalar element: still an entry, for error lines
+            out.fields.append({})
+        if not ch.isspace():
+            element_due = False
         if ch == "\n":
             line += 1
         elif ch == '"':
@@ -78,6 +84,7 @@ def json_positions(text: str) -> EntryPositions:
         elif ch in "{[":
             if depth == 0:
                 top = ch
+                element_due = ch == "["
             elif depth == 1 and top == "[":
                 out.entries.append(line)
                 out.fields.append({})
@@ -88,5 +95,6 @@ def json_positions(text: str) -> EntryPositions:
             last_string = None
         elif ch == ",":
             last_string = None
+            element_due = depth == 1 and top == "["
         i += 1
     return out
