@@ -222,3 +222,35 @@ def test_blob_namespaces(tmp_path: Path) -> None:
 def test_blob_value_of_wrong_type_is_refused(tmp_path: Path) -> None:
     with Store(tmp_path / "s.db") as store, pytest.raises(StoreError, match="bytes or str"):
         store.put("ns", "k", 42)  # type: ignore[arg-type]
+
+
+def test_one_store_shared_by_threads(tmp_path: Path) -> None:
+    import threading
+
+    barrier = threading.Barrier(4)
+    with Store(tmp_path / "s.db") as store:
+
+        def writer(w: int) -> None:
+            barrier.wait()
+            for k in range(50):
+                store.put("ns", f"{w}-{k}", f"value {w} {k}")
+
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert len(store.keys("ns")) == 200
+        assert store.get("ns", "3-49").text == "value 3 49"
+
+
+def test_two_processes_writing_one_store_both_land(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    Store(path).close()
+    script = "import sys\nfrom toolscout.store import Store\ns = Store(sys.argv[1])\n" + (
+        "s.put_many('ns', [(f'{sys.argv[2]}-{k}', 'x', None) for k in range(200)])\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), tag]) for tag in ("a", "b")]
+    assert [p.wait() for p in procs] == [0, 0]
+    with Store(path) as store:
+        assert len(store.keys("ns")) == 400
