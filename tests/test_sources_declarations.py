@@ -180,3 +180,38 @@ def test_json_list_with_scalar_entries_keeps_line_numbers(tmp_path: Path) -> Non
     tools, skipped = load_declarations(path, skip_invalid=True)
     assert [t.name for t in tools] == ["ok"]
     assert [(e.line, e.field) for e in skipped] == [(2, None), (3, None), (7, "tags")]
+
+
+def test_json_positions_match_the_serialised_lines() -> None:
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from toolscout.sources._positions import json_positions
+
+    names = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
+    values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=3),
+                          max_leaves=6)
+    entries = st.dictionaries(names, st.dictionaries(names, values, max_size=3), max_size=5)
+
+    @settings(max_examples=60, deadline=None)
+    @given(entries)
+    def check(data: dict) -> None:
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+        pos = json_positions(text)
+        assert pos.keys == list(data)
+        lines = text.split("\n")
+        for key, line, fields in zip(pos.keys, pos.entries, pos.fields, strict=True):
+            assert lines[line - 1].startswith("  " + json.dumps(key, ensure_ascii=False) + ":")
+            assert set(fields) == set(data[key])
+
+    check()
+
+
+def test_jsonl_lines_split_on_newline_only(tmp_path: Path) -> None:
+    path = tmp_path / "u.jsonl"
+    path.write_text('{"name": "a", "description": "x\u2028y\x85z"}\n{"name": "b"}\n', encoding="utf-8")
+    tools, _ = load_declarations(path)
+    assert [t.name for t in tools] == ["a", "b"] and tools[1].origin.endswith(":2")

@@ -6,6 +6,8 @@ strings and nesting depth (``json`` itself keeps no positions).
 
 from __future__ import annotations
 
+import contextlib
+import json
 from dataclasses import dataclass, field
 
 import yaml
@@ -71,6 +73,9 @@ def json_positions(text: str) -> EntryPositions:
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
             last_string, last_string_line = text[i + 1 : j], line
+            if "\\" in last_string:  # decode escapes so keys compare with the parsed data
+                with contextlib.suppress(ValueError):
+                    last_string = json.loads(text[i : j + 1])
             line += text.count("\n", i, j)
             i = j
         elif ch == ":" and last_string is not None:

@@ -109,7 +109,7 @@ _Item = tuple[str | None, Any, int, dict[str, int]]
 
 def _jsonl_items(text: str, file: str) -> list[_Item | DeclarationError]:
     out: list[_Item | DeclarationError] = []
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():
             continue
         try:
