@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -147,5 +148,21 @@ async def test_slow_start_fails_fast_and_other_servers_are_ready() -> None:
         assert status["slow"]["state"] == "failed" and "did not start" in status["slow"]["last_error"]
         with pytest.raises(UpstreamUnavailable, match="slow"):
             await agg.upstreams["slow"].call("echo", {"text": "x"})
+    finally:
+        await agg.aclose()
+
+
+async def test_unreachable_http_upstream_leaks_no_secret(caplog: pytest.LogCaptureFixture) -> None:
+    url = "http://carol:pa55word99@127.0.0.1:9/mcp?token=zz-secret-77"
+    agg = make({"web": {"url": url, "headers": {"X-Api-Key": "hdr-secret-55"}, "connectTimeout": 5}})
+    try:
+        await agg.start()
+        status = agg.status()["web"]
+        assert status["state"] == "failed" and status["last_error"]
+        with pytest.raises(UpstreamUnavailable) as info:
+            await agg.upstreams["web"].call("echo", {})
+        shown = " ".join([json.dumps(status), str(info.value), caplog.text])
+        for secret in ("pa55word99", "zz-secret-77", "hdr-secret-55"):
+            assert secret not in shown
     finally:
         await agg.aclose()

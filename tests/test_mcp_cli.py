@@ -89,3 +89,24 @@ def test_least_permissive_hints() -> None:
     }
     hints = least_permissive([safe, Tool("b")])  # unstated hints count as the unsafe defaults
     assert hints["readOnlyHint"] is False and hints["destructiveHint"] is True and hints["openWorldHint"] is True
+
+
+async def test_stateless_client_over_stdio_starts_the_upstream_on_first_call(tmp_path: Path) -> None:
+    servers = {"up": fake("normal")}
+    cfg_path = write(tmp_path / "servers.json", servers)
+    cache_path = tmp_path / "cache.db"
+    with Store(cache_path) as store:
+        hash_ = parse_config({"mcpServers": servers}).servers["up"].config_hash()
+        ToolListCache(store).save("up", hash_, tools_for("normal", False))
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).with_name("toolscout")),
+        args=["serve", "-c", str(cfg_path), "--cache", str(cache_path)],
+    )
+    async with Client(params, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        found = await client.call_tool("find_tools", {"query": "add two integers", "limit": 1})
+        assert found.structured_content["tool_references"][0]["tool_name"] == "up_add"
+        summed = await client.call_tool("call_tool", {"name": "up_add", "arguments": {"a": 20, "b": 22}})
+        assert summed.structured_content == {"sum": 42}  # the upstream was started just now
+        caps = json.loads((await client.read_resource("toolscout://capabilities")).contents[0].text)
+        assert caps["servers"]["up"]["state"] == "ready"

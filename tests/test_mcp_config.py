@@ -85,3 +85,21 @@ def test_load_config_reports_file_problems(tmp_path) -> None:
     good = tmp_path / "ok.json"
     good.write_text(json.dumps({"mcpServers": {"a": {"command": "x"}}}))
     assert list(load_config(good).servers) == ["a"]
+
+
+def test_redact_removes_every_configured_secret() -> None:
+    server = parse_config(
+        {
+            "mcpServers": {
+                "s": {
+                    "url": "https://bob:hunter22@h.test/mcp?key=qwerty123&x=1",
+                    "headers": {"Authorization": "Bearer tok-abcdef-123"},
+                }
+            }
+        }
+    ).servers["s"]
+    text = "401 for https://bob:hunter22@h.test/mcp?key=qwerty123 with Bearer tok-abcdef-123 (hunter22)"
+    cleaned = server.redact(text)
+    for secret in ("hunter22", "qwerty123", "tok-abcdef-123"):
+        assert secret not in cleaned
+    assert "h.test/mcp" in cleaned

@@ -76,7 +76,7 @@ class Aggregator:
             try:
                 raw = await up.list_tools()
             except Exception as exc:
-                log.warning("upstream %s: cannot list tools: %s", name, exc)
+                log.warning("upstream %s: cannot list tools: %s", name, up.config.redact(str(exc)))
                 raise
             kept = self._install(name, raw)
             self.fetched_at[name] = time.time()
@@ -135,7 +135,9 @@ class Aggregator:
                 raw = await up.call(original, arguments)
             except MCPError as exc:
                 raise ToolFailed(
-                    f"server '{server}' refused {original}: {exc}", server=server, code_rpc=exc.code
+                    f"server '{server}' refused {original}: {up.config.redact(str(exc))}",
+                    server=server,
+                    code_rpc=exc.code,
                 ) from None
             return upstream_result(original, raw)
 

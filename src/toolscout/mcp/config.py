@@ -92,6 +92,26 @@ class ServerConfig(BaseModel):
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    def secrets(self) -> list[str]:
+        """Every configured value that may be a credential (env and header values, URL
+        userinfo and query), longest first, for :meth:`redact`."""
+        found = [*self.env.values(), *self.headers.values()]
+        for value in self.headers.values():
+            found.extend(part for part in value.split() if len(part) >= 8)  # "Bearer <tok>"
+        if self.url:
+            rest = self.url.partition("://")[2]
+            userinfo = rest.partition("/")[0].rpartition("@")[0]
+            found.extend([userinfo, *userinfo.split(":")])
+            query = self.url.partition("?")[2]
+            found.extend(p.partition("=")[2] for p in query.split("&"))
+        return sorted({v for v in found if len(v) >= 4}, key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret of this server replaced by ``***`` (for logs, status)."""
+        for secret in self.secrets():
+            text = text.replace(secret, _SECRET_MASK)
+        return text
+
     def public(self) -> dict[str, Any]:
         """A description safe for logs and the capabilities resource (no secret values)."""
         out: dict[str, Any] = {"transport": self.transport, "enabled": self.enabled}

@@ -116,7 +116,7 @@ class Upstream:
             )
             self._failed(reason)
             raise UpstreamUnavailable(
-                f"server '{self.name}' could not be started: {reason}",
+                f"server '{self.name}' could not be started: {self.config.redact(reason)}",
                 hint="Check its command/url in the config; toolscout retries with backoff.",
                 server=self.name,
             ) from None
@@ -169,6 +169,7 @@ class Upstream:
     def _failed(self, reason: str) -> None:
         if self.state is UpstreamState.CLOSED:
             return
+        reason = self.config.redact(reason)
         self.state = UpstreamState.FAILED
         self.last_error = reason
         self._next_attempt = time.monotonic() + self._backoff
@@ -237,8 +238,9 @@ class Upstream:
                 ) from None
             raise
         except (OSError, EOFError, RuntimeError) as exc:
-            self._mark_dead(_describe(exc))
-            raise UpstreamUnavailable(f"server '{self.name}' failed: {_describe(exc)}", server=self.name) from None
+            reason = self.config.redact(_describe(exc))
+            self._mark_dead(reason)
+            raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
 
     def _mark_dead(self, reason: str) -> None:
         if self._stop is not None:
