@@ -181,6 +181,19 @@ def test_malformed_tool_record_gives_store_error(tmp_path: Path) -> None:
         load_catalog(path)
 
 
+def test_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    db.close()
+    with pytest.raises(StoreError, match="not a toolscout store"):
+        Store(path)
+    with sqlite3.connect(path) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    db.close()
+    assert tables == {"users"}
+
+
 def test_newer_format_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     save_catalog(Catalog(tools(2)), path)

@@ -119,6 +119,12 @@ class Store:
             if row is not None:
                 self._check_version(row[0])  # before touching anything a newer format owns
                 return  # an existing store: opening it writes nothing, so readers never wait
+            if self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise StoreError(  # another program's database: never write our tables into it
+                    f"{self.path} is an SQLite database but not a toolscout store",
+                    hint="Pass a new file name, or a file written by Catalog.save.",
+                    path=str(self.path),
+                )
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
