@@ -367,3 +367,61 @@ def test_absurdly_deep_schema_renders_without_recursion_error() -> None:
     assert "too deeply" in gemini_schema(deep)["description"]
     assert openai_strict(deep) is None and openai_strict_reason(deep)
     assert strict_refusal(deep)
+
+
+def _schemas() -> Any:
+    from hypothesis import strategies as st
+
+    names = st.sampled_from(["a", "b", "c", "d"])
+    leaf = st.one_of(
+        st.fixed_dictionaries({"type": st.sampled_from(["string", "integer", "number", "boolean", "null"])},
+                              optional={"description": st.text(max_size=5), "format": st.sampled_from(["date-time", "email", "int64"]),
+                                        "default": st.integers(), "x-vendor": st.booleans()}),
+        st.fixed_dictionaries({"enum": st.lists(st.one_of(st.text(max_size=3), st.integers(), st.none()), min_size=1, max_size=3)}),
+        st.fixed_dictionaries({"const": st.text(max_size=3)}),
+        st.just({"$ref": "#/$defs/Node"}),
+        st.just({}),
+    )
+
+    def grow(inner: Any) -> Any:
+        objects = st.builds(
+            lambda props, req, extra: {"type": "object", "properties": props, "required": [k for k in props if k in req],
+                                       **({"additionalProperties": extra} if extra is not None else {})},
+            st.dictionaries(names, inner, max_size=3), st.sets(names), st.sampled_from([None, False, True]),
+        )
+        arrays = st.builds(lambda items: {"type": "array", "items": items}, inner)
+        unions = st.builds(lambda parts: {"anyOf": parts}, st.lists(inner, min_size=1, max_size=3))
+        typelists = st.builds(lambda t: {"type": [t, "null"]}, st.sampled_from(["string", "integer", "object"]))
+        return st.one_of(objects, arrays, unions, typelists)
+
+    body = st.recursive(leaf, grow, max_leaves=8)
+    return st.builds(
+        lambda props, node: {"type": "object", "properties": props,
+                             "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}, "v": node}}}},
+        st.dictionaries(names, body, max_size=4), body,
+    )
+
+
+def test_random_schemas_render_everywhere_and_convert_consistently() -> None:
+    from hypothesis import given, settings
+
+    try:
+        from google.genai import types as genai
+    except ImportError:  # the gemini extra is optional
+        genai = None
+
+    @settings(max_examples=150, deadline=None)
+    @given(_schemas())
+    def check(schema: dict[str, Any]) -> None:
+        tool = Tool("t", "Random.", schema)
+        for fmt in FORMATS:
+            assert isinstance(render(tool, fmt), dict)
+        if genai is not None:
+            genai.FunctionDeclaration.model_validate(render(tool, "gemini"))
+        converted = openai_strict(schema)
+        if converted is not None:
+            assert strict_refusal(converted) is None  # a conversion is always accepted as is
+        else:
+            assert openai_strict_reason(schema)
+
+    check()
