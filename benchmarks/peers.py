@@ -274,7 +274,7 @@ def speed_table(results: dict[str, dict[int, Any]], sizes: list[int]) -> str:
     head += "|---|" + "---|" * len(sizes) + "\n"
     rows = []
     for m, per in results.items():
-        cells = [_cell(per.get(n), "{p50:.2f} / {p95:.2f} / {p99:.2f}") for n in sizes]
+        cells = [_cell(per.get(n), "{p50:.2f} / {p95:.2f} / {p99:.2f} (build {build_s:.1f} s)") for n in sizes]
         rows.append(f"| {SPEED_LABELS.get(m, m)} | " + " | ".join(cells) + " |")
     ratio = []
     for n in sizes:
@@ -282,9 +282,9 @@ def speed_table(results: dict[str, dict[int, Any]], sizes: list[int]) -> str:
         if a and b and "p50" in a and "p50" in b and b["p50"] > 0:
             ratio.append(f"{n:,} tools: toolscout keyword is {a['p50'] / b['p50']:.0f}x faster than FastMCP at p50")
     note = (
-        "The first N tools of toolpool, every 10th toolpool query (250), one process per method. "
-        "Peers are timed at their ranking call; toolscout both at `ToolIndex.search` and at the "
-        "whole `find_tools` call."
+        "The first N tools of toolpool, every 10th toolpool query (250), one process per method; "
+        "build = index build plus one warm-up query. Peers are timed at their ranking call; "
+        "toolscout both at `ToolIndex.search` and at the whole `find_tools` call."
     )
     return head + "\n".join(rows) + "\n\n" + note + ("\n\n" + "; ".join(ratio) + "." if ratio else "")
 
@@ -311,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = "python benchmarks/peers.py" + (" --speed" if args.speed else "") + (" --full" if args.full else "")
     work = Path(tempfile.mkdtemp(prefix="toolscout-peers-"))
+    load = os.getloadavg()
     try:
         if args.speed:
             sizes = [int(x) for x in args.sizes.split(",")]
@@ -327,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             title, section, raw = "Peers: quality and latency on the same data", "peers", res_q
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    text += f"\n\nMachine load (1-min load average) at start / end: {load[0]:.1f} / {os.getloadavg()[0]:.1f}."
     print(text)
     if args.json:
         args.json.write_text(json.dumps(raw, indent=1, default=str))

@@ -97,8 +97,10 @@ def test_worker_ranks_with_toolscout_in_a_subprocess(tmp_path: Path, monkeypatch
 
 
 def test_speed_table_states_the_ratio() -> None:
-    res = {"fastmcp-bm25": {5000: {"p50": 20.0, "p95": 30.0, "p99": 40.0}},
-           "toolscout-keyword": {5000: {"p50": 0.5, "p95": 0.9, "p99": 1.0}}}
+    res = {
+        "fastmcp-bm25": {5000: {"p50": 20.0, "p95": 30.0, "p99": 40.0, "build_s": 0.5}},
+        "toolscout-keyword": {5000: {"p50": 0.5, "p95": 0.9, "p99": 1.0, "build_s": 0.1}},
+    }
     text = peers.speed_table(res, [5000])
     assert "40x faster" in text
-    assert "| FastMCP BM25SearchTransform | 20.00 / 30.00 / 40.00 |" in text
+    assert "| FastMCP BM25SearchTransform | 20.00 / 30.00 / 40.00 (build 0.5 s) |" in text
