@@ -253,12 +253,14 @@ class ToolIndex:
                 limit=MAX_QUERY_CHARS,
             )
         limit = max(0, int(limit))
-        mask = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
         q = query.strip()
-        if q.lower().startswith(_SELECT):
-            outcome = self._select(q[len(_SELECT) :], mask, limit)
-        else:
-            outcome = self._rank(q, resolved, mask, limit, autocut)
+        # One consistent snapshot: a rebuild from another thread waits for this search.
+        with self._lock:
+            mask = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
+            if q.lower().startswith(_SELECT):
+                outcome = self._select(q[len(_SELECT) :], mask, limit)
+            else:
+                outcome = self._rank(q, resolved, mask, limit, autocut)
         outcome.elapsed_ms = (time.perf_counter() - start) * 1000.0
         return outcome
 
