@@ -410,7 +410,7 @@ def test_random_schemas_render_everywhere_and_convert_consistently() -> None:
     except ImportError:  # the gemini extra is optional
         genai = None
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=60, deadline=None)
     @given(_schemas())
     def check(schema: dict[str, Any]) -> None:
         tool = Tool("t", "Random.", schema)
