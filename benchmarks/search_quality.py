@@ -30,7 +30,7 @@ from toolscout.catalog import Catalog
 from toolscout.eval.dataset import EvalQuery, load_queries, load_tools
 from toolscout.eval.runner import EvalReport, evaluate, index_ranker, select_queries
 from toolscout.search.index import ToolIndex
-from toolscout.search.keyword import KeywordBackend
+from toolscout.search.keyword import FIELD_WEIGHTS, KeywordBackend
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -43,6 +43,16 @@ SETS: list[tuple[str, dict[str, object], float]] = [
     ("metatool", {"every": 10}, 45.6),
     ("toollens", {"split": "test"}, 23.0),
 ]
+
+ABLATIONS: dict[str, dict[str, object]] = {
+    "shipped": {},
+    "all weights 1": {"weights": dict.fromkeys(FIELD_WEIGHTS, 1.0)},
+    "name 1": {"weights": {**FIELD_WEIGHTS, "name": 1.0}},
+    "param text 1": {"weights": {**FIELD_WEIGHTS, "param_text": 1.0}},
+    "no labels": {"weights": {**FIELD_WEIGHTS, "labels": 0.0}},
+    "k1 2.0": {"k1": 2.0},
+    "b 0.5": {"b": 0.5},
+}
 
 _WORDS = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
@@ -84,7 +94,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--ablation", action="store_true", help="also score other field weights and k1/b")
     args = parser.parse_args()
+    ablation = ["| set | " + " | ".join(ABLATIONS) + " |", "|---|" + "---|" * len(ABLATIONS)]
 
     quality = ["| set (queries) | plain BM25 (README nDCG@10) | BM25 + analyzer | **toolscout BM25F** | nDCG@10 gain vs plain |",
                "|---|---|---|---|---|"]
@@ -110,6 +122,12 @@ def main() -> None:
             r = run(index, queries, cut=True).overall
             cuts.append(f"{r.r5:.1f} / {r.ndcg10:.1f}")
         cut_rows.append(f"| {name} | {ours.overall.r5:.1f} / {ours.overall.ndcg10:.1f} | {cuts[0]} | {cuts[1]} |")
+        if args.ablation:
+            cells = [
+                f"{run(ToolIndex(Catalog(tools), keyword=KeywordBackend(**kw)), queries).overall.ndcg10:.1f}"  # type: ignore[arg-type]
+                for kw in ABLATIONS.values()
+            ]
+            ablation.append(f"| {name} | " + " | ".join(cells) + " |")
         if name == "toolpool":
             parts = [
                 f"{split} {ours.splits[split].ndcg10:.1f} (plain {plain.splits[split].ndcg10:.1f})"
@@ -127,6 +145,11 @@ def main() -> None:
         + "\n".join(cut_rows)
         + f"\n\nWhole run: {time.perf_counter() - started:.0f} s."
     )
+    if args.ablation:
+        body += (
+            "\n\n**Sensitivity** (nDCG@10 of other weights and k1/b; a check that the principled "
+            "defaults are not on a knife edge, not a search for the best set):\n\n" + "\n".join(ablation)
+        )
     print(body)
     if not args.no_write:
         write_section("search-quality", "Keyword search quality", "python benchmarks/search_quality.py", body)
