@@ -102,3 +102,79 @@ def test_real_unit_time_and_text_handlers() -> None:
     assert REAL_HANDLERS["text_base64_decode"]({"data": "aGk="})["text"] == "hi"
     with pytest.raises(ValueError):
         REAL_HANDLERS["text_base64_decode"]({"data": "%%%"})
+
+
+# -- every tool answers through the gateway ------------------------------------------------
+_PATTERNS = {
+    r"^[\w.-]+/[\w.-]+$": "octo-org/api",
+    r"^i-[0-9a-f]{8,17}$": "i-0abc123def4567890",
+    r"^[a-z0-9.-]{3,63}$": "acme-logs",
+    r"^\+[1-9]\d{6,14}$": "+14155550123",
+    r"^[A-Z][A-Z0-9]+$": "PLAT",
+    r"^(\d+[wdhm]\s*)+$": "2h 30m",
+    r"^\d{4}-Q[1-4]$": "2025-Q3",
+    r"^\d+(\.\d{1,2})?$": "24.99",
+    r"^[a-z]{3}$": "usd",
+    r"^[A-Z]{3}$": "EUR",
+    r"^[0-9]{4,10}$": "123456",
+    r"^\d{4}-\d{2}$": "2025-06",
+    r"^[A-Z.^-]{1,10}$": "AAPL",
+    r"^[a-z0-9_-]{1,80}$": "eng-alerts",
+}
+_FORMATS = {"date": "2025-01-15", "date-time": "2025-01-15T09:00:00+00:00",
+            "email": "ana@example.com", "uri": "https://example.com/x"}
+_REAL_ARGS = {
+    "math_evaluate": {"expression": "2 * (3 + 4)"},
+    "units_convert": {"value": 1, "from_unit": "kg", "to_unit": "lb"},
+    "time_convert_timezone": {"datetime": "2025-01-15T09:00", "from_timezone": "UTC", "to_timezone": "Asia/Shanghai"},
+    "time_add_duration": {"datetime": "2025-01-15T09:00", "days": 3},
+    "text_base64_decode": {"data": "aGVsbG8="},
+}
+
+
+def _sample(schema: dict) -> object:
+    """The simplest value that satisfies ``schema`` (enough of JSON Schema for the demo)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "string":
+        if "pattern" in schema:
+            return _PATTERNS[schema["pattern"]]
+        return _FORMATS.get(schema.get("format", ""), "example")
+    if kind == "integer":
+        return max(schema.get("minimum", 1), 1)
+    if kind == "number":
+        return 2.5
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [_sample(schema.get("items", {"type": "string"}))] * max(1, schema.get("minItems", 1))
+    return {k: _sample(v) for k, v in schema.get("properties", {}).items() if k in schema.get("required", [])}
+
+
+def test_every_handler_answers_a_valid_call() -> None:
+    catalog = demo_catalog()
+    checker = jsonschema.FormatChecker()
+    failures = []
+    for tool in catalog:
+        args = _REAL_ARGS.get(tool.name) or _sample(tool.input_schema)
+        assert jsonschema.Draft202012Validator(tool.input_schema, format_checker=checker).is_valid(args)
+        try:
+            result = catalog.handler(tool.name)(args)
+        except Exception as exc:  # a handler that raises on valid input is the failure here
+            failures.append((tool.name, repr(exc)))
+            continue
+        if tool.name not in REAL_HANDLERS and result.get("simulated") is not True:
+            failures.append((tool.name, "simulated result not marked"))
+    assert failures == []
+
+
+def test_platform_restricted_tools_are_denied_elsewhere() -> None:
+    from toolscout.gateway import Gateway
+
+    on_linux = Gateway(demo_catalog(), platform="linux")
+    denied = on_linux.call("shell_run_powershell", {"command": "Get-Date"})
+    assert denied.error is not None and denied.error.code == "denied"
+    assert "shell_run_powershell" not in {r.tool_name for r in on_linux.find_tools("powershell").tool_references}
+    on_windows = Gateway(demo_catalog(), platform="windows")
+    assert on_windows.call("shell_run_powershell", {"command": "Get-Date"}).ok
