@@ -232,6 +232,17 @@ def test_blob_namespaces(tmp_path: Path) -> None:
         assert again.get("mcp", "github").meta == {"config_hash": "abc"}
 
 
+def test_damaged_blob_metadata_gives_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        store.put("ns", "k", b"v", {"a": 1})
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE blobs SET meta='{oops'")
+    db.close()
+    with Store(path) as store, pytest.raises(StoreError, match="damaged"):
+        store.get("ns", "k")
+
+
 def test_blob_value_of_wrong_type_is_refused(tmp_path: Path) -> None:
     with Store(tmp_path / "s.db") as store, pytest.raises(StoreError, match="bytes or str"):
         store.put("ns", "k", 42)  # type: ignore[arg-type]

@@ -257,7 +257,15 @@ class Store:
             ).fetchone()
         if row is None:
             return None
-        return Entry(row[0], json.loads(row[1]), row[2])
+        try:
+            meta = json.loads(row[1])
+        except ValueError as exc:
+            raise StoreError(
+                f"store {self.path}: metadata of '{ns}/{key}' is damaged: {exc}",
+                hint="Delete the entry (Store.delete) and write it again.",
+                path=str(self.path),
+            ) from exc
+        return Entry(row[0], meta if isinstance(meta, dict) else {}, row[2])
 
     def delete(self, ns: str, key: str) -> bool:
         with self._write(f"delete from '{ns}'") as db:
