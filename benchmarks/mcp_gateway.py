@@ -68,6 +68,9 @@ async def passthrough(calls: int, tmp: Path) -> dict[str, float]:
             if not r.is_error:
                 break
             await asyncio.sleep(0.05)
+        # List first: the SDK client re-lists tools on every call to a tool it has not seen.
+        await d.list_tools()
+        await g.list_tools()
         for _ in range(20):  # warm both paths
             await d.call_tool("echo", {"text": "x"})
             await g.call_tool("call_tool", {"name": "up_echo", "arguments": {"text": "x"}})
@@ -119,7 +122,10 @@ async def cold_start(tmp: Path, runs: int) -> list[float]:
         for name in servers:
             ToolListCache(store).save(name, cfg.servers[name].config_hash(), tools_for("normal", False))
     params = StdioServerParameters(command=TOOLSCOUT, args=["serve", "-c", str(cfg_path), "--cache", str(cache)])
-    times = []
+    bare = fake("normal")
+    baseline_params = StdioServerParameters(command=bare["command"], args=bare["args"])
+    times: list[float] = []
+    baseline: list[float] = []
     for _ in range(runs):
         t = time.perf_counter()
         async with Client(params, mode="legacy") as client:
@@ -127,7 +133,11 @@ async def cold_start(tmp: Path, runs: int) -> list[float]:
             times.append(time.perf_counter() - t)
             assert not found.is_error, found.content
             assert len(found.structured_content["tool_references"]) >= 3
-    return times
+        t = time.perf_counter()
+        async with Client(baseline_params, mode="legacy") as client:
+            await client.list_tools()
+            baseline.append(time.perf_counter() - t)
+    return times, baseline
 
 
 async def sessions(n: int) -> dict[str, Any]:
@@ -166,7 +176,7 @@ async def main(calls: int, cold_runs: int) -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         pt = await passthrough(calls, tmp)
-        cold = await cold_start(tmp, cold_runs)
+        cold, baseline = await cold_start(tmp, cold_runs)
     conc = await sessions(50)
     overhead = pt["via_p50"] - pt["direct_p50"]
     inproc = pt["inproc_gw_p50"] - pt["inproc_direct_p50"]
@@ -179,6 +189,8 @@ async def main(calls: int, cold_runs: int) -> None:
         f"| in-process gateway cost (Gateway.acall vs Upstream.call), p50 | {inproc:.3f} ms | |",
         f"| cold start, 3 cached upstreams: spawn -> first find_tools answer, median of {len(cold)} | "
         f"**{statistics.median(cold):.2f} s** (min {min(cold):.2f}) | <= 1 s |",
+        f"| reference: spawn -> first tools/list of a bare SDK server (the scripted upstream), median | "
+        f"{statistics.median(baseline):.2f} s (min {min(baseline):.2f}) | |",
         f"| {conc['sessions']} concurrent HTTP sessions revealing different tools | "
         f"**{conc['leaks']} leaks, {conc['errors']} errors** ({conc['seconds']:.2f} s) | 0, 0 |",
     ]
