@@ -14,7 +14,7 @@ import pytest
 from toolscout.catalog import Catalog
 from toolscout.errors import StoreError
 from toolscout.model import Annotations, DeferPolicy, Tool
-from toolscout.store import FORMAT_VERSION, Store, load_catalog, save_catalog
+from toolscout.store import FORMAT_VERSION, Store, load_catalog, save_catalog, tools_digest
 
 
 def full_tool() -> Tool:
@@ -241,6 +241,32 @@ def test_damaged_blob_metadata_gives_store_error(tmp_path: Path) -> None:
     db.close()
     with Store(path) as store, pytest.raises(StoreError, match="damaged"):
         store.get("ns", "k")
+
+
+def test_arrays_round_trip_without_pickle(tmp_path: Path) -> None:
+    import numpy as np
+
+    vocab = np.array(["send", "messag", "通知"])
+    scores = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with Store(tmp_path / "s.db") as store:
+        store.put_arrays("index.keyword", "k1", {"vocab": vocab, "scores": scores}, {"analyzer": 3})
+        back = store.get_arrays("index.keyword", "k1")
+        assert back is not None and set(back) == {"vocab", "scores"}
+        assert back["vocab"].tolist() == vocab.tolist()
+        assert back["scores"].dtype == np.float32 and np.array_equal(back["scores"], scores)
+        assert store.get("index.keyword", "k1").meta == {"analyzer": 3}
+        with pytest.raises(StoreError, match="numbers or strings"):
+            store.put_arrays("index.keyword", "bad", {"x": np.array([{"a": 1}], dtype=object)})
+        store.put("index.keyword", "damaged", b"not an npz")
+        assert store.get_arrays("index.keyword", "damaged") is None
+        assert store.get_arrays("index.keyword", "absent") is None
+
+
+def test_tools_digest_tracks_names_versions_and_order() -> None:
+    a, b = tools(2)
+    assert tools_digest([a, b]) == tools_digest(tools(2))
+    assert tools_digest([a, b]) != tools_digest([b, a])
+    assert tools_digest([a, b]) != tools_digest([a, b.replace(description="changed")])
 
 
 def test_blob_value_of_wrong_type_is_refused(tmp_path: Path) -> None:

@@ -19,12 +19,15 @@ A store written by a newer toolscout (higher ``format_version``) is refused with
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+import zipfile
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -37,7 +40,7 @@ from .model import Annotations, DeferPolicy, Tool, canonical_json
 if TYPE_CHECKING:
     from .catalog import Catalog
 
-__all__ = ["FORMAT_VERSION", "Entry", "Store", "load_catalog", "save_catalog"]
+__all__ = ["FORMAT_VERSION", "Entry", "Store", "load_catalog", "save_catalog", "tools_digest"]
 
 FORMAT_VERSION = 1
 
@@ -280,6 +283,47 @@ class Store:
         with self._guard(f"list '{ns}'"):
             sql = "SELECT key FROM blobs WHERE ns=? ORDER BY key"
             return [r[0] for r in self._db.execute(sql, (ns,))]
+
+    # -- arrays (index snapshots, vectors) --------------------------------------------
+    def put_arrays(
+        self, ns: str, key: str, arrays: Mapping[str, Any], meta: dict[str, Any] | None = None
+    ) -> None:
+        """Store named numpy arrays as one ``.npz`` value (no pickle: numbers and strings only).
+
+        Meant for search-index snapshots: key them by :func:`tools_digest` plus the analyzer's
+        version, so a changed catalog or analyzer never reads a stale index.
+        """
+        import numpy as np
+
+        values = {k: np.asarray(v) for k, v in arrays.items()}
+        odd = [k for k, v in values.items() if v.dtype.hasobject]
+        if odd:
+            raise StoreError(f"arrays for '{ns}/{key}' must hold numbers or strings, not objects: {odd}")
+        buffer = io.BytesIO()
+        np.savez(buffer, **values)
+        self.put(ns, key, buffer.getvalue(), meta)
+
+    def get_arrays(self, ns: str, key: str) -> dict[str, Any] | None:
+        """The arrays stored by :meth:`put_arrays`, or ``None`` if absent or unreadable."""
+        import numpy as np
+
+        entry = self.get(ns, key)
+        if entry is None or not isinstance(entry.value, bytes):
+            return None
+        try:
+            with np.load(io.BytesIO(entry.value), allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile):
+            return None  # a damaged snapshot is a cache miss: the caller rebuilds
+
+
+def tools_digest(tools: Iterable[Tool]) -> str:
+    """A hash of the tools' names and versions, in order: equal exactly when a search index
+    built over one list is valid for the other."""
+    h = hashlib.sha256()
+    for tool in tools:
+        h.update(f"{tool.name}\x1f{tool.version}\x1e".encode())
+    return h.hexdigest()[:32]
 
 
 def save_catalog(catalog: Catalog, path: str | os.PathLike[str]) -> int:
