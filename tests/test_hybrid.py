@@ -57,24 +57,34 @@ def test_auto_is_hybrid_and_paraphrase_finds_the_tool() -> None:
 
 def test_fusion_returns_only_what_backends_returned() -> None:
     inp = FusionInput(
-        kw_docs=np.array([4, 1]), kw_scores=np.array([3.0, 1.0]), kw_bound=4.0,
-        dense_docs=np.array([2]), dense_scores=np.array([0.6]), dense_ref=0.1,
+        kw_docs=np.array([4, 1]), kw_scores=np.array([3.0, 1.0]),
+        dense_docs=np.array([2]), dense_scores=np.array([0.6]),
     )
     docs = {h.doc for h in fuse(inp, limit=10)}
     assert docs == {4, 1, 2}  # no zero-score tail, no doc neither backend returned
 
 
+def _arr(*xs: float) -> np.ndarray:
+    return np.array(xs, dtype=float)
+
+
 def test_confidence_gating_follows_the_backend_that_is_sure() -> None:
-    # keyword: the best doc matches every query term (coverage 1.0); dense barely above noise
-    sure_kw = FusionInput(np.array([0, 1]), np.array([4.0, 3.9]), 4.0, np.array([1, 0]), np.array([0.22, 0.21]), 0.2)
-    wk, wd = confidences(sure_kw)
-    assert wk == 1.0 and wd < 0.05
-    assert fuse(sure_kw, 2)[0].doc == 0
-    # keyword matched one minor word; dense is far above its reference level
-    sure_dense = FusionInput(np.array([0]), np.array([0.5]), 6.0, np.array([3, 0]), np.array([0.8, 0.3]), 0.2)
-    wk, wd = confidences(sure_dense)
-    assert wd > 0.7 > 0.1 > wk
-    assert fuse(sure_dense, 2)[0].doc == 3
+    docs = np.arange(6)
+    # keyword: one tool stands far out; dense: flat scores in another order (guessing)
+    sure_kw = FusionInput(docs, _arr(9, 1, 1, 1, 1, 1), docs[::-1], _arr(0.31, 0.30, 0.30, 0.29, 0.29, 0.28))
+    zk, zd = confidences(sure_kw)
+    assert zk > 2 > zd
+    assert fuse(sure_kw, 3)[0].doc == 0
+    # the mirror case: dense is sure, keyword is flat
+    sure_dense = FusionInput(docs, _arr(2.0, 1.9, 1.9, 1.9, 1.8, 1.8), docs[::-1], _arr(0.8, 0.3, 0.3, 0.29, 0.29, 0.28))
+    zk, zd = confidences(sure_dense)
+    assert zd > 2 > zk
+    assert fuse(sure_dense, 3)[0].doc == 5
+
+
+def test_flat_lists_still_return_every_hit_in_order() -> None:
+    inp = FusionInput(np.array([3, 1]), _arr(1.0, 1.0), np.zeros(0, int), np.zeros(0))
+    assert [h.doc for h in fuse(inp, 5)] == [3, 1]
 
 
 def test_exact_name_still_wins_in_hybrid() -> None:

@@ -1,22 +1,22 @@
-"""Hybrid search: keyword + dense + name signals, fused by each backend's confidence.
+"""Hybrid search: keyword + dense signals, each weighted by its own confidence per query.
 
 Why not plain Reciprocal Rank Fusion: RRF gives every backend's list the same say on every
-query. On tool retrieval one backend is often plainly right and the other plainly lost
-(a query naming ``getPostmodernTheory``'s words exactly vs. a paraphrase that shares no word
-with the tool), and equal-weight RRF then drags the right answer down: measured on the data
-in docs/hybrid.md, peers' RRF hybrids score below their own best single backend.
+query. On tool retrieval one backend is often plainly right and the other lost (a query
+using a tool's own words vs. a paraphrase that shares no word with it), and equal-weight RRF
+then drags the right answer down: peers' RRF hybrids score below their own best single
+backend (docs/hybrid.md has the measurements).
 
-The rule here (see docs/hybrid.md for the measurements):
+The rule (standardised-score fusion):
 
 1. Each backend contributes only what it really returned: keyword docs with a positive
-   BM25F score, dense docs above the similarity floor (no zero-score tail).
-2. Scores are put on one scale per query: keyword score / best keyword score, and dense
-   similarity rescaled between a reference level (the similarity of the ``_REF``-th doc,
-   i.e. "what an unrelated tool scores for this query") and the best similarity.
-3. Each list is weighted by the backend's confidence *for this query*:
-   keyword by coverage, how much of the query's (IDF-weighted) terms the best keyword doc
-   matches (``top / max_score``: 1.0 when the best tool contains every query word);
-   dense by how far its best doc stands out of the reference level.
+   BM25F score, dense docs with a positive similarity, at most ``POOL`` each; never a
+   zero-score tail.
+2. Each list is standardised over its own candidates: ``z = (score - mean) / std``. A
+   backend whose best tool stands far above the rest of its candidates (it is sure) yields a
+   large z; one whose scores are flat (it is guessing) yields small z. That is the
+   per-query confidence weighting: no weight is fixed per data set.
+3. A doc's fused score is the sum of its positive z over the backends (a doc below its
+   list's mean adds nothing), plus a tiny rank term so every returned doc keeps a place.
 4. An exact tool name in the query wins outright (the index does that for every mode).
 """
 
@@ -41,10 +41,10 @@ if TYPE_CHECKING:
     from .index import ToolIndex
     from .keyword import KeywordBackend
 
-__all__ = ["FusionInput", "Variant", "fuse", "rewrite"]
+__all__ = ["POOL", "FusionInput", "Variant", "confidences", "fuse", "rewrite", "standardise"]
 
-_POOL = 100  # candidates taken from each backend
-_REF = 20  # rank whose dense similarity stands for "unrelated" for this query
+POOL = 100  # candidates taken from each backend
+_TIE = 1e-3  # weight of the rank term that orders docs no z-score lifted
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,47 +90,42 @@ def rewrite(query: str) -> list[Variant]:
 
 @dataclass(slots=True)
 class FusionInput:
-    """What the backends returned for one query (only real hits)."""
+    """What the backends returned for one query (only real hits, best first)."""
 
     kw_docs: np.ndarray
     kw_scores: np.ndarray
-    kw_bound: float  # score a doc matching every query term would reach
     dense_docs: np.ndarray
     dense_scores: np.ndarray
-    dense_ref: float  # similarity of an unrelated doc for this query
+
+
+def standardise(scores: np.ndarray) -> np.ndarray:
+    """z-scores over one backend's candidates; a lone hit counts as one deviation up."""
+    if len(scores) <= 1:
+        return np.ones(len(scores))
+    std = float(scores.std())
+    return (scores - scores.mean()) / std if std > 1e-12 else np.zeros(len(scores))
 
 
 def confidences(inp: FusionInput) -> tuple[float, float]:
-    """(keyword, dense) confidence for this query, each in 0..1."""
-    kw = float(inp.kw_scores[0] / inp.kw_bound) if len(inp.kw_docs) and inp.kw_bound > 0 else 0.0
-    if len(inp.dense_docs):
-        top = float(inp.dense_scores[0])
-        dense = max(0.0, top - inp.dense_ref) / max(1e-6, 1.0 - inp.dense_ref)
-    else:
-        dense = 0.0
-    return min(1.0, kw), min(1.0, dense)
+    """(keyword, dense) confidence for this query: the z-score of each backend's best doc."""
+    zk = standardise(inp.kw_scores)
+    zd = standardise(inp.dense_scores)
+    return (float(zk[0]) if len(zk) else 0.0, float(zd[0]) if len(zd) else 0.0)
 
 
 def fuse(inp: FusionInput, limit: int) -> list[Hit]:
-    """Confidence-weighted combination of the normalised scores (module docstring)."""
-    wk, wd = confidences(inp)
+    """Sum of positive z-scores over the backends (module docstring), best first."""
     scores: dict[int, float] = {}
     why: dict[int, list[str]] = {}
-    if len(inp.kw_docs) and wk > 0:
-        top = float(inp.kw_scores[0])
-        for d, s in zip(inp.kw_docs.tolist(), inp.kw_scores.tolist(), strict=True):
-            scores[d] = scores.get(d, 0.0) + wk * s / top
-            why.setdefault(d, []).append("keyword")
-    if len(inp.dense_docs) and wd > 0:
-        span = max(1e-6, float(inp.dense_scores[0]) - inp.dense_ref)
-        for d, s in zip(inp.dense_docs.tolist(), inp.dense_scores.tolist(), strict=True):
-            part = (s - inp.dense_ref) / span
-            if part <= 0:
-                break
-            scores[d] = scores.get(d, 0.0) + wd * part
-            why.setdefault(d, []).append("semantic")
+    for label, docs, raw in (("keyword", inp.kw_docs, inp.kw_scores), ("semantic", inp.dense_docs, inp.dense_scores)):
+        z = standardise(raw)
+        n = len(docs)
+        for rank, (d, v) in enumerate(zip(docs.tolist(), z.tolist(), strict=True)):
+            scores[d] = scores.get(d, 0.0) + max(v, 0.0) + _TIE * (n - rank) / n
+            if v > 0:
+                why.setdefault(d, []).append(label)
     ranked = sorted(scores, key=lambda d: (-scores[d], d))[:limit]
-    return [Hit(d, scores[d], "hybrid: " + "+".join(why[d])) for d in ranked]
+    return [Hit(d, scores[d], "hybrid: " + "+".join(why.get(d, ["weak"]))) for d in ranked]
 
 
 class Ranked(list[Hit]):
@@ -141,34 +136,28 @@ class Ranked(list[Hit]):
         self.warnings = list(warnings)
 
 
-def keyword_input(kw: KeywordBackend, query: str, mask: np.ndarray | None, pool: int = _POOL) -> tuple[np.ndarray, np.ndarray, float]:
-    """The keyword backend's real hits (positive score, allowed), best first, and its bound."""
+def keyword_input(kw: KeywordBackend, query: str, mask: np.ndarray | None, pool: int = POOL) -> tuple[np.ndarray, np.ndarray]:
+    """The keyword backend's real hits (positive score, allowed), best first."""
     scores, _used = kw.scores(query)
     if mask is not None and len(scores):
         scores = np.where(mask, scores, 0.0)
-    docs = np.flatnonzero(scores > 0)
-    if len(docs) > pool:
-        docs = docs[np.argpartition(-scores[docs], pool - 1)[:pool]]
-    docs = docs[np.lexsort((docs, -scores[docs]))]
-    return docs, scores[docs].astype(np.float64), float(kw.max_score(query))
+    return _top(scores, pool, 0.0)
 
 
-def dense_input(dense: DenseBackend, query: str, mask: np.ndarray | None, pool: int = _POOL) -> tuple[np.ndarray, np.ndarray, float]:
-    """Dense candidates above the reference level, best first, and that level."""
+def dense_input(dense: DenseBackend, query: str, mask: np.ndarray | None, pool: int = POOL) -> tuple[np.ndarray, np.ndarray]:
+    """The dense backend's candidates above its similarity floor, best first."""
     scores = dense.scores(query).astype(np.float64)
     if mask is not None and len(scores):
         scores = np.where(mask, scores, -np.inf)
-    allowed = int(np.count_nonzero(np.isfinite(scores)))
-    if not allowed:
-        return np.zeros(0, np.int64), np.zeros(0), 0.0
-    k = min(pool, allowed)
-    docs = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    return _top(scores, pool, dense.min_score)
+
+
+def _top(scores: np.ndarray, pool: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    docs = np.flatnonzero(scores > floor)
+    if len(docs) > pool:
+        docs = docs[np.argpartition(-scores[docs], pool - 1)[:pool]]
     docs = docs[np.lexsort((docs, -scores[docs]))]
-    docs = docs[np.isfinite(scores[docs])]
-    ref = float(scores[docs[min(_REF, len(docs)) - 1]]) if len(docs) >= _REF else 0.0
-    ref = max(ref, dense.min_score)
-    keep = scores[docs] > ref
-    return docs[keep], scores[docs][keep], ref
+    return docs, scores[docs].astype(np.float64)
 
 
 class HybridSearch:
@@ -200,7 +189,7 @@ class HybridSearch:
                 self._built = tools
             return self._error
 
-    def _dense(self, query: str, mask: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray, float] | None, list[str]]:
+    def _dense(self, query: str, mask: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray] | None, list[str]]:
         error = self._ensure()
         warnings = list(self.dense.warnings)
         self.dense.warnings.clear()
@@ -215,17 +204,17 @@ class HybridSearch:
         dense, warnings = self._dense(query, mask)
         if dense is None:
             return Ranked([], warnings)
-        docs, scores, _ref = dense
+        docs, scores = dense
         return Ranked([Hit(int(d), float(s), "semantic") for d, s in zip(docs[:limit], scores[:limit], strict=True)], warnings)
 
     def hybrid(self, query: str, limit: int, mask: np.ndarray) -> Ranked:
         kw = self.index.backend("keyword")
-        kd, ks, bound = keyword_input(kw, query, mask)  # type: ignore[arg-type]
+        kd, ks = keyword_input(kw, query, mask)  # type: ignore[arg-type]
         dense, warnings = self._dense(query, mask)
         if dense is None:
             return Ranked([Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)], warnings)
-        dd, ds, ref = dense
-        return Ranked(fuse(FusionInput(kd, ks, bound, dd, ds, ref), limit), warnings)
+        dd, ds = dense
+        return Ranked(fuse(FusionInput(kd, ks, dd, ds), limit), warnings)
 
 
 def enable_hybrid(
