@@ -178,3 +178,42 @@ def test_suggest_finds_close_names(index: ToolIndex) -> None:
     assert index.suggest("stock data", n=1) == ["get_stock_data"]
     assert "internal_reindex" not in index.suggest("internal_reindex")
     assert index.suggest("zzzzqqq") == []
+
+
+def test_keyword_index_snapshot_restores_without_reanalysing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from toolscout.search.analyzer import analyze
+    from toolscout.search.keyword import KeywordBackend
+    from toolscout.store import Store
+
+    calls: list[str] = []
+
+    def counting(text: str) -> list[str]:
+        calls.append(text)
+        return analyze(text)
+
+    store = Store(tmp_path / "snap.db")
+    first = ToolIndex(_catalog(), keyword=KeywordBackend(analyzer=counting), snapshots=store)
+    expected = _names(first.search("send email", limit=5, autocut=False))
+    assert calls and store.keys("index.keyword")
+    calls.clear()
+    again = ToolIndex(_catalog(), keyword=KeywordBackend(analyzer=counting), snapshots=store)
+    assert _names(again.search("send email", limit=5, autocut=False)) == expected
+    assert set(calls) == {"send email"}  # only the query was analysed: the index came from the snapshot
+    changed = _catalog()
+    changed.add(Tool("send_fax", "Send a fax."))
+    calls.clear()
+    fresh = ToolIndex(changed, keyword=KeywordBackend(analyzer=counting), snapshots=store)
+    assert "send_fax" in _names(fresh.search("send", limit=10, autocut=False))
+    assert len(calls) > 1  # a different catalog is a miss and rebuilds
+
+
+def test_damaged_snapshot_is_a_miss(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from toolscout.search.keyword import KeywordBackend
+    from toolscout.store import Store
+
+    store = Store(tmp_path / "snap.db")
+    catalog = _catalog()
+    key = KeywordBackend().snapshot_key(list(catalog))
+    store.put_arrays("index.keyword", key, {"vocab": np.zeros(3, np.uint8)})
+    index = ToolIndex(catalog, snapshots=store)
+    assert _names(index.search("send email", limit=5))[0] == "send_email"

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
-from ..errors import EmptyQuery, InvalidRequest, QueryTooLong
+from ..errors import EmptyQuery, InvalidRequest, QueryTooLong, ToolscoutError
 from ..model import Tool
 from .autocut import DEFAULT_RULE, autocut
 from .base import Hit
@@ -35,6 +35,7 @@ from .suggest import NameSuggester, normalize_name
 
 if TYPE_CHECKING:
     from ..catalog import Catalog, CatalogChange
+    from ..store import Store
 
 __all__ = ["MAX_QUERY_CHARS", "Ranker", "ScoredTool", "SearchOutcome", "ToolIndex"]
 
@@ -81,8 +82,10 @@ class ToolIndex:
         *,
         keyword: KeywordBackend | None = None,
         autocut_rule: str = DEFAULT_RULE,
+        snapshots: Store | None = None,
     ) -> None:
         self.catalog = catalog
+        self.snapshots = snapshots
         self.autocut_rule = autocut_rule
         self._backends: dict[str, KeywordBackend | RegexBackend] = {
             "keyword": keyword if keyword is not None else KeywordBackend(),
@@ -114,8 +117,13 @@ class ToolIndex:
                 return
             self._generation = self.catalog.generation
             tools = list(self.catalog)
-            for backend in self._backends.values():
-                backend.rebuild(tools)
+            cold = not len(self._tools)
+            restored = cold and self._restore_keyword(tools)
+            for name, backend in self._backends.items():
+                if not (restored and name == "keyword"):
+                    backend.rebuild(tools)
+            if cold and not restored:
+                self._save_keyword(tools)
             self._tools = tools
             self._doc_of = {t.name: i for i, t in enumerate(tools)}
             self._by_norm = {}
@@ -140,6 +148,31 @@ class ToolIndex:
             self._stale = False
         if len(tools) >= _TRIM_AT:
             _release_freed_memory()
+
+    # A cold start can load the analysed keyword index from a store instead of re-analysing
+    # every tool (about 10x faster); the key covers every indexed field, so a changed catalog
+    # or analyzer is a miss and rebuilds. Snapshot problems never fail a search.
+    _SNAPSHOT_NS = "index.keyword"
+
+    def _restore_keyword(self, tools: list[Tool]) -> bool:
+        kw = self._backends["keyword"]
+        if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
+            return False
+        try:
+            arrays = self.snapshots.get_arrays(self._SNAPSHOT_NS, kw.snapshot_key(tools))
+        except ToolscoutError:
+            return False
+        return arrays is not None and kw.restore(tools, arrays)
+
+    def _save_keyword(self, tools: list[Tool]) -> None:
+        kw = self._backends["keyword"]
+        if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
+            return
+        try:
+            self.snapshots.clear(self._SNAPSHOT_NS)  # keep only the current catalog's snapshot
+            self.snapshots.put_arrays(self._SNAPSHOT_NS, kw.snapshot_key(tools), kw.snapshot())
+        except ToolscoutError:
+            pass
 
     @property
     def tools(self) -> list[Tool]:

@@ -23,6 +23,7 @@ update after adding or removing a few tools re-tokenises only the new ones.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
@@ -48,6 +49,7 @@ FIELD_WEIGHTS: dict[str, float] = {
 }
 K1 = 1.2
 B = 0.75
+SNAPSHOT_FORMAT = "toolscout-bm25f-1"  # bump when the analyzer or the fields change
 
 
 def _schema_params(schema: Any, depth: int = 0) -> Iterable[tuple[str, str]]:
@@ -177,6 +179,50 @@ class KeywordBackend:
         self._tools = tools
         self._rows = {t.name: i for i, t in enumerate(tools)}
         self._compute_scores()
+
+    # -- snapshots ------------------------------------------------------------------------
+    def snapshot_key(self, tools: Sequence[Tool]) -> str:
+        """Identifies an index over ``tools`` with these settings: a snapshot stored under
+        this key is valid exactly for the same tools (every indexed field), analyzer and
+        weights."""
+        h = hashlib.sha256(f"{SNAPSHOT_FORMAT}|{self.variant}|{sorted(self.weights.items())}".encode())
+        h.update(f"|{self.k1}|{self.b}|{getattr(self.analyzer, '__qualname__', '?')}".encode())
+        for t in tools:
+            extra = (t.category, t.tags, t.source_id, t.original_name, sorted(t.display.items()), sorted(t.descriptions.items()))
+            h.update(f"\x1e{t.name}\x1f{t.version}\x1f{extra!r}".encode())
+        return h.hexdigest()[:32]
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """The analysed index as plain arrays (numbers only; no pickle), for a store."""
+        terms = sorted(self._vocab, key=self._vocab.__getitem__)
+        arrays: dict[str, np.ndarray] = {"vocab": np.frombuffer("\n".join(terms).encode(), dtype=np.uint8)}
+        for field, m in self._raw.items():
+            arrays[f"{field}.data"] = m.data
+            arrays[f"{field}.indices"] = m.indices
+            arrays[f"{field}.indptr"] = m.indptr
+        return arrays
+
+    def restore(self, tools: Sequence[Tool], arrays: dict[str, np.ndarray]) -> bool:
+        """Load a :meth:`snapshot` taken over the same ``tools``; False (and no change) if it
+        does not fit, so the caller rebuilds."""
+        try:
+            raw_vocab = bytes(arrays["vocab"]).decode()
+            terms = raw_vocab.split("\n") if raw_vocab else []
+            width = max(len(terms), 1)
+            raw: dict[str, sp.csr_matrix] = {}
+            for field in self.weights:
+                data, indices, indptr = (arrays[f"{field}.{k}"] for k in ("data", "indices", "indptr"))
+                if len(indptr) != len(tools) + 1 or (len(indices) and int(indices.max()) >= width):
+                    return False
+                raw[field] = sp.csr_matrix((data, indices, indptr), shape=(len(tools), width))
+        except (KeyError, ValueError, UnicodeDecodeError):
+            return False
+        self._vocab = {t: i for i, t in enumerate(terms)}
+        self._raw = raw
+        self._tools = list(tools)
+        self._rows = {t.name: i for i, t in enumerate(self._tools)}
+        self._compute_scores()
+        return True
 
     def _compute_scores(self) -> None:
         n = len(self._tools)
