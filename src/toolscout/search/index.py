@@ -12,6 +12,9 @@ Modes: ``keyword`` (BM25F), ``regex`` (RE2), any mode registered with :meth:`reg
 else ``keyword``. Exact names win in every mode: a query that is a tool name (quoted,
 backticked, any case, ``-``/``.``/space for ``_``) returns that tool first, and
 ``select:a,b`` returns exactly those tools.
+
+With ``snapshots=Store(...)`` a cold start loads the analysed keyword index saved by the
+previous run over the same tools instead of re-analysing them.
 """
 
 from __future__ import annotations
