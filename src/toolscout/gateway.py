@@ -8,7 +8,6 @@ every failure comes back as data carrying an :class:`~toolscout.errors.ErrorInfo
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import json
 import sys
@@ -23,6 +22,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 
 from . import formats
+from ._sync import run_sync
 from .catalog import Catalog
 from .errors import (
     Ambiguous,
@@ -347,7 +347,7 @@ class Gateway:
 
     def call(self, name: str, arguments: Any = None, *, timeout: float | None = None) -> CallResult:
         """Synchronous :meth:`acall` (usable inside or outside a running event loop)."""
-        return _run_sync(self.acall(name, arguments, timeout=timeout))
+        return run_sync(self.acall(name, arguments, timeout=timeout))
 
     def _resolve(self, name: Any) -> Tool:
         if not isinstance(name, str) or not name.strip():
@@ -466,7 +466,7 @@ class Gateway:
         return await self.acall(top.tool_name, params, timeout=timeout)
 
     def use_tool(self, query: str, params: Any = None, *, timeout: float | None = None) -> CallResult:
-        return _run_sync(self.ause_tool(query, params, timeout=timeout))
+        return run_sync(self.ause_tool(query, params, timeout=timeout))
 
     # -- what the model sees ------------------------------------------------------
     def meta_tools(self, format: str = "generic", *, use_tool: bool = False, call_tool: bool = False) -> list[dict[str, Any]]:
@@ -483,13 +483,6 @@ class Gateway:
         return formats.system_prompt(self.catalog.categories())
 
 
-def _run_sync(coro: Any) -> Any:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 FIND_TOOLS = Tool(

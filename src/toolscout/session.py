@@ -22,18 +22,15 @@ tool breaks the cached prefix once, which is cheaper than an unbounded list.
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import concurrent.futures
 import json
-import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import formats
+from ._sync import run_sync
 from .errors import (
     ErrorInfo,
     InvalidArguments,
@@ -57,7 +54,6 @@ DEFAULT_REPEAT_LIMIT = 3
 SELECT_PREFIX = "select:"
 META_NAMES = ("find_tools", "call_tool")
 
-_T = TypeVar("_T")
 
 
 @dataclass(slots=True)
@@ -346,7 +342,7 @@ class Session:
 
     def handle(self, name: str, arguments: Any = None) -> ToolOutcome:
         """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
-        return _run_sync(self.ahandle(name, arguments))
+        return run_sync(self.ahandle(name, arguments))
 
     async def _call(self, name: str, arguments: Any) -> ToolOutcome:
         self._sync()
@@ -553,33 +549,4 @@ def _baseline(catalog: Any, format: str, permitted: Callable[[Tool], bool], scop
     return value
 
 
-_LOCAL = threading.local()
-_LOOPS: list[asyncio.AbstractEventLoop] = []
-
-
-def _thread_loop() -> asyncio.AbstractEventLoop:
-    """One reusable event loop per thread: starting a loop per call (``asyncio.run``)
-    costs more than handling the call itself."""
-    loop = getattr(_LOCAL, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = asyncio.new_event_loop()
-        _LOCAL.loop = loop
-        _LOOPS.append(loop)
-    return loop
-
-
-@atexit.register
-def _close_loops() -> None:
-    for loop in _LOOPS:
-        if not loop.is_closed() and not loop.is_running():
-            loop.close()
-
-
-def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _thread_loop().run_until_complete(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 

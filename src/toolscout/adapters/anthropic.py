@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..session import Session, ToolOutcome, _run_sync
+from .._sync import run_sync
+from ..session import Session, ToolOutcome
 from ._common import Call, answer, as_dict, field, require
 
 __all__ = ["MessagesAdapter"]
@@ -69,7 +70,7 @@ class MessagesAdapter:
         return {"role": "user", "content": blocks}
 
     def tool_results(self, message: Any) -> dict[str, Any] | None:
-        return _run_sync(self.atool_results(message))
+        return run_sync(self.atool_results(message))
 
     def _result(self, call: Call, outcome: ToolOutcome) -> dict[str, Any]:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id}

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..session import Session, ToolOutcome, _run_sync
+from .._sync import run_sync
+from ..session import Session, ToolOutcome
 from ._common import Call, answer, field, require
 
 __all__ = ["GeminiAdapter"]
@@ -67,7 +68,7 @@ class GeminiAdapter:
         return types.Content(role="user", parts=out)
 
     def function_responses(self, response: Any) -> Any:
-        return _run_sync(self.afunction_responses(response))
+        return run_sync(self.afunction_responses(response))
 
     @staticmethod
     def _part(types: Any, call: Call, outcome: ToolOutcome) -> Any:

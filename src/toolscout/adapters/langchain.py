@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..session import Session, ToolOutcome, _run_sync
+from .._sync import run_sync
+from ..session import Session, ToolOutcome
 from ._common import Call, answer, field, require
 
 __all__ = ["LangChainAdapter"]
@@ -86,7 +87,7 @@ class LangChainAdapter:
         ]
 
     def tool_messages(self, message: Any) -> list[Any]:
-        return _run_sync(self.atool_messages(message))
+        return run_sync(self.atool_messages(message))
 
     def run(self, model: Any, messages: list[Any], *, max_turns: int = 10) -> Any:
         """A complete loop: bind this step's tools, invoke, answer; ``messages`` grows in

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..session import Session, ToolOutcome, _run_sync
+from .._sync import run_sync
+from ..session import Session, ToolOutcome
 from ._common import Call, answer, as_dict, field, require
 
 __all__ = ["ChatCompletionsAdapter", "ResponsesAdapter"]
@@ -49,7 +50,7 @@ class ChatCompletionsAdapter:
         ]
 
     def tool_messages(self, message: Any) -> list[dict[str, Any]]:
-        return _run_sync(self.atool_messages(message))
+        return run_sync(self.atool_messages(message))
 
     def run(self, client: Any, *, model: str, messages: list[Any], max_turns: int = 10, **create: Any) -> Any:
         """A complete loop: request, answer tool calls, repeat until the model stops calling
@@ -136,7 +137,7 @@ class ResponsesAdapter:
         return out
 
     def output_items(self, response: Any) -> list[dict[str, Any]]:
-        return _run_sync(self.aoutput_items(response))
+        return run_sync(self.aoutput_items(response))
 
     def _search_output(self, call_id: str, outcome: ToolOutcome) -> dict[str, Any]:
         names = [r.tool_name for r in outcome.references if self.session.is_callable(r.tool_name)]
