@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 
 import pytest
 
@@ -164,5 +166,22 @@ async def test_unreachable_http_upstream_leaks_no_secret(caplog: pytest.LogCaptu
         shown = " ".join([json.dumps(status), str(info.value), caplog.text])
         for secret in ("pa55word99", "zz-secret-77", "hdr-secret-55"):
             assert secret not in shown
+    finally:
+        await agg.aclose()
+
+
+async def test_upstream_killed_while_idle_is_restarted_on_next_call() -> None:
+    agg = make({"crashy": fake("crash")})
+    try:
+        await agg.start()
+        pid = int((await agg.catalog.handler("crashy_pid")({})).text())
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(200):  # bounded wait until the closed pipe is noticed
+            if agg.status()["crashy"]["state"] == "failed":
+                break
+            await asyncio.sleep(0.02)
+        assert agg.status()["crashy"]["state"] == "failed"
+        again = await agg.catalog.handler("crashy_echo")({"text": "revived"})
+        assert again.text() == "revived" and int((await agg.catalog.handler("crashy_pid")({})).text()) != pid
     finally:
         await agg.aclose()

@@ -56,6 +56,7 @@ def tools_for(mode: str, grown: bool) -> list[dict[str, Any]]:
     base = list(NORMAL)
     if mode == "crash":
         base.append(_tool("crash", "Exit the server process in the middle of the call."))
+        base.append(_tool("pid", "Report this server's process id."))
     if mode == "hang":
         base.append(_tool("hang", "Never answer."))
     if grown:
@@ -98,6 +99,8 @@ def build(mode: str) -> Server[Any]:
             return {"content": [{"type": "text", "text": json.dumps(seen)}]}
         if name == "crash":
             os._exit(3)
+        if name == "pid":
+            return {"content": [{"type": "text", "text": str(os.getpid())}]}
         if name == "hang":
             await anyio.sleep_forever()
         if name.startswith("op_"):

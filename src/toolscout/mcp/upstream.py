@@ -79,11 +79,18 @@ class Upstream:
         Raises :class:`UpstreamUnavailable` when the server cannot be reached, or when a
         previous attempt failed less than the backoff delay ago (fail fast, no stampede).
         """
-        if self.state is UpstreamState.READY and self._client is not None:
+        if self.state is UpstreamState.READY and self._client is not None and not self._stale():
             return
         async with self._lock:
             if self.state is UpstreamState.READY and self._client is not None:
-                return
+                if not self._stale():
+                    return
+                # It died while idle (nothing was in flight): reconnect now, no backoff.
+                log.warning("upstream %s: connection lost while idle; reconnecting", self.name)
+                if self._stop is not None:
+                    self._stop.set()
+                self._client = None
+                self.last_error = "connection lost while idle"
             if self.state is UpstreamState.CLOSED:
                 raise UpstreamUnavailable(f"server '{self.name}' is shut down", server=self.name)
             wait = self._next_attempt - time.monotonic()
@@ -165,6 +172,11 @@ class Upstream:
         assert cfg.url is not None
         http = create_mcp_http_client(headers=dict(cfg.headers) or None)
         return streamable_http_client(cfg.url, http_client=http)
+
+    def _stale(self) -> bool:
+        """The session's pipe closed under us (the process exited while idle)."""
+        client = self._client
+        return client is not None and bool(getattr(client.session._dispatcher, "_closed", False))
 
     def _failed(self, reason: str) -> None:
         if self.state is UpstreamState.CLOSED:
@@ -271,8 +283,9 @@ class Upstream:
         return await self._request("tools/call", {"name": tool, "arguments": arguments}, limit)
 
     def status(self) -> dict[str, Any]:
+        state = UpstreamState.FAILED if self._stale() else self.state
         return {
-            "state": self.state.value,
+            "state": state.value,
             "last_error": self.last_error,
             "connected_at": self.connected_at,
             "calls": self.calls,
