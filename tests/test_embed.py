@@ -174,3 +174,14 @@ def test_default_model_embeds_paraphrases_close() -> None:
     assert v.dtype == np.float32 and v.shape == (3, 384)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.1
+
+
+def test_two_processes_sharing_a_store_do_not_erase_each_others_vectors(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    one, two = VectorCache(FakeEmbedder(), store), VectorCache(FakeEmbedder(), store)
+    one.embed(["warm"])  # both loaded the (empty) store before either saved
+    two.embed(["alpha"])
+    one.embed(["beta"])
+    fake = FakeEmbedder()
+    VectorCache(fake, store).embed(["warm", "alpha", "beta"])
+    assert fake.calls == []

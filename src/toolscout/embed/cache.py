@@ -82,9 +82,25 @@ class VectorCache:
         self._rows = {k: i for i, k in enumerate(keys)}
         self._matrix = matrix
 
+    def _merge_stored(self) -> None:
+        """Adopt vectors another process saved since we loaded (same store, same model)."""
+        try:
+            entry = self.store.get(NAMESPACE, self.embedder.model_id) if self.store else None
+            if entry is None:
+                return
+            keys, matrix = _decode(entry.value, entry.meta, self.embedder.dim)
+        except Exception:
+            return  # unreadable: it is about to be overwritten with a good blob
+        new = [i for i, k in enumerate(keys) if k not in self._rows]
+        if new:
+            base = len(self._matrix)
+            self._matrix = np.concatenate([self._matrix, matrix[new]])
+            self._rows.update({keys[i]: base + j for j, i in enumerate(new)})
+
     def _save(self, keep_first: list[bytes]) -> None:
         if self.store is None:
             return
+        self._merge_stored()
         keys = list(dict.fromkeys(keep_first))
         if len(keys) < self.max_entries:
             wanted = set(keys)

@@ -99,6 +99,15 @@ class DenseBackend:
                 self._queries.popitem(last=False)
         return vector
 
+    def prime_queries(self, queries: list[str]) -> None:
+        """Embed many queries at once (batched, through the vector cache) into the query LRU:
+        for evaluations and warm-up lists of common requests."""
+        vectors = self.cache.embed(queries)
+        with self._lock:
+            self._query_cache_size = max(self._query_cache_size, len(queries))
+            for query, vector in zip(queries, vectors, strict=True):
+                self._queries[query] = vector
+
     def scores(self, query: str) -> np.ndarray:
         """Cosine similarity of the query with every doc."""
         if not self.size:

@@ -1,0 +1,116 @@
+"""Hybrid search quality on every set in ../shared/data: keyword, dense and hybrid side by side.
+
+For each set, in one run: R@1 / R@5 / nDCG@10 (percent) of plain BM25 (the README baseline,
+reproduced as in benchmarks/search_quality.py), toolscout keyword (BM25F), dense only
+(``semantic`` mode, MiniLM-L6 int8) and ``hybrid``; the hybrid's gain over plain BM25 and
+over its best single backend. metatool uses every 10th query, toollens its test split.
+
+Document and query vectors are cached in ~/.cache/toolscout-bench/vectors.db (outside the
+repo): the first run embeds ~25k texts (tens of minutes on 2 shared cores), later runs none.
+
+    .venv/bin/python benchmarks/hybrid_quality.py [--data ../shared/data] [--sets a,b] [--plot] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import write_section
+from search_quality import DEFAULT_DATA, SETS, plain_analyzer
+from toolscout.catalog import Catalog
+from toolscout.embed.onnx import default_embedder
+from toolscout.eval.dataset import load_queries, load_tools
+from toolscout.eval.runner import EvalReport, evaluate, index_ranker, select_queries
+from toolscout.eval_compare import compare, plot_recall, recall_curve
+from toolscout.search.hybrid import enable_hybrid
+from toolscout.search.index import ToolIndex
+from toolscout.search.keyword import KeywordBackend
+from toolscout.store import Store
+
+CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def fmt(report: EvalReport) -> str:
+    m = report.overall
+    return f"{m.r1:.1f} / {m.r5:.1f} / {m.ndcg10:.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--sets", default="", help="comma-separated subset of the sets")
+    parser.add_argument("--plot", action="store_true", help="write docs/img/recall-<set>.png")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    wanted = set(filter(None, args.sets.split(",")))
+    embedder = default_embedder()
+    store = Store(CACHE)
+    rows = [
+        "| set (queries) | plain BM25 | toolscout keyword | dense only | **hybrid** | hybrid - plain | hybrid - best single | hybrid wins / losses vs best single (sign p) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    origin_line = ""
+    latency = ""
+    started = time.perf_counter()
+    for name, selection, _readme in SETS:
+        if wanted and name not in wanted:
+            continue
+        d = args.data / name
+        tools = load_tools(d / "tools.jsonl")
+        queries = select_queries(load_queries(d / "queries.jsonl"), **selection)  # type: ignore[arg-type]
+        plain_index = ToolIndex(Catalog(tools), keyword=KeywordBackend(variant="bm25", k1=1.5, analyzer=plain_analyzer))
+        plain = evaluate(queries, index_ranker(plain_index, "keyword"))
+        index = ToolIndex(Catalog(tools))
+        search = enable_hybrid(index, embedder, store=store, progress=True)
+        index.search("warm up", limit=1, mode="semantic")  # builds the dense index (cached vectors)
+        search.dense.prime_queries([q.query.strip() for q in queries])
+        reports = {mode: evaluate(queries, index_ranker(index, mode)) for mode in ("keyword", "semantic", "hybrid")}
+        kw, dense, hybrid = reports["keyword"], reports["semantic"], reports["hybrid"]
+        best_label, best = max((("keyword", kw), ("dense", dense)), key=lambda lr: lr[1].overall.ndcg10)
+        paired = compare(best, hybrid, best_label, "hybrid").rows[0]
+        rows.append(
+            f"| {name} ({len(queries)}) | {fmt(plain)} | {fmt(kw)} | {fmt(dense)} | **{fmt(hybrid)}** | "
+            f"{hybrid.overall.ndcg10 - plain.overall.ndcg10:+.1f} | {hybrid.overall.ndcg10 - best.overall.ndcg10:+.1f} ({best_label}) | "
+            f"{paired['b_wins']} / {paired['b_losses']} (p={paired['p_sign']:.2g}) |"
+        )
+        print(rows[-1], flush=True)
+        if name == "toolpool":
+            parts = [
+                f"{split} {hybrid.splits[split].ndcg10:.1f} (plain {plain.splits[split].ndcg10:.1f}, keyword {kw.splits[split].ndcg10:.1f}, dense {dense.splits[split].ndcg10:.1f})"
+                for split in sorted(hybrid.splits)
+            ]
+            origin_line = "toolpool hybrid nDCG@10 per origin: " + "; ".join(parts) + "."
+            m = hybrid.overall
+            latency = (
+                f"Hybrid search latency at {len(tools):,} tools with query vectors cached (the eval's "
+                f"rankings): p50 {m.latency_p50_ms:.1f} ms, p95 {m.latency_p95_ms:.1f} ms "
+                f"(keyword alone p50 {kw.overall.latency_p50_ms:.1f} ms). New-query latency, which "
+                "includes running the model, is in the embedding-speed section."
+            )
+        if args.plot:
+            curves = {label: recall_curve(r, queries) for label, r in (("plain BM25", plain), ("keyword", kw), ("dense", dense), ("hybrid", hybrid))}
+            (DOCS / "img").mkdir(parents=True, exist_ok=True)
+            plot_recall(curves, DOCS / "img" / f"recall-{name}.png", title=f"{name}: recall@k")
+    body = (
+        "R@1 / R@5 / nDCG@10, percent, all columns from the same run and the same queries. "
+        "Dense only = `search_type=\"semantic\"`; hybrid = the `auto` default with the `embed` extra "
+        "(fusion rule in docs/hybrid.md). Wins / losses: queries whose nDCG@10 the hybrid raises / "
+        "lowers against the better single backend of that set, with a two-sided sign test.\n\n"
+        + "\n".join(rows)
+        + (f"\n\n{origin_line}" if origin_line else "")
+        + (f"\n\n{latency}" if latency else "")
+        + f"\n\nWhole run: {time.perf_counter() - started:.0f} s."
+    )
+    print(body)
+    if not args.no_write:
+        write_section("hybrid-quality", "Hybrid search quality", "python benchmarks/hybrid_quality.py --plot", body)
+
+
+if __name__ == "__main__":
+    main()
