@@ -110,6 +110,7 @@ async def test_errors_are_structured_and_the_session_keeps_working(server: Gatew
 
 async def test_capabilities_resource_and_secrets(server: GatewayServer) -> None:
     async with Client(server.lowlevel, mode="legacy") as client:
+        assert "call_tool(name, arguments)" in client.instructions and "- up (" in client.instructions
         listed = await client.list_resources()
         assert [str(r.uri) for r in listed.resources] == ["toolscout://capabilities"]
         text = (await client.read_resource("toolscout://capabilities")).contents[0].text

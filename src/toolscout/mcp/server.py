@@ -31,6 +31,11 @@ log = logging.getLogger("toolscout.mcp")
 MAX_SESSIONS = 10_000
 """Reveal sets kept at once; the least recently active session is forgotten first."""
 META = ("find_tools", "call_tool")
+RUNNING = (
+    "\n\n## Running tools\n"
+    "Run a found tool with `call_tool(name, arguments)`. On clients that refresh their tool "
+    "list, found tools also become callable by name."
+)
 
 
 class GatewayServer:
@@ -59,7 +64,7 @@ class GatewayServer:
         self.lowlevel: Any = Server(
             name,
             version=self.version,
-            instructions=gateway.system_prompt(),
+            instructions=self.instructions(),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -98,9 +103,14 @@ class GatewayServer:
             self._peers[key] = ctx.session
         return found
 
+    def instructions(self) -> str:
+        """The gateway's system prompt (categories = servers) plus how to run what is found."""
+        return self.gateway.system_prompt() + RUNNING
+
     def _on_catalog_change(self, change: Any) -> None:
-        """Tell each stateful session whose tools/list this change alters (an upstream
+        """Keep the instructions current, and tell each stateful session whose tools/list this change alters (an upstream
         refreshed: always-load tools came or went, or a revealed tool disappeared)."""
+        self.lowlevel.instructions = self.instructions()
         before = set(self._always[1]) if self._always is not None else set()
         touched = set(change.added) | set(change.removed)
         if not touched or not self._peers:
