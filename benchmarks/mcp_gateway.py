@@ -7,7 +7,10 @@
    to the first ``find_tools`` answer (no upstream is started: they are lazy).
 3. 50 concurrent HTTP sessions, each revealing a different tool: leaks and errors.
 
-Run: .venv/bin/python benchmarks/mcp_gateway.py [--calls 300]
+4. With ``--conformance``: the ``@modelcontextprotocol/conformance`` server scenarios against
+   ``toolscout serve --transport http`` (needs ``bash .ci/setup-mcp.sh``); prints the summary.
+
+Run: .venv/bin/python benchmarks/mcp_gateway.py [--calls 300] [--conformance]
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -172,7 +178,43 @@ async def sessions(n: int) -> dict[str, Any]:
     return {"sessions": n, "leaks": leaks, "errors": errors, "seconds": elapsed}
 
 
-async def main(calls: int, cold_runs: int) -> None:
+def conformance(tmp: Path) -> str:
+    """Run the conformance suite's server scenarios over HTTP; the suite's SUMMARY lines."""
+    suite = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "conformance"
+    if not suite.exists():
+        return "conformance suite not installed (bash .ci/setup-mcp.sh)"
+    cfg = tmp / "conf.json"
+    cfg.write_text(json.dumps({"mcpServers": {"up": fake("normal")}}))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    serve = subprocess.Popen(
+        [TOOLSCOUT, "serve", "-c", str(cfg), "--cache", str(tmp / "conf.db"), "--transport", "http", "--port", str(port)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):  # wait until it accepts connections (bounded)
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        done = subprocess.run(
+            [str(suite), "server", "--url", f"http://127.0.0.1:{port}/mcp", "-o", str(tmp / "conformance")],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    finally:
+        serve.terminate()
+        serve.wait(10)
+    text = done.stdout + done.stderr
+    lines = [ln for ln in text.splitlines() if re.match(r"^[✓✗] |^Total:", ln)]
+    return "\n".join(lines) or text[-3000:]
+
+
+async def main(calls: int, cold_runs: int, with_conformance: bool = False) -> None:
+    if with_conformance:
+        with tempfile.TemporaryDirectory() as d:
+            print(conformance(Path(d)))
+        return
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         pt = await passthrough(calls, tmp)
@@ -207,5 +249,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--cold-runs", type=int, default=5)
+    parser.add_argument("--conformance", action="store_true", help="only run the conformance scenarios")
     args = parser.parse_args()
-    asyncio.run(main(args.calls, args.cold_runs))
+    asyncio.run(main(args.calls, args.cold_runs, args.conformance))
