@@ -179,9 +179,9 @@ def test_default_model_embeds_paraphrases_close() -> None:
 def test_two_processes_sharing_a_store_do_not_erase_each_others_vectors(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.db")
     one, two = VectorCache(FakeEmbedder(), store), VectorCache(FakeEmbedder(), store)
-    one.embed(["warm"])  # both loaded the (empty) store before either saved
+    one.missing([]), two.missing([])  # both loaded the (empty) store before either saved
     two.embed(["alpha"])
     one.embed(["beta"])
     fake = FakeEmbedder()
-    VectorCache(fake, store).embed(["warm", "alpha", "beta"])
+    VectorCache(fake, store).embed(["alpha", "beta"])
     assert fake.calls == []
