@@ -1,20 +1,11 @@
-"""JSON Schema helpers shared by the formats: walking, ``$ref`` resolution, keyword stripping.
-
-Formats never mutate a tool: every helper here works on a fresh copy of the schema
-(``Tool.input_schema`` already returns one) and returns new dicts.
-"""
+"""``$ref`` resolution inside one JSON Schema, for formats that must inline references."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SUBSCHEMA_KEYS", "SUBSCHEMA_LIST_KEYS", "SUBSCHEMA_MAP_KEYS", "local_defs", "resolve_ref"]
-
-# Keywords whose value is a schema, a list of schemas, or a name -> schema mapping.
-SUBSCHEMA_KEYS = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else")
-SUBSCHEMA_LIST_KEYS = ("anyOf", "oneOf", "allOf", "prefixItems")
-SUBSCHEMA_MAP_KEYS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+__all__ = ["local_defs", "resolve_ref"]
 
 
 def local_defs(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -43,20 +34,3 @@ def resolve_ref(ref: str, root: Mapping[str, Any], defs: Mapping[str, Any]) -> A
         else:
             return None
     return node
-
-
-def map_subschemas(schema: Mapping[str, Any], fn: Callable[[Any], Any]) -> dict[str, Any]:
-    """Copy ``schema`` with ``fn`` applied to each direct subschema."""
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in SUBSCHEMA_KEYS and isinstance(value, Mapping):
-            out[key] = fn(value)
-        elif key in SUBSCHEMA_LIST_KEYS and isinstance(value, list):
-            out[key] = [fn(v) if isinstance(v, Mapping) else v for v in value]
-        elif key in SUBSCHEMA_MAP_KEYS and isinstance(value, Mapping):
-            out[key] = {k: fn(v) if isinstance(v, Mapping) else v for k, v in value.items()}
-        elif key == "items" and isinstance(value, list):
-            out[key] = [fn(v) if isinstance(v, Mapping) else v for v in value]
-        else:
-            out[key] = value
-    return out
