@@ -10,7 +10,7 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,6 +18,10 @@ from rich.table import Table
 
 from ..errors import ConfigError, ToolscoutError
 from . import app
+
+if TYPE_CHECKING:
+    from ..mcp.aggregator import Aggregator
+    from ..mcp.server import GatewayServer
 
 err_console = Console(stderr=True)
 
@@ -36,7 +40,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _load(config: Path, cache: str | None, no_cache: bool):  # type: ignore[no-untyped-def]
+def _load(config: Path, cache: str | None, no_cache: bool) -> tuple[GatewayServer, Aggregator]:
     from ..mcp.cache import default_cache_path
     from ..mcp.config import load_config
     from ..mcp.server import build

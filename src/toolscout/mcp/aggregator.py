@@ -76,7 +76,9 @@ class Aggregator:
             try:
                 raw = await up.list_tools()
             except Exception as exc:
-                log.warning("upstream %s: cannot list tools: %s", name, up.config.redact(str(exc)))
+                reason = up.config.redact(str(exc))
+                up.last_error = up.last_error or f"tools/list failed: {reason}"
+                log.warning("upstream %s: cannot list tools: %s", name, reason)
                 raise
             kept = self._install(name, raw)
             self.fetched_at[name] = time.time()

@@ -186,8 +186,13 @@ class GatewayServer:
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
 
-        tools = [*self.meta_tools(), *(render(t, "mcp") for t in self.listed(ctx))]
-        return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tools])
+        tools = [types.Tool.model_validate(t) for t in self.meta_tools()]
+        for tool in self.listed(ctx):
+            try:
+                tools.append(types.Tool.model_validate(render(tool, "mcp")))
+            except Exception as exc:  # one odd upstream tool must not break the whole list
+                log.warning("not listing %s: %s", tool.name, exc)
+        return types.ListToolsResult(tools=tools)
 
     # -- tools/call -----------------------------------------------------------------------
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
