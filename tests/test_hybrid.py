@@ -160,3 +160,11 @@ def test_unknown_model_spec_is_a_config_error() -> None:
 
     with pytest.raises(ConfigError, match="unknown embedding model"):
         enable_hybrid(ToolIndex(Catalog(TOOLS)), "word2vec-please")
+
+
+def test_identifier_inside_a_request_is_an_exact_name_and_a_typo_is_close() -> None:
+    _, index = _index()
+    assert _names(index.search("please run list_files in my home folder", limit=3))[0] == "list_files"
+    out = index.search("how do I call create_invoise for an order", limit=3)
+    assert _names(out)[0] == "create_invoice"
+    assert "name" in out.hits[0].why

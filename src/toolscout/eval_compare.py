@@ -33,7 +33,7 @@ def index_factory(search_type: str, embedder: str = "default", store_path: str |
 
     def make(catalog: Catalog) -> ToolIndex:
         index = ToolIndex(catalog)
-        if search_type in SEMANTIC_MODES or search_type == "auto":
+        if search_type in SEMANTIC_MODES:
             from .search.hybrid import enable_hybrid
 
             store = None
@@ -41,11 +41,7 @@ def index_factory(search_type: str, embedder: str = "default", store_path: str |
                 from .store import Store
 
                 store = Store(store_path)
-            try:
-                enable_hybrid(index, embedder, store=store)
-            except Exception:
-                if search_type != "auto":  # auto without the extra is keyword, as for users
-                    raise
+            enable_hybrid(index, embedder, store=store)
         return index
 
     return make

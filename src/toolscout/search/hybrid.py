@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import EmbeddingUnavailable
 from .base import Hit
+from .suggest import normalize_name
 
 if TYPE_CHECKING:
     from ..embed.base import Embedder
@@ -113,8 +114,13 @@ def confidences(inp: FusionInput) -> tuple[float, float]:
     return (float(zk[0]) if len(zk) else 0.0, float(zd[0]) if len(zd) else 0.0)
 
 
-def fuse(inp: FusionInput, limit: int) -> list[Hit]:
-    """Sum of positive z-scores over the backends (module docstring), best first."""
+def fuse(inp: FusionInput, limit: int, *, exact: Sequence[int] = (), fuzzy: Sequence[int] = ()) -> list[Hit]:
+    """Sum of positive z-scores over the backends (module docstring), best first.
+
+    ``fuzzy``: docs whose name is close to an identifier in the query (did-you-mean), lifted
+    by one deviation, as a lone hit of a third backend would be. ``exact``: docs the query
+    names exactly inside a longer request ("run list_files now"); they go first.
+    """
     scores: dict[int, float] = {}
     why: dict[int, list[str]] = {}
     for label, docs, raw in (("keyword", inp.kw_docs, inp.kw_scores), ("semantic", inp.dense_docs, inp.dense_scores)):
@@ -124,6 +130,14 @@ def fuse(inp: FusionInput, limit: int) -> list[Hit]:
             scores[d] = scores.get(d, 0.0) + max(v, 0.0) + _TIE * (n - rank) / n
             if v > 0:
                 why.setdefault(d, []).append(label)
+    for d in fuzzy:
+        scores[d] = scores.get(d, 0.0) + 1.0
+        why.setdefault(d, []).append("name")
+    if exact:
+        top = max(scores.values(), default=0.0) + 1.0
+        for i, d in enumerate(exact):
+            scores[d] = top + len(exact) - i
+            why[d] = ["exact name"]
     ranked = sorted(scores, key=lambda d: (-scores[d], d))[:limit]
     return [Hit(d, scores[d], "hybrid: " + "+".join(why.get(d, ["weak"]))) for d in ranked]
 
@@ -173,6 +187,7 @@ class HybridSearch:
         self.index = index
         self.dense = dense
         self._built: list[Tool] | None = None
+        self._by_norm: dict[str, list[int]] = {}
         self._error: str | None = None
         self._lock = threading.Lock()
 
@@ -186,8 +201,26 @@ class HybridSearch:
                     self._error = None
                 except EmbeddingUnavailable as exc:
                     self._error = exc.message
+                self._by_norm = {}
+                for i, tool in enumerate(tools):
+                    self._by_norm.setdefault(normalize_name(tool.name), []).append(i)
                 self._built = tools
             return self._error
+
+    def _names(self, query: str, mask: np.ndarray) -> tuple[list[int], list[int]]:
+        """Docs named exactly, and docs with a close name, by identifiers in the query."""
+        exact: list[int] = []
+        fuzzy: list[int] = []
+        for variant in rewrite(query):
+            if variant.kind != "identifier":
+                continue
+            docs = [d for d in self._by_norm.get(normalize_name(variant.text), []) if mask[d]]
+            if docs:
+                exact += [d for d in docs if d not in exact]
+                continue
+            for name in self.index.suggest(variant.text, 1):
+                fuzzy += [d for d in self._by_norm.get(normalize_name(name), []) if mask[d] and d not in fuzzy]
+        return exact, fuzzy
 
     def _dense(self, query: str, mask: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray] | None, list[str]]:
         error = self._ensure()
@@ -214,7 +247,8 @@ class HybridSearch:
         if dense is None:
             return Ranked([Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)], warnings)
         dd, ds = dense
-        return Ranked(fuse(FusionInput(kd, ks, dd, ds), limit), warnings)
+        exact, fuzzy = self._names(query, mask)
+        return Ranked(fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy), warnings)
 
 
 def enable_hybrid(
