@@ -40,7 +40,7 @@ def _table(report: EvalReport) -> Table:
 @app.command("eval")
 def eval_command(
     directory: Annotated[Path, typer.Argument(help="Directory holding tools.jsonl and queries.jsonl.")],
-    type: Annotated[str, typer.Option("--type", "-t", help="auto, keyword, regex, or a registered mode.")] = "auto",
+    type: Annotated[str, typer.Option("--type", "-t", help="auto, keyword, regex, semantic or hybrid (embed extra).")] = "auto",
     run_out: Annotated[
         Path | None, typer.Option("--run-out", help='Write {"id", "ranked": [top-10 names]} per query (JSONL).')
     ] = None,
@@ -53,7 +53,14 @@ def eval_command(
     Example: toolscout eval path/to/sealtools --type keyword --run-out runs.jsonl
     """
     try:
-        report = run_eval(directory, search_type=type, split=split, max_queries=max_queries)
+        if type in ("semantic", "hybrid"):  # embedding modes need the embed extra, set up here
+            from ..eval_compare import index_factory
+
+            report = run_eval(
+                directory, search_type=type, split=split, max_queries=max_queries, index_factory=index_factory(type)
+            )
+        else:
+            report = run_eval(directory, search_type=type, split=split, max_queries=max_queries)
     except ToolscoutError as exc:
         _err.print(f"[red]{exc.code}[/red]: {exc.message}", markup=True, highlight=False)
         if exc.hint:
