@@ -226,3 +226,19 @@ def test_semantic_without_embeddings_falls_back_to_keyword_with_warning(gw: Gate
     r = gw.find_tools("weather forecast", search_type="semantic")
     assert r.ok and r.search_type == "keyword"
     assert any("semantic" in w for w in r.warnings)
+
+
+def test_calls_by_wire_name_reach_tools_whose_names_apis_reject():
+    from toolscout import formats
+
+    cat = Catalog()
+    cat.add(Tool("weather.get forecast/v2", "Odd name from an upstream."), lambda a: "sunny")
+    gw = Gateway(cat)
+    wire = gw.find_tools("odd upstream name", format="openai").tools[0]["function"]["name"]
+    assert wire == formats.wire_name("weather.get forecast/v2", "openai") != "weather.get forecast/v2"
+    result = gw.call(wire, {})
+    assert result.ok and result.text() == "sunny"
+
+
+def test_format_aliases_are_accepted(gw: Gateway):
+    assert gw.find_tools("weather", format="claude").tools[0]["input_schema"]

@@ -202,6 +202,7 @@ class Gateway:
         self.call_timeout = call_timeout
         self.platform = platform or current_platform()
         self._validators: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._wire_map: tuple[int, dict[str, str]] = (-1, {})
         # One bound method for the policy so the index can cache its mask.
         self._permits: Callable[[Tool], bool] | None = policy.permits if policy else None
 
@@ -227,10 +228,7 @@ class Gateway:
                 raise InvalidRequest(
                     f"unknown search_type {search_type!r}", hint=f"Use one of: {', '.join(SEARCH_TYPES)}."
                 )
-            if format not in formats.FORMATS:
-                raise InvalidRequest(
-                    f"unknown format {format!r}", hint=f"Use one of: {', '.join(formats.FORMATS)}."
-                )
+            formats.renderer(format)  # an unknown format is an InvalidRequest
             if category is not None and not isinstance(category, str):
                 raise InvalidRequest("category must be a string")
             if mode in ("semantic", "hybrid") and mode not in self.index.modes():
@@ -352,7 +350,11 @@ class Gateway:
     def _resolve(self, name: Any) -> Tool:
         if not isinstance(name, str) or not name.strip():
             raise InvalidRequest("tool name must be a non-empty string")
-        tool = self.catalog.get(name) or self.catalog.get(name.strip().strip("`'\""))
+        tool = (
+            self.catalog.get(name)
+            or self.catalog.get(name.strip().strip("`'\""))
+            or self.catalog.get(self._wire_names().get(name, ""))
+        )
         if tool is None:
             raise UnknownTool(f"no tool named {name!r}", suggestions=self.suggest(name))
         if self._permits is not None and not self._permits(tool):
@@ -363,6 +365,17 @@ class Gateway:
                 hint="Pick another tool; this one is disabled or not supported on this platform.",
             )
         return tool
+
+    def _wire_names(self) -> dict[str, str]:
+        """Names a host API could not carry were renamed when rendered (``formats.wire_name``);
+        map them back so the model's call reaches the tool. Rebuilt when the catalog changes."""
+        if self._wire_map[0] != self.catalog.generation:
+            names = self.catalog.names()
+            merged: dict[str, str] = {}
+            for fmt in ("openai", "anthropic", "gemini"):
+                merged.update(formats.wire_names(names, fmt))
+            self._wire_map = (self.catalog.generation, merged)
+        return self._wire_map[1]
 
     def validate(self, tool: Tool, arguments: Any) -> dict[str, Any]:
         """Return the arguments as a dict, or raise :class:`InvalidArguments` listing each

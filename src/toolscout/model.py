@@ -1,7 +1,7 @@
 """The one record every source produces: :class:`Tool`, and the result types around it.
 
 ``Tool`` is immutable and slotted: a catalog of 100k tools must stay small in memory, so
-the input schema is kept as canonical JSON text and parsed on access (only the few tools a
+the input schema is kept as compact JSON text and parsed on access (only the few tools a
 search returns are ever rendered).
 """
 
@@ -77,7 +77,13 @@ class Annotations:
 
 
 def canonical_json(value: Any) -> str:
+    """Key-sorted compact JSON: equal values give equal text (for hashes)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON that keeps key order: models read parameters in the declared order."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class Tool:
@@ -160,8 +166,8 @@ class Tool:
         s = object.__setattr__
         s(self, "name", name)
         s(self, "description", description or "")
-        s(self, "_schema_json", canonical_json(dict(input_schema)) if input_schema else EMPTY_OBJECT_SCHEMA)
-        s(self, "_output_json", canonical_json(dict(output_schema)) if output_schema else None)
+        s(self, "_schema_json", compact_json(dict(input_schema)) if input_schema else EMPTY_OBJECT_SCHEMA)
+        s(self, "_output_json", compact_json(dict(output_schema)) if output_schema else None)
         s(self, "source", source)
         s(self, "source_id", source_id)
         s(self, "original_name", original_name)
@@ -193,7 +199,7 @@ class Tool:
 
     @property
     def schema_json(self) -> str:
-        """The input schema as canonical JSON text (cheap; no parsing)."""
+        """The input schema as compact JSON text, in declared key order (cheap; no parsing)."""
         return self._schema_json
 
     @property
@@ -208,8 +214,8 @@ class Tool:
                 (
                     self.name,
                     self.description,
-                    self._schema_json,
-                    self._output_json or "",
+                    canonical_json(json.loads(self._schema_json)),
+                    canonical_json(json.loads(self._output_json)) if self._output_json else "",
                     canonical_json(self.annotations.to_mcp()) if self.annotations else "",
                 )
             )

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import StoreError
-from .model import Annotations, DeferPolicy, Tool, canonical_json
+from .model import Annotations, DeferPolicy, Tool, compact_json
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -386,7 +386,7 @@ def _restore(rec: dict[str, Any], schema: str, version: str) -> Tool:
     _set(tool, "name", rec["name"])
     _set(tool, "description", get("description") or "")
     _set(tool, "_schema_json", schema)
-    _set(tool, "_output_json", canonical_json(output) if output else None)
+    _set(tool, "_output_json", compact_json(output) if output else None)
     _set(tool, "_version", version)
     _set(tool, "source", get("source") or "python")
     _set(tool, "source_id", get("source_id"))
