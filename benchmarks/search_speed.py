@@ -132,9 +132,13 @@ def main() -> None:
     # Incremental update: add 10 tools to the 10k catalog, time the next search (it rebuilds).
     extra = [t.replace(name=f"{t.name}__new") for t in tools[:10]]
     index10.catalog.extend(extra)
-    start = time.perf_counter()
+    w, c = time.perf_counter(), time.process_time()
     index10.search("send an email", limit=5)
-    rows.append(("first search after adding 10 tools at 10k (incremental)", f"{(time.perf_counter() - start) * 1000:.0f} ms", "-"))
+    rows.append((
+        "first search after adding 10 tools at 10k (incremental rebuild)",
+        f"{(time.perf_counter() - w) * 1000:.0f} ms wall / {(time.process_time() - c) * 1000:.0f} ms CPU",
+        "-",
+    ))
     del index10
     gc.collect()
 
