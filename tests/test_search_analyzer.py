@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from toolscout.search.analyzer import analyze, split_identifier
 
 
@@ -43,3 +46,10 @@ def test_control_characters_and_emoji_do_not_crash_or_join_words() -> None:
 
 def test_non_ascii_letters_stay_in_their_word() -> None:
     assert analyze("Café") == ["café"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_any_text_gives_clean_terms(text: str) -> None:
+    terms = analyze(text)
+    assert all(isinstance(t, str) and t and not any(c.isspace() for c in t) for t in terms)
