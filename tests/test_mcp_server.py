@@ -8,6 +8,7 @@ find, then call_tool). One scripted upstream process serves the whole module.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import AsyncIterator
 
@@ -75,6 +76,8 @@ async def test_reveal_sets_are_per_session_and_bounded(server: GatewayServer) ->
             await first.call_tool("find_tools", {"query": query, "limit": 1})
         revealed = [n for n in names(await first.list_tools()) if n not in ("find_tools", "call_tool", "up_echo")]
         assert len(revealed) <= 3 and "up_add" not in revealed  # oldest dropped first
+    gc.collect()
+    assert server._sessions == {}  # a closed session's reveal set goes with it
 
 
 async def test_stateless_client_finds_then_calls_through_call_tool(server: GatewayServer) -> None:

@@ -13,6 +13,8 @@ import asyncio
 import hmac
 import json
 import logging
+import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -55,7 +57,8 @@ class GatewayServer:
         self.aggregator = aggregator
         self.max_revealed = max_revealed
         self._sessions: OrderedDict[Any, OrderedDict[str, None]] = OrderedDict()
-        self._peers: dict[Any, Any] = {}  # session key -> latest ServerSession (to notify)
+        self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
+        self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[Any]] = set()
         gateway.catalog.subscribe(self._on_catalog_change)
         self._meta_cache: tuple[int, list[dict[str, Any]]] | None = None
@@ -84,10 +87,23 @@ class GatewayServer:
 
         return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
-    def _session_key(self, ctx: Any) -> Any:
+    def _session_key(self, ctx: Any) -> str:
+        """A key unique to this client connection for its whole life (never reused, unlike
+        ``id()``); its reveal set is dropped when the connection object goes away."""
         conn = getattr(ctx.session, "_connection", None)
-        sid = getattr(conn, "session_id", None)
-        return sid if sid else id(conn)
+        if conn is None:
+            return "-"
+        key = self._conn_keys.get(conn)
+        if key is None:
+            key = getattr(conn, "session_id", None) or uuid.uuid4().hex
+            self._conn_keys[conn] = key
+            self._peers[key] = weakref.ref(conn)
+            weakref.finalize(conn, self._forget, key)
+        return key
+
+    def _forget(self, key: str) -> None:
+        self._sessions.pop(key, None)
+        self._peers.pop(key, None)
 
     def revealed(self, ctx: Any) -> OrderedDict[str, None]:
         key = self._session_key(ctx)
@@ -99,8 +115,6 @@ class GatewayServer:
                 self._peers.pop(gone, None)
         else:
             self._sessions.move_to_end(key)
-        if self._stateful(ctx):
-            self._peers[key] = ctx.session
         return found
 
     def instructions(self) -> str:
@@ -121,8 +135,11 @@ class GatewayServer:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        for key, peer in list(self._peers.items()):
-            shown = self._sessions.get(key, {})
+        for key, ref in list(self._peers.items()):
+            peer = ref()
+            shown = self._sessions.get(key)
+            if peer is None or shown is None:  # gone, or a stateless connection (never revealed)
+                continue
             if everyone or any(n in shown for n in touched):
                 task = loop.create_task(_notify_peer(peer))
                 self._tasks.add(task)
