@@ -94,6 +94,15 @@ def test_fields_read_nested_parameters() -> None:
     assert "status" in fields["param_names"] and "open or closed" in fields["param_text"]
 
 
+def test_enum_values_are_searchable() -> None:
+    b = KeywordBackend()
+    b.rebuild([
+        Tool("convert", "Convert a value.", {"type": "object", "properties": {"unit": {"enum": ["celsius", "fahrenheit"]}}}),
+        Tool("other", "Something else."),
+    ])
+    assert _names(b, "fahrenheit") == ["convert"]
+
+
 def test_empty_catalog_and_empty_query() -> None:
     b = KeywordBackend()
     b.rebuild([])

@@ -12,7 +12,7 @@ is not counted as two independent pieces of evidence::
 k1 = 1.2 and b = 0.75 are the textbook defaults (not fitted to any data set). The field
 weights follow what each field says about a tool: the name states its purpose, so it counts
 3x (as seed 003 does); prose and category count 1x; parameter names 1x; parameter
-descriptions 0.5x (long, often generic). docs/search.md shows the measurement against plain
+descriptions, titles and enum values 0.5x (long, often generic). docs/search.md shows the measurement against plain
 BM25 over name + description (the "bm25" variant below), which is kept for that comparison.
 
 Every (doc, term) score is computed once at build time into a CSC matrix, so a query sums
@@ -49,18 +49,31 @@ FIELD_WEIGHTS: dict[str, float] = {
 }
 K1 = 1.2
 B = 0.75
-SNAPSHOT_FORMAT = "toolscout-bm25f-1"  # bump when the analyzer or the fields change
+SNAPSHOT_FORMAT = "toolscout-bm25f-2"  # bump when the analyzer or the fields change
+
+
+_MAX_ENUM = 20
+
+
+def _param_text(sub: Any) -> str:
+    """A property's description, title and (string) enum values: what it accepts, in words."""
+    if not isinstance(sub, dict):
+        return ""
+    parts = [sub.get(k) for k in ("title", "description")]
+    enum = sub.get("enum")
+    if isinstance(enum, list):
+        parts.extend(v for v in enum[:_MAX_ENUM] if isinstance(v, str))
+    return " ".join(p for p in parts if isinstance(p, str))
 
 
 def _schema_params(schema: Any, depth: int = 0) -> Iterable[tuple[str, str]]:
-    """(name, description) of the schema's properties, one nested level deep."""
+    """(name, text) of the schema's properties, one nested level deep."""
     if not isinstance(schema, dict):
         return
     props = schema.get("properties")
     if isinstance(props, dict):
         for key, sub in props.items():
-            desc = sub.get("description", "") if isinstance(sub, dict) else ""
-            yield str(key), desc if isinstance(desc, str) else ""
+            yield str(key), _param_text(sub)
             if depth == 0 and isinstance(sub, dict):
                 yield from _schema_params(sub, depth + 1)
                 yield from _schema_params(sub.get("items"), depth + 1)
