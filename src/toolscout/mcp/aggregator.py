@@ -30,6 +30,7 @@ __all__ = ["Aggregator"]
 log = logging.getLogger("toolscout.mcp")
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+_Converted = tuple[list[tuple[Tool, dict[str, Any]]], list[str]]
 
 
 class Aggregator:
@@ -80,12 +81,14 @@ class Aggregator:
                 up.last_error = up.last_error or f"tools/list failed: {reason}"
                 log.warning("upstream %s: cannot list tools: %s", name, reason)
                 raise
-            kept = self._install(name, raw)
+            # Converting thousands of tools takes a while: off the loop, so calls keep flowing.
+            converted = await asyncio.to_thread(self._convert, name, raw)
+            kept = self._apply(name, converted)
             self.fetched_at[name] = time.time()
             self.from_cache[name] = False
             if self.cache is not None:
                 try:
-                    self.cache.save(name, up.config.config_hash(), kept)
+                    await asyncio.to_thread(self.cache.save, name, up.config.config_hash(), kept)
                 except Exception as exc:  # a read-only cache must not stop the gateway
                     log.warning("upstream %s: cannot write the tool cache: %s", name, exc)
             return len(kept)
@@ -95,23 +98,36 @@ class Aggregator:
             await self.refresh(up.name)
 
     def _install(self, name: str, raw_tools: list[Any], *, trusted: bool = False) -> list[dict[str, Any]]:
-        """Swap a server's tools into the catalog; returns the raw entries that were kept.
+        """Convert and swap a server's tools into the catalog (see :meth:`_apply`)."""
+        return self._apply(name, self._convert(name, raw_tools, trusted=trusted))
+
+    def _convert(self, name: str, raw_tools: list[Any], *, trusted: bool = False) -> _Converted:
+        """Check and convert raw upstream tools; pure, so a big list can run off the loop.
 
         ``trusted`` lists (from the cache, which stores only kept entries) skip the schema
         check, so a cold start stays fast.
         """
         cfg = self.upstreams[name].config
         prefix = self.config.prefix_for(name)
-        tools: list[Tool] = []
-        handlers: dict[str, Handler] = {}
+        good: list[tuple[Tool, dict[str, Any]]] = []
         skipped: list[str] = []
-        kept: list[dict[str, Any]] = []
-        seen: set[str] = set()
         for raw in raw_tools:
             tool, problem = _to_tool(name, cfg, prefix, raw, check=not trusted)
             if tool is None:
                 skipped.append(problem)
-                continue
+            else:
+                good.append((tool, raw))
+        return good, skipped
+
+    def _apply(self, name: str, converted: _Converted) -> list[dict[str, Any]]:
+        """Drop names another server already uses, then swap the rest in; returns the raw
+        entries that were kept (what the cache stores)."""
+        good, skipped = converted
+        tools: list[Tool] = []
+        handlers: dict[str, Handler] = {}
+        kept: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for tool, raw in good:
             other = self.catalog.get(tool.name)
             if tool.name in seen or (other is not None and other.source_id != name):
                 owner = other.source_id if other is not None else name
