@@ -162,6 +162,32 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+async def big_refresh() -> dict[str, float]:
+    """Refresh a 10,000-tool upstream while another upstream is called in a loop."""
+    agg = Aggregator(parse_config({"mcpServers": {"big": fake("many"), "ok": fake("normal")}}), Catalog())
+    try:
+        await agg.upstreams["big"].connect()
+        await agg.refresh("ok")
+        stop = False
+        calls: list[float] = []
+
+        async def caller() -> None:
+            while not stop:
+                t0 = time.perf_counter()
+                await agg.catalog.handler("ok_echo")({"text": "x"})
+                calls.append(time.perf_counter() - t0)
+
+        task = asyncio.ensure_future(caller())
+        t = time.perf_counter()
+        count = await agg.refresh("big")
+        elapsed = time.perf_counter() - t
+        stop = True
+        await task
+    finally:
+        await agg.aclose()
+    return {"tools": count, "seconds": elapsed, "calls": len(calls), "max_call": max(calls) * 1000}
+
+
 async def sessions(n: int) -> dict[str, Any]:
     catalog = Catalog()
     for i in range(n):
@@ -236,6 +262,7 @@ async def main(calls: int, cold_runs: int, with_conformance: bool = False) -> No
         pt = await passthrough(calls, tmp)
         cold, baseline, cold_cpu = await cold_start(tmp, cold_runs)
     conc = await sessions(50)
+    big = await big_refresh()
     overhead = pt["via_p50"] - pt["direct_p50"]
     inproc = pt["inproc_gw_p50"] - pt["inproc_direct_p50"]
     lines = [
@@ -252,6 +279,9 @@ async def main(calls: int, cold_runs: int, with_conformance: bool = False) -> No
         f"{statistics.median(cold_cpu):.2f} s | |",
         f"| reference: spawn -> first tools/list of a bare SDK server (the scripted upstream), median | "
         f"{statistics.median(baseline):.2f} s (min {min(baseline):.2f}) | |",
+        f"| refresh of a {big['tools']:,}-tool upstream (list 20 pages, check, index) | {big['seconds']:.2f} s | |",
+        f"| calls to another upstream during that refresh: count / slowest | "
+        f"{big['calls']} / {big['max_call']:.0f} ms | |",
         f"| {conc['sessions']} concurrent HTTP sessions revealing different tools | "
         f"**{conc['leaks']} leaks, {conc['errors']} errors** ({conc['seconds']:.2f} s) | 0, 0 |",
     ]
