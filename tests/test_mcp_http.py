@@ -47,7 +47,7 @@ def _widget(i: int) -> Any:
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def base_url() -> AsyncIterator[str]:
+async def gateway_http() -> AsyncIterator[tuple[str, Catalog]]:
     port = _free_port()
     upstream = subprocess.Popen([sys.executable, FAKE, "--http", str(port)], stderr=subprocess.DEVNULL)
     catalog = Catalog()
@@ -67,11 +67,16 @@ async def base_url() -> AsyncIterator[str]:
         assert agg.tool_count("web") == 6
         server = GatewayServer(Gateway(catalog, call_timeout=None), agg, max_revealed=8)
         async with serving(server.http_app(token=TOKEN)) as url:
-            yield url
+            yield url, catalog
     finally:
         await agg.aclose()
         upstream.terminate()
         upstream.wait(10)
+
+
+@pytest.fixture
+def base_url(gateway_http: tuple[str, Catalog]) -> str:
+    return gateway_http[0]
 
 
 def connect(url: str, mode: str = "legacy", **kwargs: Any) -> Client:
@@ -152,3 +157,15 @@ async def test_concurrent_http_sessions_never_see_each_others_tools(base_url: st
     for i, listed in results:
         widgets = [n for n in listed if n.startswith("widget_")]
         assert widgets == [f"widget_{i:02d}"]
+
+
+async def test_http_upstream_list_changed_refreshes_the_catalog(gateway_http: tuple[str, Catalog]) -> None:
+    """Runs last: the HTTP upstream grows a tool and announces it; the gateway picks it up."""
+    url, catalog = gateway_http
+    async with connect(url) as client:
+        await client.call_tool("call_tool", {"name": "web_grow", "arguments": {}})
+    for _ in range(200):  # bounded wait for the notification to be processed
+        if "web_extra" in catalog:
+            break
+        await asyncio.sleep(0.02)
+    assert "web_extra" in catalog and catalog.get("web_extra").original_name == "extra"
