@@ -67,7 +67,9 @@ def serve(
 
     Example: toolscout serve --config servers.json --transport http --port 8765
     """
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    if verbose:  # only our own events: HTTP client libraries log full URLs (credentials)
+        logging.getLogger("toolscout").setLevel(logging.INFO)
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
     if transport == "http" and not _loopback(host) and not token:
