@@ -6,18 +6,22 @@ using a tool's own words vs. a paraphrase that shares no word with it), and equa
 then drags the right answer down: peers' RRF hybrids score below their own best single
 backend (docs/hybrid.md has the measurements).
 
-The rule (standardised-score fusion):
+The rule (confidence-weighted standardised scores):
 
 1. Each backend contributes only what it really returned: keyword docs with a positive
    BM25F score, dense docs with a positive similarity, at most ``POOL`` each; never a
    zero-score tail.
-2. Each list is standardised over its own candidates: ``z = (score - mean) / std``. A
-   backend whose best tool stands far above the rest of its candidates (it is sure) yields a
-   large z; one whose scores are flat (it is guessing) yields small z. That is the
-   per-query confidence weighting: no weight is fixed per data set.
-3. A doc's fused score is the sum of its positive z over the backends (a doc below its
-   list's mean adds nothing), plus a tiny rank term so every returned doc keeps a place.
-4. An exact tool name in the query wins outright (the index does that for every mode).
+2. Each list is standardised over its own candidates: ``z = (score - mean) / std``. Scores
+   of different backends are then on one scale, whatever the model or BM25 parameters.
+3. The z of a backend's best doc is its confidence for this query: large when one tool
+   stands far above the backend's other candidates (it is sure), small when its scores are
+   flat (it is guessing). Each list is weighted by that confidence, so for each query the
+   sure backend leads; no weight is fixed per data set.
+4. A doc's fused score is ``sum over backends of confidence * max(z, 0)`` (a doc below
+   its list's mean adds nothing), plus a tiny rank term so every returned doc keeps a place.
+5. Identifiers in the request: a tool named exactly inside a longer request goes first; a
+   close name (did-you-mean) is lifted by one deviation. A query that *is* a tool name is
+   answered by the index's exact-name rule in every mode.
 """
 
 from __future__ import annotations
@@ -126,8 +130,9 @@ def fuse(inp: FusionInput, limit: int, *, exact: Sequence[int] = (), fuzzy: Sequ
     for label, docs, raw in (("keyword", inp.kw_docs, inp.kw_scores), ("semantic", inp.dense_docs, inp.dense_scores)):
         z = standardise(raw)
         n = len(docs)
+        weight = max(float(z[0]), 0.0) if n else 0.0  # this backend's confidence for the query
         for rank, (d, v) in enumerate(zip(docs.tolist(), z.tolist(), strict=True)):
-            scores[d] = scores.get(d, 0.0) + max(v, 0.0) + _TIE * (n - rank) / n
+            scores[d] = scores.get(d, 0.0) + weight * max(v, 0.0) + _TIE * (n - rank) / n
             if v > 0:
                 why.setdefault(d, []).append(label)
     for d in fuzzy:
