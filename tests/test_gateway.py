@@ -242,3 +242,27 @@ def test_calls_by_wire_name_reach_tools_whose_names_apis_reject():
 
 def test_format_aliases_are_accepted(gw: Gateway):
     assert gw.find_tools("weather", format="claude").tools[0]["input_schema"]
+
+
+def test_store_backed_catalog_keeps_a_keyword_snapshot_for_fast_restarts(tmp_path):
+    cat, _ = build()
+    path = tmp_path / "tools.db"
+    cat.save(path)
+    first = Gateway(Catalog.open(path))
+    assert first.find_tools("weather forecast").tool_references[0].tool_name == "get_weather_forecast"
+    assert first.catalog.store is not None
+    assert list(first.catalog.store.keys(first.index._SNAPSHOT_NS))  # snapshot written
+    again = Gateway(Catalog.open(path))  # restart: the index loads the snapshot
+    assert again.find_tools("weather forecast").tool_references[0].tool_name == "get_weather_forecast"
+
+
+def test_policy_plus_per_call_allow_reuses_one_combined_predicate():
+    cat, _ = build()
+    gw = Gateway(cat, policy=Policy(deny=("disk_*",)))
+
+    def only_slack(t: Tool) -> bool:
+        return t.category == "slack"
+
+    assert gw._combine(only_slack) is gw._combine(only_slack)
+    names = {r.tool_name for r in gw.find_tools("slack message channel", allow=only_slack).tool_references}
+    assert names and all(n.startswith("slack_") for n in names)

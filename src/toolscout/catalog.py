@@ -13,10 +13,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 from .errors import DeclarationError, NameCollision
 from .model import Tool
+
+if TYPE_CHECKING:
+    from .store import Store
 
 __all__ = ["Catalog", "CatalogChange", "Handler"]
 
@@ -43,6 +46,8 @@ class Catalog:
         self._handlers: dict[str, Handler] = {}
         self._listeners: list[Callable[[CatalogChange], None]] = []
         self.generation = 0
+        self.store: Store | None = None
+        """The store this catalog was opened from, if any (the index keeps snapshots there)."""
         if tools:
             self.extend(tools)
 
@@ -240,9 +245,11 @@ class Catalog:
             cat = cls()
             cat.load(p)
             return cat
-        from .store import load_catalog
+        from .store import Store, load_catalog
 
-        return load_catalog(p)
+        catalog = load_catalog(p)
+        catalog.store = Store(p)
+        return catalog
 
 
 def prefixed_name(name: str, prefix: str | None) -> str:

@@ -195,7 +195,7 @@ class Gateway:
         platform: str | None = None,
     ) -> None:
         self.catalog = catalog
-        self.index = index or ToolIndex(catalog)
+        self.index = index or ToolIndex(catalog, snapshots=catalog.store)
         self.policy = policy
         self.max_limit = max_limit
         self.default_limit = default_limit
@@ -203,6 +203,7 @@ class Gateway:
         self.platform = platform or current_platform()
         self._validators: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._wire_map: tuple[int, dict[str, str]] = (-1, {})
+        self._combined: dict[Callable[[Tool], bool], Callable[[Tool], bool]] = {}
         # One bound method for the policy so the index can cache its mask.
         self._permits: Callable[[Tool], bool] | None = policy.permits if policy else None
 
@@ -286,7 +287,13 @@ class Gateway:
         permits = self._permits
         if permits is None:
             return allow
-        return lambda t: permits(t) and allow(t)
+        # One combined predicate per `allow`, so the index's per-predicate mask cache hits.
+        combined = self._combined.get(allow)
+        if combined is None:
+            combined = self._combined[allow] = lambda t: permits(t) and allow(t)
+            if len(self._combined) > 256:
+                self._combined.pop(next(iter(self._combined)))
+        return combined
 
     def _no_match(self, text: str, category: str | None) -> NoMatch:
         categories = self.catalog.categories()
