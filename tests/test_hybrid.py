@@ -168,3 +168,20 @@ def test_identifier_inside_a_request_is_an_exact_name_and_a_typo_is_close() -> N
     out = index.search("how do I call create_invoise for an order", limit=3)
     assert _names(out)[0] == "create_invoice"
     assert "name" in out.hits[0].why
+
+
+def test_multi_part_request_is_split_into_clauses() -> None:
+    variants = rewrite("Forecast the weather in Paris tomorrow. Then post the summary to our slack channel.")
+    clauses = [v.text for v in variants if v.kind == "clause"]
+    assert clauses == ["Forecast the weather in Paris tomorrow.", "Then post the summary to our slack channel."]
+    assert not [v for v in rewrite("get the weather in Paris") if v.kind == "clause"]
+
+
+def test_each_clause_is_matched_on_its_own_by_the_dense_side() -> None:
+    fake = FakeEmbedder(synonyms=SYNONYMS)
+    _, index = _index(fake)
+    out = index.search("Please reimburse the buyer today. Then notify the team about it.", limit=6, mode="semantic")
+    names = _names(out)[:2]
+    assert set(names) == {"refund_payment", "send_slack_message"}
+    batched = [c for c in fake.calls if any("notify" in t for t in c)]
+    assert len(batched) == 1 and len(batched[0]) == 3  # query + 2 clauses in one model call

@@ -81,23 +81,32 @@ class DenseBackend:
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's unit vector, from the LRU cache when seen before."""
+        return self.query_vectors([query])[0]
+
+    def query_vectors(self, queries: list[str]) -> np.ndarray:
+        """Unit vectors of ``queries``; those not in the LRU cache are embedded in one batch."""
+        found: dict[str, np.ndarray] = {}
         with self._lock:
-            cached = self._queries.get(query)
-            if cached is not None:
-                self._queries.move_to_end(query)
-                return cached
-        try:
-            vector = self.embedder.embed([query])
-        except EmbeddingUnavailable:
-            raise
-        except Exception as exc:  # an endpoint that is down, a broken session
-            raise EmbeddingUnavailable(f"embedding the query failed: {exc}") from exc
-        vector = check_vectors(np.asarray(vector), 1, self.embedder.dim, self.embedder.model_id)[0]
-        with self._lock:
-            self._queries[query] = vector
-            if len(self._queries) > self._query_cache_size:
-                self._queries.popitem(last=False)
-        return vector
+            for q in queries:
+                cached = self._queries.get(q)
+                if cached is not None:
+                    self._queries.move_to_end(q)
+                    found[q] = cached
+        todo = [q for q in dict.fromkeys(queries) if q not in found]
+        if todo:
+            try:
+                vectors = self.embedder.embed(todo)
+            except EmbeddingUnavailable:
+                raise
+            except Exception as exc:  # an endpoint that is down, a broken session
+                raise EmbeddingUnavailable(f"embedding the query failed: {exc}") from exc
+            vectors = check_vectors(np.asarray(vectors), len(todo), self.embedder.dim, self.embedder.model_id)
+            with self._lock:
+                for q, v in zip(todo, vectors, strict=True):
+                    found[q] = self._queries[q] = v
+                while len(self._queries) > self._query_cache_size:
+                    self._queries.popitem(last=False)
+        return np.stack([found[q] for q in queries]) if queries else np.zeros((0, self.embedder.dim), np.float32)
 
     def prime_queries(self, queries: list[str]) -> None:
         """Embed many queries at once (batched, through the vector cache) into the query LRU:
@@ -108,11 +117,14 @@ class DenseBackend:
             for query, vector in zip(queries, vectors, strict=True):
                 self._queries[query] = vector
 
-    def scores(self, query: str) -> np.ndarray:
-        """Cosine similarity of the query with every doc."""
+    def scores(self, query: str, variants: Sequence[str] = ()) -> np.ndarray:
+        """Cosine similarity of the query with every doc; with ``variants`` (e.g. the
+        clauses of a multi-part request), each doc's best similarity over all of them."""
         if not self.size:
             return np.zeros(0, dtype=np.float32)
-        return self._matrix @ self.query_vector(query)
+        texts = [query, *(v for v in variants if v != query)]
+        sims = self._matrix @ self.query_vectors(texts).T
+        return sims[:, 0] if len(texts) == 1 else sims.max(axis=1)
 
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
         if limit <= 0 or not self.size or not query.strip():

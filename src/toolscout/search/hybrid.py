@@ -69,12 +69,17 @@ _LEADING = re.compile(
     r"|which tool(?: can| could| should| would)?|find me|show me|tell me|let me|please)\b[\s,]*",
     re.I,
 )
+# A request with several sentences or steps often needs several tools; one vector of the
+# whole text averages them away, so each clause is also matched on its own (dense side).
+_CLAUSES = re.compile(r"(?<=[.!?;])\s+|\s+(?:and then|then|also|additionally)\s+", re.I)
+_CLAUSE_WORDS = 3
 _IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z][A-Za-z0-9]*(?:[_.:/-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
 
 
 def rewrite(query: str) -> list[Variant]:
-    """The original query, a form without leading question/politeness words, and any
-    identifiers it names (``write_file``, ``getWeather``), as weighted variants (seed 002)."""
+    """Weighted variants of the query (seed 002): the original; a form without leading
+    question/politeness words; each clause of a multi-part request; identifiers it names
+    (``write_file``, ``getWeather``)."""
     q = " ".join(query.split())
     variants = [Variant(q, 1.0, "original")]
     stripped = q
@@ -86,6 +91,10 @@ def rewrite(query: str) -> list[Variant]:
     stripped = stripped.rstrip("?!. ")
     if stripped and stripped.lower() != q.rstrip("?!. ").lower():
         variants.append(Variant(stripped, 0.8, "stripped"))
+    clauses = [c.strip(" ,") for c in _CLAUSES.split(q)]
+    clauses = [c for c in clauses if len(c.split()) >= _CLAUSE_WORDS]
+    if len(clauses) > 1:
+        variants += [Variant(c, 1.0, "clause") for c in clauses]
     for m in _IDENT.finditer(q):
         ident = (m.group(1) or m.group(2)).strip()
         if ident and ident != q and all(v.text != ident for v in variants):
@@ -164,8 +173,10 @@ def keyword_input(kw: KeywordBackend, query: str, mask: np.ndarray | None, pool:
 
 
 def dense_input(dense: DenseBackend, query: str, mask: np.ndarray | None, pool: int = POOL) -> tuple[np.ndarray, np.ndarray]:
-    """The dense backend's candidates above its similarity floor, best first."""
-    scores = dense.scores(query).astype(np.float64)
+    """The dense backend's candidates above its similarity floor, best first; a doc's score
+    is its best similarity to the query or to one of its clauses."""
+    clauses = [v.text for v in rewrite(query) if v.kind == "clause"]
+    scores = dense.scores(query, clauses).astype(np.float64)
     if mask is not None and len(scores):
         scores = np.where(mask, scores, -np.inf)
     return _top(scores, pool, dense.min_score)
