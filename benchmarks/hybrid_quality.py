@@ -27,7 +27,7 @@ from toolscout.embed.onnx import default_embedder
 from toolscout.eval.dataset import load_queries, load_tools
 from toolscout.eval.runner import EvalReport, evaluate, index_ranker, select_queries
 from toolscout.eval_compare import compare, plot_recall, recall_curve
-from toolscout.search.hybrid import enable_hybrid
+from toolscout.search.hybrid import enable_hybrid, rewrite
 from toolscout.search.index import ToolIndex
 from toolscout.search.keyword import KeywordBackend
 from toolscout.store import Store
@@ -69,7 +69,8 @@ def main() -> None:
         index = ToolIndex(Catalog(tools))
         search = enable_hybrid(index, embedder, store=store, progress=True)
         index.search("warm up", limit=1, mode="semantic")  # builds the dense index (cached vectors)
-        search.dense.prime_queries([q.query.strip() for q in queries])
+        texts = [q.query.strip() for q in queries]  # and their clauses: embedded in batches, cached
+        search.dense.prime_queries(list(dict.fromkeys(texts + [v.text for t in texts for v in rewrite(t) if v.kind == "clause"])))
         reports = {mode: evaluate(queries, index_ranker(index, mode)) for mode in ("keyword", "semantic", "hybrid")}
         kw, dense, hybrid = reports["keyword"], reports["semantic"], reports["hybrid"]
         best_label, best = max((("keyword", kw), ("dense", dense)), key=lambda lr: lr[1].overall.ndcg10)

@@ -50,3 +50,30 @@ def test_recall_curve_and_png(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     out = plot_recall({"A": curve_a, "B": recall_curve(b, QUERIES, ks=(1, 2, 3))}, tmp_path / "r.png", ks=(1, 2, 3))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_compare_and_plot(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from toolscout.cli import app
+
+    tools = [
+        {"name": "send_message", "description": "Send a chat message to a channel"},
+        {"name": "get_weather", "description": "Weather forecast for a city"},
+        {"name": "weather_alerts", "description": "Storm alerts"},
+    ]
+    queries = [
+        {"id": "1", "query": "chat message", "relevant": ["send_message"], "split": "a"},
+        {"id": "2", "query": "weather", "relevant": ["weather_alerts"], "split": "b"},
+    ]
+    (tmp_path / "tools.jsonl").write_text("\n".join(json.dumps(t) for t in tools))
+    (tmp_path / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    png = tmp_path / "curves.png"
+    args = ["eval", str(tmp_path), "--type", "keyword", "--compare", "regex"]
+    pytest.importorskip("matplotlib")
+    result = CliRunner().invoke(app, [*args, "--plot", str(png)])
+    assert result.exit_code == 0, result.output
+    assert "keyword vs regex" in result.output and "wins" in result.output
+    assert png.read_bytes()[:4] == b"\x89PNG"

@@ -22,13 +22,22 @@ if TYPE_CHECKING:
     from .eval.runner import EvalReport
     from .search.index import ToolIndex
 
-__all__ = ["Comparison", "compare", "index_factory", "plot_recall", "recall_curve"]
+__all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "run_pair"]
 
 SEMANTIC_MODES = ("hybrid", "semantic")
 
 
-def index_factory(search_type: str, embedder: str = "default", store_path: str | None = None) -> Callable[[Catalog], ToolIndex]:
-    """A ToolIndex factory for ``run_eval``: adds the embedding modes when they are asked for."""
+DEFAULT_VECTORS = Path.home() / ".cache" / "toolscout" / "eval-vectors.db"
+
+
+def index_factory(
+    search_type: str, embedder: str = "default", store_path: str | Path | None = DEFAULT_VECTORS
+) -> Callable[[Catalog], ToolIndex]:
+    """A ToolIndex factory for ``run_eval``: adds the embedding modes when they are asked for.
+
+    Vectors are cached in ``store_path`` (default under ``~/.cache/toolscout``), so a second
+    evaluation of the same data embeds nothing; ``None`` keeps them in memory only.
+    """
     from .search.index import ToolIndex
 
     def make(catalog: Catalog) -> ToolIndex:
@@ -45,6 +54,15 @@ def index_factory(search_type: str, embedder: str = "default", store_path: str |
         return index
 
     return make
+
+
+def run_pair(directory: str | Path, type_a: str, type_b: str, **options: Any) -> tuple[EvalReport, EvalReport, Comparison]:
+    """Evaluate two search types on the same queries of ``directory`` and compare them."""
+    from .eval import run_eval
+
+    a = run_eval(directory, search_type=type_a, index_factory=index_factory(type_a), **options)
+    b = run_eval(directory, search_type=type_b, index_factory=index_factory(type_b), **options)
+    return a, b, compare(a, b, type_a, type_b)
 
 
 @dataclass(slots=True)
@@ -146,3 +164,41 @@ def plot_recall(curves: Mapping[str, Sequence[float]], path: str | Path, *, titl
     fig.savefig(out, format="png")
     plt.close(fig)
     return out
+
+
+def compare_and_plot(
+    directory: str | Path,
+    report: EvalReport,
+    other_type: str | None,
+    plot_path: Path | None,
+    *,
+    console: Any,
+    **options: Any,
+) -> None:
+    """The ``--compare`` / ``--plot`` part of ``toolscout eval`` (prints with ``console``)."""
+    from rich.table import Table
+
+    from .eval import load_queries
+    from .eval.runner import run_eval, select_queries
+
+    reports = {report.search_type: report}
+    if other_type is not None:
+        other = run_eval(directory, search_type=other_type, index_factory=index_factory(other_type), **options)
+        label = other_type if other_type != report.search_type else f"{other_type} (2nd run)"
+        reports[label] = other
+        cmp = compare(report, other, report.search_type, label)
+        table = Table(title=f"nDCG@10: {cmp.label_a} vs {cmp.label_b}, same queries (paired)")
+        for col in ("split", "queries", cmp.label_a, cmp.label_b, "delta", "wins", "losses", "sign-test p"):
+            table.add_column(col, justify="left" if col == "split" else "right")
+        for row in cmp.rows:
+            table.add_row(
+                row["split"], str(row["queries"]), f"{row[cmp.label_a]:.1f}", f"{row[cmp.label_b]:.1f}",
+                f"{row['delta']:+.1f}", str(row["b_wins"]), str(row["b_losses"]), f"{row['p_sign']:.3g}",
+            )
+        console.print(table)
+    if plot_path is not None:
+        split, max_queries = options.get("split"), options.get("max_queries")
+        queries = select_queries(load_queries(Path(directory) / "queries.jsonl"), split=split, max_queries=max_queries)
+        curves = {label: recall_curve(r, queries) for label, r in reports.items()}
+        out = plot_recall(curves, plot_path, title=f"{Path(directory).name}: recall@k")
+        console.print(f"wrote {out}")

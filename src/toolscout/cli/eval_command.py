@@ -47,6 +47,10 @@ def eval_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
     split: Annotated[str | None, typer.Option("--split", help="Only queries of this split.")] = None,
     max_queries: Annotated[int | None, typer.Option("--max-queries", help="Only the first N queries.", min=1)] = None,
+    compare_with: Annotated[
+        str | None, typer.Option("--compare", help="Also run this search type on the same queries; print the paired difference.")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write recall@k curves as a PNG (plot extra).")] = None,
 ) -> None:
     """Rank every query of DIR and print R@1, R@5, nDCG@10, Hit@1 (percent) and latency.
 
@@ -61,6 +65,12 @@ def eval_command(
             )
         else:
             report = run_eval(directory, search_type=type, split=split, max_queries=max_queries)
+        if not as_json:
+            _out.print(_table(report))
+        if compare_with is not None or plot is not None:
+            from ..eval_compare import compare_and_plot
+
+            compare_and_plot(directory, report, compare_with, plot, console=_err if as_json else _out, split=split, max_queries=max_queries)
     except ToolscoutError as exc:
         _err.print(f"[red]{exc.code}[/red]: {exc.message}", markup=True, highlight=False)
         if exc.hint:
@@ -72,5 +82,3 @@ def eval_command(
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     if as_json:
         typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
-    else:
-        _out.print(_table(report))
