@@ -116,8 +116,7 @@ def tokens(
     per_search: Annotated[int, typer.Option(help="Tools each search reveals.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Count tool-definition tokens (o200k, offline): the static list vs find_tools only vs
-    after some searches.
+    """Count tool-definition tokens (o200k, offline): static list vs find_tools vs searches.
 
     Example: toolscout tokens demo --format anthropic
     """
