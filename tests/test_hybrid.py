@@ -185,3 +185,16 @@ def test_each_clause_is_matched_on_its_own_by_the_dense_side() -> None:
     assert set(names) == {"refund_payment", "send_slack_message"}
     batched = [c for c in fake.calls if any("notify" in t for t in c)]
     assert len(batched) == 1 and len(batched[0]) == 3  # query + 2 clauses in one model call
+
+
+def test_enable_if_available_leaves_keyword_when_the_model_cannot_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolscout.errors import MissingExtra
+    from toolscout.search import hybrid
+
+    def missing(*_a: object, **_k: object) -> None:
+        raise MissingExtra("The default embedding model", "embed")
+
+    monkeypatch.setattr(hybrid, "enable_hybrid", missing)
+    index = ToolIndex(Catalog(TOOLS))
+    assert hybrid.enable_hybrid_if_available(index) is None
+    assert index.resolve_mode("auto") == "keyword"

@@ -291,3 +291,20 @@ def enable_hybrid(
 
 
 __all__ += ["HybridSearch", "Ranked", "dense_input", "enable_hybrid", "keyword_input"]
+
+
+def enable_hybrid_if_available(
+    index: ToolIndex, embedder: Embedder | str = "default", *, store: BlobStore | None = None
+) -> HybridSearch | None:
+    """:func:`enable_hybrid` when the ``embed`` extra (or the given model) can be loaded;
+    otherwise ``None`` and the index stays keyword-only (``auto`` = keyword). For servers
+    and CLIs that should use embeddings exactly when the user installed them."""
+    from ..errors import MissingExtra
+
+    try:
+        return enable_hybrid(index, embedder, store=store)
+    except (MissingExtra, EmbeddingUnavailable):
+        return None
+
+
+__all__ += ["enable_hybrid_if_available"]
