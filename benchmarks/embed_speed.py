@@ -17,10 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from _report import write_section
-from _sets import load_queries, load_tools
+from search_quality import DEFAULT_DATA
 from toolscout.catalog import Catalog
 from toolscout.embed.onnx import default_embedder
 from toolscout.embed.text import tool_text
+from toolscout.eval.dataset import load_queries, load_tools
 from toolscout.search.dense import DenseBackend
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
@@ -43,7 +44,7 @@ def main() -> None:
     embedder = default_embedder()
     load_s = time.perf_counter() - t0
 
-    tools = load_tools("toolpool")
+    tools = load_tools(DEFAULT_DATA / "toolpool" / "tools.jsonl")
     rng = np.random.default_rng(0)
     sample = [tool_text(tools[i]) for i in rng.choice(len(tools), args.texts, replace=False)]
     t0 = time.perf_counter()
@@ -63,7 +64,7 @@ def main() -> None:
 
     index = ToolIndex(Catalog(tools))
     enable_hybrid(index, embedder, store=Store(CACHE), progress=False)
-    queries = [q.text for q in load_queries("toolpool")[: args.queries]]
+    queries = [q.query for q in load_queries(DEFAULT_DATA / "toolpool" / "queries.jsonl")[: args.queries]]
     index.search("warm up", limit=5)
     fresh, cached, keyword = [], [], []
     for q in queries:
