@@ -110,12 +110,12 @@ def compare(a: EvalReport, b: EvalReport, label_a: str = "A", label_b: str = "B"
             {
                 "split": split,
                 "queries": n,
-                label_a: round(mean_a, 2),
-                label_b: round(mean_b, 2),
-                "delta": round(mean_b - mean_a, 2),
+                label_a: mean_a,
+                label_b: mean_b,
+                "delta": mean_b - mean_a,
                 "b_wins": wins,
                 "b_losses": losses,
-                "p_sign": round(_sign_test(wins, losses), 4),
+                "p_sign": _sign_test(wins, losses),
             }
         )
     return Comparison(label_a, label_b, rows)
