@@ -266,3 +266,26 @@ def test_policy_plus_per_call_allow_reuses_one_combined_predicate():
     assert gw._combine(only_slack) is gw._combine(only_slack)
     names = {r.tool_name for r in gw.find_tools("slack message channel", allow=only_slack).tool_references}
     assert names and all(n.startswith("slack_") for n in names)
+
+
+def test_embeddings_turn_auto_into_hybrid_and_cache_vectors_in_the_store(tmp_path):
+    from _fake_embed import FakeEmbedder
+
+    from toolscout.store import Store
+
+    cat, _ = build()
+    embedder = FakeEmbedder(synonyms={"notify": "message", "team": "channel"})
+    store = Store(tmp_path / "vectors.db")
+    gw = Gateway(cat, embeddings=embedder, vector_store=store)
+    r = gw.find_tools("notify my team")
+    assert r.ok and r.search_type == "hybrid"
+    assert r.tool_references[0].tool_name.startswith("slack_")
+    assert gw.find_tools("notify my team", search_type="semantic").search_type == "semantic"
+    embedded = sum(len(c) for c in embedder.calls)
+    again = Gateway(cat, embeddings=embedder, vector_store=store)  # restart: vectors come from the store
+    again.find_tools("weather forecast")
+    assert sum(len(c) for c in embedder.calls) - embedded <= 2  # only query texts, no tool re-embedded
+
+
+def test_keyword_only_by_default(gw: Gateway):
+    assert gw.hybrid is None and gw.find_tools("weather").search_type == "keyword"

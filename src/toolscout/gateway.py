@@ -16,7 +16,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
@@ -41,6 +41,11 @@ from .errors import (
 from .model import CallResult, DeferPolicy, Tool
 from .policy import Policy
 from .search.index import ScoredTool, ToolIndex
+
+if TYPE_CHECKING:
+    from .embed import Embedder
+    from .search.hybrid import HybridSearch
+    from .store import Store
 
 __all__ = ["FindResult", "Gateway", "ToolReference"]
 
@@ -180,7 +185,10 @@ class Gateway:
     """Search, validate and execute over one catalog.
 
     ``max_limit`` caps how many tools one search returns (default 20): every returned
-    schema costs tokens and, with progressive disclosure, stays revealed.
+    schema costs tokens and, with progressive disclosure, stays revealed. ``embeddings``
+    turns on the ``semantic`` and ``hybrid`` modes (``auto`` then means hybrid); vectors are
+    cached in ``vector_store`` (default: the catalog's own store) so restarts re-embed
+    nothing. It is opt-in because embedding a new catalog takes time (about 65 tools/s).
     """
 
     def __init__(
@@ -193,9 +201,12 @@ class Gateway:
         default_limit: int = 5,
         call_timeout: float | None = 60.0,
         platform: str | None = None,
+        embeddings: bool | str | Embedder | None = None,
+        vector_store: Store | None = None,
     ) -> None:
         self.catalog = catalog
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
+        self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store)
         self.policy = policy
         self.max_limit = max_limit
         self.default_limit = default_limit
@@ -206,6 +217,21 @@ class Gateway:
         self._combined: dict[Callable[[Tool], bool], Callable[[Tool], bool]] = {}
         # One bound method for the policy so the index can cache its mask.
         self._permits: Callable[[Tool], bool] | None = policy.permits if policy else None
+
+    def _enable_embeddings(
+        self, embeddings: bool | str | Embedder | None, store: Store | None
+    ) -> HybridSearch | None:
+        """``None``/``False``: keyword only. ``"auto"``: hybrid when the ``embed`` extra is
+        installed. ``True``, a model spec or an :class:`Embedder`: hybrid, or raise
+        :class:`~toolscout.errors.MissingExtra` / ``EmbeddingUnavailable`` now, at setup."""
+        if embeddings is None or embeddings is False:
+            return None
+        from .search.hybrid import enable_hybrid, enable_hybrid_if_available
+
+        if embeddings == "auto":
+            return enable_hybrid_if_available(self.index, store=store)
+        spec = "default" if embeddings is True else embeddings
+        return enable_hybrid(self.index, spec, store=store)
 
     # -- find -------------------------------------------------------------------
     def find_tools(

@@ -4,8 +4,9 @@ directory holding ``tools.jsonl``, or ``demo`` for the catalog that ships with t
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,6 +16,9 @@ from ..catalog import Catalog
 from ..errors import ToolscoutError
 from ..gateway import Gateway
 from . import app
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 console = Console()
 err_console = Console(stderr=True)
@@ -39,6 +43,14 @@ def open_catalog(spec: str) -> Catalog:
     return Catalog.open(path)
 
 
+def _vector_cache() -> Store:
+    """Embeddings of catalogs that have no store of their own: ``$XDG_CACHE_HOME/toolscout``."""
+    from ..store import Store
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolscout"
+    return Store(base / "vectors.db")
+
+
 def _load(spec: str) -> Catalog:
     try:
         return open_catalog(spec)
@@ -58,12 +70,20 @@ def search(
     category: Annotated[str | None, typer.Option("--category", "-c", help="Only this category.")] = None,
     format: FormatOpt = "generic",
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
+    embed: Annotated[
+        bool,
+        typer.Option("--embed", help="Use embeddings (toolscout[embed]); implied by --type semantic|hybrid."),
+    ] = False,
 ) -> None:
     """Search a catalog the way a model's find_tools call would.
 
     Example: toolscout search demo "post a message to a slack channel" --limit 3
     """
-    gateway = Gateway(_load(catalog))
+    cat = _load(catalog)
+    if embed or type in ("semantic", "hybrid"):
+        gateway = Gateway(cat, embeddings="auto", vector_store=cat.store or _vector_cache())
+    else:
+        gateway = Gateway(cat)
     result = gateway.find_tools(query, limit, search_type=type, category=category, format=format)
     if as_json:
         console.print_json(json.dumps(result.to_dict(), ensure_ascii=False))

@@ -40,14 +40,16 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _load(config: Path, cache: str | None, no_cache: bool) -> tuple[GatewayServer, Aggregator]:
+def _load(
+    config: Path, cache: str | None, no_cache: bool, embed: bool = False
+) -> tuple[GatewayServer, Aggregator]:
     from ..mcp.cache import default_cache_path
     from ..mcp.config import load_config
     from ..mcp.server import build
 
     cfg = load_config(config)
     path = cache or cfg.cache or str(default_cache_path(config))
-    return build(cfg, cache_path=path, use_cache=not no_cache)
+    return build(cfg, cache_path=path, use_cache=not no_cache, embeddings="auto" if embed else None)
 
 
 @app.command()
@@ -62,6 +64,9 @@ def serve(
     cache: CacheOpt = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the tool-list cache.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log upstream events to stderr.")] = False,
+    embed: Annotated[
+        bool, typer.Option("--embed", help="Hybrid search with embeddings (toolscout[embed]); vectors cached.")
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -79,10 +84,12 @@ def serve(
         )
         raise typer.Exit(2)
     try:
-        server, aggregator = _load(config, cache, no_cache)
+        server, aggregator = _load(config, cache, no_cache, embed)
     except ToolscoutError as exc:
         err_console.print(f"[red]{exc.code}[/]: {exc}")
         raise typer.Exit(2) from None
+    if embed and server.gateway.hybrid is None:
+        err_console.print("[yellow]warning[/]: --embed needs toolscout[embed]; serving keyword search.")
 
     from ..mcp.server import run_with
 

@@ -38,6 +38,11 @@ class ToolListCache:
     def __init__(self, store: _Blobs) -> None:
         self._store = store
 
+    @property
+    def store(self) -> Any:
+        """The underlying store (the gateway keeps embedding vectors there too)."""
+        return self._store
+
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> ToolListCache:
         from ..store import Store

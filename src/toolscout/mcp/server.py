@@ -436,7 +436,7 @@ async def run_with(aggregator: Aggregator | None, serve: Callable[[], Awaitable[
 
 
 def build(
-    config: Any, *, cache_path: str | None = None, use_cache: bool = True
+    config: Any, *, cache_path: str | None = None, use_cache: bool = True, embeddings: Any = None
 ) -> tuple[GatewayServer, Aggregator]:
     """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server."""
     from ..catalog import Catalog
@@ -447,5 +447,7 @@ def build(
         cache = ToolListCache.open(cache_path or config.cache or default_cache_path())
     catalog = Catalog()
     aggregator = Aggregator(config, catalog, cache=cache)
-    gateway = Gateway(catalog, call_timeout=None)  # each upstream has its own timeout
+    gateway = Gateway(  # each upstream has its own timeout; vectors live beside the tool lists
+        catalog, call_timeout=None, embeddings=embeddings, vector_store=cache.store if cache else None
+    )
     return GatewayServer(gateway, aggregator, max_revealed=config.max_revealed), aggregator
