@@ -270,7 +270,6 @@ def test_policy_plus_per_call_allow_reuses_one_combined_predicate():
 
 def test_embeddings_turn_auto_into_hybrid_and_cache_vectors_in_the_store(tmp_path):
     from _fake_embed import FakeEmbedder
-
     from toolscout.store import Store
 
     cat, _ = build()
