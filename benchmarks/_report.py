@@ -34,3 +34,19 @@ def write_section(name: str, title: str, command: str, body: str) -> None:
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text)
     print(f"wrote section '{name}' to {DOC}")
+
+
+def replicate(tools: list, n: int) -> list:
+    """``n`` tools from ``tools``, repeating them with ``__r<k>`` name suffixes (the 100k sets)."""
+    out = list(tools[:n])
+    k = 1
+    while len(out) < n:
+        out.extend(t.replace(name=f"{t.name}__r{k}") for t in tools[: n - len(out)])
+        k += 1
+    return out
+
+
+def fmt_metrics(report) -> str:  # type: ignore[no-untyped-def]
+    """``R@1 / R@5 / nDCG@10`` of an eval report, for the tables."""
+    m = report.overall
+    return f"{m.r1:.1f} / {m.r5:.1f} / {m.ndcg10:.1f}"

@@ -20,12 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _report import fmt_metrics as fmt
 from _report import write_section
 from search_quality import DEFAULT_DATA, SETS, plain_analyzer
 from toolscout.catalog import Catalog
 from toolscout.embed.onnx import default_embedder
 from toolscout.eval.dataset import load_queries, load_tools
-from toolscout.eval.runner import EvalReport, evaluate, index_ranker, select_queries
+from toolscout.eval.runner import evaluate, index_ranker, select_queries
 from toolscout.eval_compare import compare, plot_recall, recall_curve
 from toolscout.search.hybrid import enable_hybrid, rewrite
 from toolscout.search.index import ToolIndex
@@ -38,11 +39,6 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 def _p(value: float) -> str:
     return " < 0.0001" if value < 1e-4 else f" = {value:.2g}"
-
-
-def fmt(report: EvalReport) -> str:
-    m = report.overall
-    return f"{m.r1:.1f} / {m.r5:.1f} / {m.ndcg10:.1f}"
 
 
 def main() -> None:

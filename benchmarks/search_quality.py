@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _report import fmt_metrics as fmt
 from _report import write_section
 from toolscout.catalog import Catalog
 from toolscout.eval.dataset import EvalQuery, load_queries, load_tools
@@ -83,11 +84,6 @@ def run(index: ToolIndex, queries: list[EvalQuery], *, cut: bool = False) -> Eva
             return []
 
     return evaluate(queries, rank)
-
-
-def fmt(report: EvalReport) -> str:
-    m = report.overall
-    return f"{m.r1:.1f} / {m.r5:.1f} / {m.ndcg10:.1f}"
 
 
 def main() -> None:

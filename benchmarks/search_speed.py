@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import write_section
+from _report import replicate, write_section
 from toolscout.catalog import Catalog
 from toolscout.eval.dataset import load_queries, load_tools
 from toolscout.model import Tool
@@ -31,15 +31,6 @@ from toolscout.search.index import ToolIndex
 from toolscout.store import Store
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def replicate(tools: list[Tool], n: int) -> list[Tool]:
-    out = list(tools[:n])
-    k = 1
-    while len(out) < n:
-        out.extend(t.replace(name=f"{t.name}__r{k}") for t in tools[: n - len(out)])
-        k += 1
-    return out
 
 
 def _pair(wall: list[float], cpu: list[float], q: float) -> str:
@@ -80,7 +71,7 @@ from toolscout.eval.dataset import load_tools
 from toolscout.search.index import ToolIndex
 from toolscout.store import Store
 sys.path.insert(0, {bench!r})
-from search_speed import replicate
+from _report import replicate
 def rss():
     for line in open("/proc/self/status"):
         if line.startswith("VmRSS:"):

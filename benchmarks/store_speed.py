@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import write_section
+from _report import replicate, write_section
 from toolscout.catalog import Catalog
 from toolscout.model import Tool
 from toolscout.search.index import ToolIndex
@@ -55,15 +55,6 @@ def _synthetic(i: int) -> Tool:
     schema = {"type": "object", "properties": props, "required": ["param_0"]}
     return Tool(f"service{i % 50}_action_{i}", f"Does action {i} for service {i % 50}.", schema,
                 category=f"service{i % 50}", tags=("synthetic",))
-
-
-def replicate(tools: list[Tool], n: int) -> list[Tool]:
-    out = list(tools[:n])
-    k = 1
-    while len(out) < n:
-        out.extend(t.replace(name=f"{t.name}__r{k}") for t in tools[: n - len(out)])
-        k += 1
-    return out
 
 
 def median_seconds(fn: Callable[[], Any], runs: int) -> tuple[float, float, Any]:
