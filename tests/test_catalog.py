@@ -67,3 +67,16 @@ def test_categories_count_only_searchable_available_tools():
         ]
     )
     assert cat.categories() == {"slack": 2, "github": 1, "uncategorized": 1}
+
+
+def test_add_source_takes_pairs_or_a_source_object_with_prefix():
+    class Weather:
+        def load(self):
+            return [(Tool("forecast", "Forecast.", origin="weather"), lambda a: "sunny")]
+
+    cat = Catalog()
+    cat.add_source(Weather(), prefix="wx")
+    cat.add_source([(Tool("declared", "No handler.", origin="x"), None)])
+    assert cat.get("wx_forecast").call_name == "forecast"
+    assert cat.handler("wx_forecast")({}) == "sunny"
+    assert cat.handler("declared") is None

@@ -19,6 +19,7 @@ from .errors import DeclarationError, NameCollision
 from .model import Tool
 
 if TYPE_CHECKING:
+    from .sources import Source
     from .store import Store
 
 __all__ = ["Catalog", "CatalogChange", "Handler"]
@@ -229,6 +230,18 @@ class Catalog:
         ]
         mapped = {prefixed_name(n, prefix): h for n, h in (handlers or {}).items()}
         return self.extend(tools, handlers=mapped)
+
+    def add_source(
+        self, source: Source | Iterable[tuple[Tool, Handler | None]], *, prefix: str | None = None
+    ) -> list[Tool]:
+        """Add every tool of a :class:`~toolscout.sources.Source` (or of an iterable of
+        ``(tool, handler)`` pairs, e.g. ``tools_from_openapi(...)``), all or nothing."""
+        from .sources import Source
+
+        pairs = list(source.load() if isinstance(source, Source) else source)
+        tools = [prefixed(tool, prefix) for tool, _ in pairs]
+        handlers = {t.name: h for t, (_, h) in zip(tools, pairs, strict=True)}
+        return self.extend(tools, handlers=handlers)
 
     # -- persistence ---------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
