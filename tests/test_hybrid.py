@@ -198,3 +198,15 @@ def test_enable_if_available_leaves_keyword_when_the_model_cannot_load(monkeypat
     index = ToolIndex(Catalog(TOOLS))
     assert hybrid.enable_hybrid_if_available(index) is None
     assert index.resolve_mode("auto") == "keyword"
+
+
+def test_dense_scores_are_the_best_cosine_over_query_and_clauses() -> None:
+    from toolscout.search.dense import DenseBackend
+
+    fake = FakeEmbedder(dim=64)
+    dense = DenseBackend(fake, progress=False)
+    dense.rebuild(TOOLS)
+    texts = ["refund a payment", "post to slack now"]
+    expected = (dense._matrix.astype(np.float64) @ fake.embed(texts).T.astype(np.float64)).max(axis=1)
+    np.testing.assert_allclose(dense.scores(texts[0], texts[1:]), expected, atol=1e-5)
+    np.testing.assert_allclose(dense.scores(texts[0]), dense._matrix @ fake.embed(texts[:1])[0], atol=1e-5)
