@@ -18,9 +18,6 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-
 from . import formats
 from ._sync import run_sync
 from .catalog import Catalog
@@ -432,6 +429,9 @@ class Gateway:
         validator = self._validator(tool)
         if validator is None:
             return arguments
+        import jsonschema  # already loaded by _validator
+        from jsonschema.exceptions import SchemaError
+
         problems = []
         try:
             for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
@@ -462,6 +462,8 @@ class Gateway:
         if cached is not None:
             self._validators.move_to_end(key)
             return cached
+        import jsonschema  # ~40 ms to import: not on the start-up path, only when a call is validated
+
         schema = tool.input_schema
         try:
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)

@@ -9,19 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..catalog import Catalog
 from ..errors import ToolscoutError
 from ..gateway import Gateway
 from . import app
+from ._console import err, out
 
 if TYPE_CHECKING:
     from ..store import Store
 
-console = Console()
-err_console = Console(stderr=True)
 
 CatalogArg = Annotated[str, typer.Argument(help="Declaration file, store file, data directory, or 'demo'.")]
 FormatOpt = Annotated[
@@ -55,9 +52,9 @@ def _load(spec: str) -> Catalog:
     try:
         return open_catalog(spec)
     except ToolscoutError as exc:
-        err_console.print(f"[red]{exc.code}[/red]: {exc.message}")
+        err().print(f"[red]{exc.code}[/red]: {exc.message}")
         if exc.hint:
-            err_console.print(exc.hint)
+            err().print(exc.hint)
         raise typer.Exit(2) from None
 
 
@@ -86,19 +83,21 @@ def search(
         gateway = Gateway(cat)
     result = gateway.find_tools(query, limit, search_type=type, category=category, format=format)
     if as_json:
-        console.print_json(json.dumps(result.to_dict(), ensure_ascii=False))
+        out().print_json(json.dumps(result.to_dict(), ensure_ascii=False))
     elif result.error is not None:
-        err_console.print(f"[red]{result.text()}[/red]")
+        err().print(f"[red]{result.text()}[/red]")
     else:
+        from rich.table import Table
+
         table = Table(title=f"{result.total_matches} matches, {result.execution_time_ms:.2f} ms ({result.search_type})")
         table.add_column("tool", style="bold cyan")
         table.add_column("score", justify="right")
         table.add_column("summary")
         for ref in result.tool_references:
             table.add_row(ref.tool_name, f"{ref.relevance_score:.2f}", ref.summary)
-        console.print(table)
+        out().print(table)
         for warning in result.warnings:
-            err_console.print(f"[yellow]warning:[/yellow] {warning}")
+            err().print(f"[yellow]warning:[/yellow] {warning}")
     if result.error is not None:
         raise typer.Exit(1)
 
@@ -122,10 +121,10 @@ def show(
     if tool is None:
         suggestions = Gateway(cat).suggest(name)
         hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-        err_console.print(f"[red]unknown_tool[/red]: no tool named {name!r}.{hint}")
+        err().print(f"[red]unknown_tool[/red]: no tool named {name!r}.{hint}")
         raise typer.Exit(1)
     data = formats.render(tool, format) if format else tool.to_dict()
-    console.print_json(json.dumps(data, ensure_ascii=False))
+    out().print_json(json.dumps(data, ensure_ascii=False))
 
 
 @app.command()
@@ -148,14 +147,16 @@ def tokens(
         list(cat), gateway.meta_tools(format), format, found_per_search=per_search, searches=searches
     )
     if as_json:
-        console.print_json(json.dumps(report.to_dict()))
+        out().print_json(json.dumps(report.to_dict()))
         return
+    from rich.table import Table
+
     table = Table(title=f"Tool-definition tokens, {len(cat)} tools, {format} format (o200k)")
     table.add_column("what is sent")
     table.add_column("tokens", justify="right")
     table.add_column("of the static list", justify="right")
     for label, count, share in report.rows():
         table.add_row(label, f"{count:,}", share)
-    console.print(table)
+    out().print(table)
     if report.to_dict()["estimate"]:
-        console.print(f"[dim]{format} counts are o200k estimates of the JSON definitions.[/dim]")
+        out().print(f"[dim]{format} counts are o200k estimates of the JSON definitions.[/dim]")

@@ -6,7 +6,6 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from . import app
 
@@ -36,6 +35,8 @@ def demo(
     if as_json:
         typer.echo(json.dumps(run, ensure_ascii=False, indent=2))
         return
+    from rich.console import Console
+
     from ..demo.view import show_demo
 
     show_demo(run, Console())

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..errors import ToolscoutError
 from ..eval import EvalReport, run_eval
 from . import app
+from ._console import err as _err
+from ._console import out as _out
 
-_out = Console()
-_err = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def _table(report: EvalReport) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{report.dataset}: {report.tools} tools, search_type={report.search_type}")
     for col in ("split", "queries", "R@1", "R@5", "nDCG@10", "Hit@1", "p50 ms", "p95 ms"):
         table.add_column(col, justify="left" if col == "split" else "right")
@@ -66,15 +68,15 @@ def eval_command(
         else:
             report = run_eval(directory, search_type=type, split=split, max_queries=max_queries)
         if not as_json:
-            _out.print(_table(report))
+            _out().print(_table(report))
         if compare_with is not None or plot is not None:
             from ..eval_compare import compare_and_plot
 
-            compare_and_plot(directory, report, compare_with, plot, console=_err if as_json else _out, split=split, max_queries=max_queries)
+            compare_and_plot(directory, report, compare_with, plot, console=_err() if as_json else _out(), split=split, max_queries=max_queries)
     except ToolscoutError as exc:
-        _err.print(f"[red]{exc.code}[/red]: {exc.message}", markup=True, highlight=False)
+        _err().print(f"[red]{exc.code}[/red]: {exc.message}", markup=True, highlight=False)
         if exc.hint:
-            _err.print(exc.hint, markup=False, highlight=False)
+            _err().print(exc.hint, markup=False, highlight=False)
         raise typer.Exit(2) from None
     if run_out is not None:
         with run_out.open("w", encoding="utf-8") as fh:

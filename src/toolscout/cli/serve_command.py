@@ -13,17 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..errors import ConfigError, ToolscoutError
 from . import app
+from ._console import err, out
 
 if TYPE_CHECKING:
     from ..mcp.aggregator import Aggregator
     from ..mcp.server import GatewayServer
-
-err_console = Console(stderr=True)
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
 CacheOpt = Annotated[
@@ -78,7 +75,7 @@ def serve(
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
     if transport == "http" and not _loopback(host) and not token:
-        err_console.print(
+        err().print(
             f"[red]config_error[/]: binding {host} (not loopback) needs a bearer token.\n"
             "Pass --token or set TOOLSCOUT_TOKEN; clients then send 'Authorization: Bearer <token>'."
         )
@@ -86,10 +83,10 @@ def serve(
     try:
         server, aggregator = _load(config, cache, no_cache, embed)
     except ToolscoutError as exc:
-        err_console.print(f"[red]{exc.code}[/]: {exc}")
+        err().print(f"[red]{exc.code}[/]: {exc}")
         raise typer.Exit(2) from None
     if embed and server.gateway.hybrid is None:
-        err_console.print("[yellow]warning[/]: --embed needs toolscout[embed]; serving keyword search.")
+        err().print("[yellow]warning[/]: --embed needs toolscout[embed]; serving keyword search.")
 
     from ..mcp.server import run_with
 
@@ -100,7 +97,7 @@ def serve(
 
     asgi = server.http_app(host=host, token=token)
     config_ = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
-    err_console.print(f"toolscout MCP gateway on http://{host}:{port}/mcp")
+    err().print(f"toolscout MCP gateway on http://{host}:{port}/mcp")
     asyncio.run(run_with(aggregator, uvicorn.Server(config_).serve))
 
 
@@ -120,7 +117,7 @@ def servers(
     try:
         _server, aggregator = _load(config, cache, False)
     except ConfigError as exc:
-        err_console.print(f"[red]{exc.code}[/]: {exc}")
+        err().print(f"[red]{exc.code}[/]: {exc}")
         raise typer.Exit(2) from None
 
     async def probe() -> dict:
@@ -136,6 +133,8 @@ def servers(
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
+    from rich.table import Table
+
     table = Table("server", "transport", "state", "tools", "tool list", "last error")
     for name, row in rows.items():
         fetched = row.get("fetched_at")
@@ -143,7 +142,7 @@ def servers(
         table.add_row(
             name, str(row.get("transport")), str(row["state"]), str(row.get("tools", 0)), age, row.get("last_error") or ""
         )
-    Console().print(table)
+    out().print(table)
     if any(r["state"] == "failed" for r in rows.values()):
         raise typer.Exit(1)
 
