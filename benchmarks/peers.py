@@ -29,8 +29,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+try:  # an installed (or PYTHONPATH) toolscout first; this checkout's src/ otherwise
+    import toolscout  # noqa: F401
+except ImportError:
+    sys.path.insert(1, str(ROOT / "src"))
 
 from _report import write_section  # noqa: E402
 from toolscout.eval import EvalQuery, load_queries  # noqa: E402
@@ -293,6 +296,25 @@ def speed_table(results: dict[str, dict[int, Any]], sizes: list[int]) -> str:
     return head + "\n".join(rows) + "\n\n" + note + ("\n\n" + "; ".join(ratio) + "." if ratio else "")
 
 
+def _toolscout_code() -> str:
+    """Which toolscout ran: the source tree on PYTHONPATH if one was given, else this repo."""
+    import toolscout
+
+    src = Path(toolscout.__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return str(src)
+    if src != ROOT / "src":
+        return f"{src} (a snapshot; repo HEAD {sha})"
+    return f"commit {sha}" + (" plus uncommitted changes under src/" if dirty else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--setup", action="store_true", help="create the peer venvs and exit")
@@ -333,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text += f"\n\nMachine load (1-min load average) at start / end: {load[0]:.1f} / {os.getloadavg()[0]:.1f}."
+    text += f" toolscout code: {_toolscout_code()}."
     print(text)
     if args.json:
         args.json.write_text(json.dumps(raw, indent=1, default=str))
