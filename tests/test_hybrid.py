@@ -210,3 +210,16 @@ def test_dense_scores_are_the_best_cosine_over_query_and_clauses() -> None:
     expected = (dense._matrix.astype(np.float64) @ fake.embed(texts).T.astype(np.float64)).max(axis=1)
     np.testing.assert_allclose(dense.scores(texts[0], texts[1:]), expected, atol=1e-5)
     np.testing.assert_allclose(dense.scores(texts[0]), dense._matrix @ fake.embed(texts[:1])[0], atol=1e-5)
+
+
+def test_a_query_that_is_a_tool_name_does_not_run_the_model() -> None:
+    fake = FakeEmbedder()
+    _, index = _index(fake)
+    index.search("warm up", limit=3, mode="hybrid")
+    calls = len(fake.calls)
+    assert _names(index.search("List-Files", limit=3, mode="hybrid"))[0] == "list_files"
+    assert len(fake.calls) == calls
+    index.search("list the files", limit=3, mode="hybrid")
+    assert len(fake.calls) == calls + 1
+    out = index.search("list_files", limit=3, mode="hybrid", exclude=["list_files"])  # not allowed: not a name here
+    assert "list_files" not in _names(out) and len(fake.calls) == calls + 2
