@@ -223,3 +223,12 @@ def test_a_query_that_is_a_tool_name_does_not_run_the_model() -> None:
     assert len(fake.calls) == calls + 1
     out = index.search("list_files", limit=3, mode="hybrid", exclude=["list_files"])  # not allowed: not a name here
     assert "list_files" not in _names(out) and len(fake.calls) == calls + 2
+
+
+def test_a_query_resent_with_other_spacing_reuses_its_vector() -> None:
+    fake = FakeEmbedder(synonyms=SYNONYMS)
+    _, index = _index(fake)
+    first = _names(index.search("reimburse the buyer", limit=3, mode="hybrid"))
+    calls = len(fake.calls)
+    assert _names(index.search("  reimburse the\nbuyer ", limit=3, mode="hybrid")) == first
+    assert len(fake.calls) == calls

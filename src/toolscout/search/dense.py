@@ -111,6 +111,7 @@ class DenseBackend:
     def prime_queries(self, queries: list[str]) -> None:
         """Embed many queries at once (batched, through the vector cache) into the query LRU:
         for evaluations and warm-up lists of common requests."""
+        queries = list(dict.fromkeys(map(_squash, queries)))
         vectors = self.cache.embed(queries)
         with self._lock:
             self._query_cache_size = max(self._query_cache_size, len(queries))
@@ -122,7 +123,7 @@ class DenseBackend:
         clauses of a multi-part request), each doc's best similarity over all of them."""
         if not self.size:
             return np.zeros(0, dtype=np.float32)
-        texts = [query, *(v for v in variants if v != query)]
+        texts = list(dict.fromkeys(map(_squash, [query, *variants])))
         vectors = self.query_vectors(texts).astype(np.float32, copy=False)
         if len(texts) == 1:
             return _dot(self._matrix, vectors[0])
@@ -133,6 +134,12 @@ class DenseBackend:
             return []
         scores = self.scores(query)
         return top_hits(scores, limit, mask, self.min_score, "dense")
+
+
+def _squash(text: str) -> str:
+    """One space between words: the query cache's key (agents resend a query with stray
+    spaces or newlines; a BERT tokenizer ignores them, so the vector is the same)."""
+    return " ".join(text.split())
 
 
 def _dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
