@@ -311,7 +311,7 @@ def _toolscout_code() -> str:
     except (OSError, subprocess.CalledProcessError):
         return str(src)
     if src != ROOT / "src":
-        return f"{src} (a snapshot; repo HEAD {sha})"
+        return f"{src} (a snapshot taken of this repo, HEAD {sha} when the run started)"
     return f"commit {sha}" + (" plus uncommitted changes under src/" if dirty else "")
 
 
@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = "python benchmarks/peers.py" + (" --speed" if args.speed else "") + (" --full" if args.full else "")
     work = Path(tempfile.mkdtemp(prefix="toolscout-peers-"))
-    load = os.getloadavg()
+    load, code = os.getloadavg(), _toolscout_code()  # at the start: HEAD may move meanwhile
     try:
         if args.speed:
             sizes = [int(x) for x in args.sizes.split(",")]
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text += f"\n\nMachine load (1-min load average) at start / end: {load[0]:.1f} / {os.getloadavg()[0]:.1f}."
-    text += f" toolscout code: {_toolscout_code()}."
+    text += f" toolscout code: {code}."
     print(text)
     if args.json:
         args.json.write_text(json.dumps(raw, indent=1, default=str))
