@@ -6,18 +6,20 @@ benchmarks can refresh their own figures without touching the others'.
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 import time
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+DATA = Path(os.environ.get("TOOLSCOUT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+"""The public evaluation sets (``../shared/data`` beside the clone, or ``$TOOLSCOUT_DATA``)."""
+SETS = ("toolpool", "sealtools", "stabletoolbench", "apibench", "metatool", "toollens")
 HEADER = "# Benchmarks\n\nFigures written by the scripts in `benchmarks/`; each section names its command.\n"
 
 
 def machine() -> str:
-    import os
-
     return f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, {platform.machine()}"
 
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import write_section
-from _sets import DATA, SETS
+from _report import DATA, SETS, write_section
 from toolscout.formats import FORMATS, openai_strict_reason, render, strict_refusal, wire_name
 from toolscout.sources.declarations import load_declarations
 

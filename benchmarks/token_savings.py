@@ -16,8 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import write_section
-from _sets import DATA
+from _report import DATA, write_section
 from toolscout.formats import FORMATS, render_many
 from toolscout.gateway import FIND_TOOLS
 from toolscout.sources.declarations import load_declarations
