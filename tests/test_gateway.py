@@ -288,3 +288,10 @@ def test_embeddings_turn_auto_into_hybrid_and_cache_vectors_in_the_store(tmp_pat
 
 def test_keyword_only_by_default(gw: Gateway):
     assert gw.hybrid is None and gw.find_tools("weather").search_type == "keyword"
+
+
+def test_select_with_only_unknown_names_is_unknown_tool_with_per_name_suggestions(gw: Gateway):
+    r = gw.find_tools("select:slack_send_mesage, get_weather_forcast")
+    assert r.error.code == "unknown_tool"
+    assert {"slack_send_message", "get_weather_forecast"} <= set(r.error.details["suggestions"])
+    assert gw.find_tools("select: ,").error.code in {"invalid_request", "empty_query"}

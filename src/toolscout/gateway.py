@@ -318,7 +318,16 @@ class Gateway:
                 self._combined.pop(next(iter(self._combined)))
         return combined
 
-    def _no_match(self, text: str, category: str | None) -> NoMatch:
+    def _no_match(self, text: str, category: str | None) -> ToolscoutError:
+        if text[:7].lower() == "select:":
+            names = [n.strip().strip("`'\"") for n in text[7:].split(",") if n.strip()]
+            if not names:
+                return InvalidRequest("select: needs tool names", hint="Use 'select:name_a,name_b'.")
+            return UnknownTool(
+                f"no tool named {', '.join(map(repr, names))}",
+                hint="Check the names, or describe the task instead.",
+                suggestions=list(dict.fromkeys(s for n in names for s in self.suggest(n))),
+            )
         categories = self.catalog.categories()
         if category and category not in categories:
             return NoMatch(

@@ -34,7 +34,6 @@ from ._sync import run_sync
 from .errors import (
     ErrorInfo,
     InvalidArguments,
-    InvalidRequest,
     NotRevealed,
     PolicyDenied,
     ToolscoutError,
@@ -51,7 +50,6 @@ __all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
 DEFAULT_THRESHOLD = 15
 DEFAULT_MAX_REVEALED = 128
 DEFAULT_REPEAT_LIMIT = 3
-SELECT_PREFIX = "select:"
 META_NAMES = ("find_tools", "call_tool")
 
 
@@ -367,10 +365,7 @@ class Session:
             default=str,
         )
         self._searches[key] = count = self._searches.get(key, 0) + 1
-        if isinstance(query, str) and query.strip().lower().startswith(SELECT_PREFIX):
-            outcome = self._select(query.strip()[len(SELECT_PREFIX) :])
-        else:
-            outcome = self._search(query, args)
+        outcome = self._search(query, args)
         if count >= self.repeat_limit:
             loaded = [n for n in self._revealed if n in {r.tool_name for r in outcome.references}]
             outcome.hint = (
@@ -406,36 +401,6 @@ class Session:
             content=[{"type": "text", "text": self._found_text(found.text(), found.tool_references)}],
             revealed=added,
             references=list(found.tool_references),
-        )
-
-    def _select(self, spec: str) -> ToolOutcome:
-        from .gateway import ToolReference
-
-        wanted = [n.strip().strip("`'\"") for n in spec.split(",") if n.strip()]
-        if not wanted:
-            raise InvalidRequest("select: needs tool names", hint="Use 'select:name_a,name_b'.")
-        refs: list[ToolReference] = []
-        missing: list[str] = []
-        for name in wanted[: self.gateway.max_limit]:
-            tool = self.gateway.catalog.get(name)
-            if tool is None or not self._permitted(tool):
-                missing.append(name)
-                continue
-            refs.append(ToolReference(tool.name, 1.0, tool.summary(), tool.version))
-        if not refs:
-            suggestions = [s for n in missing for s in self.gateway.suggest(n)]
-            raise UnknownTool(f"no tool named {', '.join(map(repr, missing))}", suggestions=suggestions)
-        added = self.reveal(*(r.tool_name for r in refs))
-        head = f"selected by name ({len(refs)}):"
-        rows = [f"- {r.tool_name}: {r.summary}" for r in refs]
-        if missing:
-            rows.append(f"not found: {', '.join(missing)}")
-        return ToolOutcome(
-            name="find_tools",
-            ok=True,
-            content=[{"type": "text", "text": self._found_text("\n".join([head, *rows]), refs)}],
-            revealed=added,
-            references=refs,
         )
 
     def _found_text(self, listing: str, refs: list[ToolReference]) -> str:
