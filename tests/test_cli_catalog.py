@@ -52,3 +52,15 @@ def test_tokens_report_shows_savings():
     report = json.loads(out.stdout)
     assert report["meta_only"] < report["after_searches"] < report["static"]
     assert report["meta_pct"] < 2.0
+
+
+def test_show_says_when_an_openai_definition_is_not_strict(tmp_path):
+    path = tmp_path / "tools.jsonl"
+    row = {"name": "free_form", "description": "Takes anything.", "source": "x",
+           "input_schema": {"type": "object", "properties": {"blob": {"type": "object"}}}}
+    path.write_text(json.dumps(row))
+    out = runner.invoke(app, ["show", str(tmp_path), "free_form", "--format", "openai"])
+    assert out.exit_code == 0
+    assert "not strict" in out.output
+    quiet = runner.invoke(app, ["show", str(tmp_path), "free_form", "--format", "anthropic"])
+    assert "not strict" not in quiet.output

@@ -125,6 +125,14 @@ def show(
         raise typer.Exit(1)
     data = formats.render(tool, format) if format else tool.to_dict()
     out().print_json(json.dumps(data, ensure_ascii=False))
+    if format in ("openai", "openai-responses", "openai-chat", "responses"):
+        reason = formats.strict_refusal(tool.input_schema)
+        if reason:
+            convertible = formats.openai_strict(tool.input_schema) is not None
+            err().print(
+                f"[yellow]not strict[/yellow]: {reason}"
+                + ("; formats.openai_strict() can convert it." if convertible else ".")
+            )
 
 
 @app.command()
