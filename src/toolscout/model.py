@@ -289,8 +289,12 @@ class Tool:
         data.update(changes)
         return Tool.from_dict(data)
 
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, slot) for slot in self.__slots__ if slot != "_version")
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Tool) and self.to_dict() == other.to_dict()
+        # Field by field, without parsing schemas: catalog refreshes compare every tool.
+        return isinstance(other, Tool) and self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash((self.name, self.version))

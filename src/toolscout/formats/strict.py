@@ -49,15 +49,19 @@ class _Refused(Exception):
     pass
 
 
-def strict_refusal(schema: Mapping[str, Any]) -> str | None:
-    """Why ``schema`` cannot be sent with ``strict: true`` unchanged; None when it can."""
+def _refusal(schema: Mapping[str, Any], *, convert: bool) -> str | None:
     try:
-        _walk(schema, convert=False, path="#", depth=0, counter=[0], root=True)
+        _walk(schema, convert=convert, path="#", depth=0, counter=[0], root=True)
     except _Refused as exc:
         return str(exc)
     except RecursionError:
         return "#: the schema nests too deeply"
     return None
+
+
+def strict_refusal(schema: Mapping[str, Any]) -> str | None:
+    """Why ``schema`` cannot be sent with ``strict: true`` unchanged; None when it can."""
+    return _refusal(schema, convert=False)
 
 
 def openai_strict(schema: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -71,13 +75,7 @@ def openai_strict(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def openai_strict_reason(schema: Mapping[str, Any]) -> str | None:
     """Why :func:`openai_strict` returns None for ``schema`` (None when it converts)."""
-    try:
-        _walk(schema, convert=True, path="#", depth=0, counter=[0], root=True)
-    except _Refused as exc:
-        return str(exc)
-    except RecursionError:
-        return "#: the schema nests too deeply"
-    return None
+    return _refusal(schema, convert=True)
 
 
 def _walk(node: Any, *, convert: bool, path: str, depth: int, counter: list[int], root: bool = False) -> Any:
