@@ -42,10 +42,10 @@ from mcp_fixtures.asgi import serving  # noqa: E402
 from mcp_fixtures.fake_upstream import tools_for  # noqa: E402
 from toolscout.catalog import Catalog  # noqa: E402
 from toolscout.gateway import Gateway  # noqa: E402
-from toolscout.mcp.aggregator import Aggregator  # noqa: E402
-from toolscout.mcp.cache import ToolListCache  # noqa: E402
-from toolscout.mcp.config import parse_config  # noqa: E402
-from toolscout.mcp.server import GatewayServer  # noqa: E402
+from toolscout.server.mcp import GatewayServer  # noqa: E402
+from toolscout.sources.mcp.aggregator import Aggregator  # noqa: E402
+from toolscout.sources.mcp.cache import ToolListCache  # noqa: E402
+from toolscout.sources.mcp.config import parse_config  # noqa: E402
 from toolscout.store import Store  # noqa: E402
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))

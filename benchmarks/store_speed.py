@@ -26,7 +26,7 @@ from _report import replicate, write_section
 from toolscout.catalog import Catalog
 from toolscout.model import Tool
 from toolscout.search.index import ToolIndex
-from toolscout.store import load_catalog
+from toolscout.store import load_tools
 
 TOOLPOOL = Path(__file__).resolve().parents[2] / "shared" / "data" / "toolpool" / "tools.jsonl"
 if not TOOLPOOL.exists():
@@ -82,7 +82,7 @@ def measure(tools: list[Tool], workdir: Path, runs: int) -> dict[str, float]:
     few = max(1, runs // 2)
     out["parse"], out["parse_cpu"], _ = median_seconds(lambda: Catalog().load(jsonl), few)
     out["save"], out["save_cpu"], _ = median_seconds(lambda: catalog.save(store), runs)
-    out["reload"], out["reload_cpu"], loaded = median_seconds(lambda: load_catalog(store), runs)
+    out["reload"], out["reload_cpu"], loaded = median_seconds(lambda: Catalog(load_tools(store)), runs)
     assert loaded.names() == catalog.names()
     out["index"], out["index_cpu"], _ = median_seconds(lambda: ToolIndex(loaded).refresh(), few)
     out["mb"] = store.stat().st_size / 1e6

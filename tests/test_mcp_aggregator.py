@@ -12,10 +12,10 @@ import pytest
 from mcp_fixtures import fake
 from toolscout.catalog import Catalog
 from toolscout.errors import ToolTimeout, UpstreamUnavailable
-from toolscout.mcp.aggregator import Aggregator
-from toolscout.mcp.cache import ToolListCache
-from toolscout.mcp.config import parse_config
 from toolscout.model import CallResult, DeferPolicy
+from toolscout.sources.mcp.aggregator import Aggregator
+from toolscout.sources.mcp.cache import ToolListCache
+from toolscout.sources.mcp.config import parse_config
 from toolscout.store import Store
 
 

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 from mcp_fixtures import fake
 from mcp_fixtures.fake_upstream import tools_for
 from toolscout.cli import app
-from toolscout.mcp.cache import ToolListCache
-from toolscout.mcp.config import parse_config
-from toolscout.mcp.server import least_permissive
 from toolscout.model import Annotations, Tool
+from toolscout.server.mcp import least_permissive
+from toolscout.sources.mcp.cache import ToolListCache
+from toolscout.sources.mcp.config import parse_config
 from toolscout.store import Store
 
 runner = CliRunner()

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from toolscout.errors import ConfigError
-from toolscout.mcp.config import load_config, parse_config
+from toolscout.sources.mcp.config import load_config, parse_config
 
 
 def test_claude_desktop_shape_with_toolscout_options() -> None:

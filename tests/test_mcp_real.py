@@ -17,10 +17,10 @@ from mcp import Client
 
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
-from toolscout.mcp.aggregator import Aggregator
-from toolscout.mcp.cache import ToolListCache
-from toolscout.mcp.config import parse_config
-from toolscout.mcp.server import GatewayServer
+from toolscout.server.mcp import GatewayServer
+from toolscout.sources.mcp.aggregator import Aggregator
+from toolscout.sources.mcp.cache import ToolListCache
+from toolscout.sources.mcp.config import parse_config
 from toolscout.store import Store
 
 NODE_BIN = Path(__file__).resolve().parent.parent / ".ci" / "node" / "node_modules" / ".bin"

@@ -20,9 +20,9 @@ from mcp import Client
 from mcp_fixtures import fake
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
-from toolscout.mcp.aggregator import Aggregator
-from toolscout.mcp.config import parse_config
-from toolscout.mcp.server import GatewayServer
+from toolscout.server.mcp import GatewayServer
+from toolscout.sources.mcp.aggregator import Aggregator
+from toolscout.sources.mcp.config import parse_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -14,7 +14,7 @@ import pytest
 from toolscout.catalog import Catalog
 from toolscout.errors import StoreError
 from toolscout.model import Annotations, DeferPolicy, Tool
-from toolscout.store import FORMAT_VERSION, Store, load_catalog, save_catalog, tools_digest
+from toolscout.store import FORMAT_VERSION, Store, load_tools, save_catalog, tools_digest
 
 
 def full_tool() -> Tool:
@@ -90,7 +90,7 @@ def test_save_replaces_previous_tools(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     save_catalog(Catalog(tools(10)), path)
     save_catalog(Catalog(tools(3, "v2")), path)
-    loaded = load_catalog(path)
+    loaded = Catalog(load_tools(path))
     assert len(loaded) == 3
     assert loaded.get("tool_0").description.endswith("(v2).")
     with Store(path) as store:
@@ -107,7 +107,7 @@ def test_failed_save_leaves_previous_catalog_intact(tmp_path: Path) -> None:
 
     with Store(path) as store, pytest.raises(RuntimeError):
         store.save_tools(broken())
-    loaded = load_catalog(path)
+    loaded = Catalog(load_tools(path))
     assert len(loaded) == 10
     assert all(t.description.endswith("(v1).") for t in loaded)
 
@@ -140,7 +140,7 @@ def test_killed_writer_leaves_previous_catalog_intact(tmp_path: Path) -> None:
         proc.kill()
     finally:
         proc.wait()
-    loaded = load_catalog(path)
+    loaded = Catalog(load_tools(path))
     assert loaded.names() == [f"tool_{i}" for i in range(10)]
 
 
@@ -157,7 +157,7 @@ def test_reader_sees_last_committed_catalog_while_a_save_runs(tmp_path: Path) ->
     with Store(path) as writer:
         writer.save_tools(gen())
     assert seen == [4]
-    assert len(load_catalog(path)) == 50
+    assert len(Catalog(load_tools(path))) == 50
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,7 @@ def test_damaged_file_gives_store_error_with_hint(tmp_path: Path, content: bytes
     path = tmp_path / "bad.db"
     path.write_bytes(content)
     with pytest.raises(StoreError) as err:
-        load_catalog(path)
+        Catalog(load_tools(path))
     assert err.value.code == "store_error"
     assert "delete it" in err.value.hint
 
@@ -178,7 +178,7 @@ def test_malformed_tool_record_gives_store_error(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         db.execute("UPDATE tools SET record='{not json' WHERE pos=1")
     with pytest.raises(StoreError, match="malformed"):
-        load_catalog(path)
+        Catalog(load_tools(path))
 
 
 def test_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
@@ -207,7 +207,7 @@ def test_newer_format_version_is_refused(tmp_path: Path) -> None:
 
 def test_missing_store_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no store"):
-        load_catalog(tmp_path / "absent.db")
+        load_tools(tmp_path / "absent.db")
 
 
 def test_blob_namespaces(tmp_path: Path) -> None:

@@ -258,9 +258,9 @@ class Catalog:
             cat = cls()
             cat.load(p)
             return cat
-        from .store import Store, load_catalog
+        from .store import Store, load_tools
 
-        catalog = load_catalog(p)
+        catalog = cls(load_tools(p))
         catalog.store = Store(p)
         return catalog
 

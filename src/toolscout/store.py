@@ -32,15 +32,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import StoreError
 from .model import Annotations, DeferPolicy, Tool, compact_json
 
-if TYPE_CHECKING:
-    from .catalog import Catalog
-
-__all__ = ["FORMAT_VERSION", "Entry", "Store", "load_catalog", "save_catalog", "tools_digest"]
+__all__ = ["FORMAT_VERSION", "Entry", "Store", "load_tools", "save_catalog", "tools_digest"]
 
 FORMAT_VERSION = 1
 
@@ -326,22 +323,22 @@ def tools_digest(tools: Iterable[Tool]) -> str:
     return h.hexdigest()[:32]
 
 
-def save_catalog(catalog: Catalog, path: str | os.PathLike[str]) -> int:
-    """Write ``catalog``'s tool records to the store at ``path`` (handlers are code: not saved)."""
+def save_catalog(tools: Iterable[Tool], path: str | os.PathLike[str]) -> int:
+    """Write tool records (a catalog, or any iterable of tools) to the store at ``path``
+    (handlers are code: not saved)."""
     with Store(path) as store:
-        return store.save_tools(catalog)
+        return store.save_tools(tools)
 
 
-def load_catalog(path: str | os.PathLike[str]) -> Catalog:
-    """Open a catalog saved by :func:`save_catalog`; a missing file is an error, not empty."""
-    from .catalog import Catalog
-
+def load_tools(path: str | os.PathLike[str]) -> list[Tool]:
+    """The tools saved at ``path`` by :func:`save_catalog`; a missing file is an error, not
+    empty. (``Catalog.open`` wraps them in a catalog: the store never imports the catalog.)"""
     p = Path(path)
     if not p.is_file():
         hint = "Save one first with Catalog.save(path)."
         raise StoreError(f"no store at {p}", hint=hint, path=str(p))
     with Store(p) as store:
-        return Catalog(store.load_tools())
+        return store.load_tools()
 
 
 # -- rows --------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from . import app
 from ._console import err, out
 
 if TYPE_CHECKING:
-    from ..mcp.aggregator import Aggregator
-    from ..mcp.server import GatewayServer
+    from ..server.mcp import GatewayServer
+    from ..sources.mcp.aggregator import Aggregator
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
 CacheOpt = Annotated[
@@ -40,9 +40,9 @@ def _loopback(host: str) -> bool:
 def _load(
     config: Path, cache: str | None, no_cache: bool, embed: bool = False
 ) -> tuple[GatewayServer, Aggregator]:
-    from ..mcp.cache import default_cache_path
-    from ..mcp.config import load_config
-    from ..mcp.server import build
+    from ..server.mcp import build
+    from ..sources.mcp.cache import default_cache_path
+    from ..sources.mcp.config import load_config
 
     cfg = load_config(config)
     path = cache or cfg.cache or str(default_cache_path(config))
@@ -88,7 +88,7 @@ def serve(
     if embed and server.gateway.hybrid is None:
         err().print("[yellow]warning[/]: --embed needs toolscout[embed]; serving keyword search.")
 
-    from ..mcp.server import run_with
+    from ..server.mcp import run_with
 
     if transport == "stdio":
         asyncio.run(run_with(aggregator, server.serve_stdio))

@@ -1,13 +1,12 @@
-"""The MCP gateway: front many upstream MCP servers with one ``find_tools`` server.
+"""The MCP gateway's public names, kept at their first home.
 
-``config`` reads the ``mcpServers`` file, ``upstream`` keeps one connection per server,
-``aggregator`` turns their tools into catalog entries, ``cache`` persists tool lists,
-``server`` serves the meta-tools over stdio or streamable HTTP, ``capabilities`` describes
-the gateway as an MCP resource.
+The upstream side (config, connections, aggregation, cache) is a source:
+:mod:`toolscout.sources.mcp`. The server that exposes the gateway over MCP is a surface:
+:mod:`toolscout.server.mcp`.
 """
 
 from __future__ import annotations
 
-from .config import GatewayConfig, ServerConfig, load_config, parse_config
+from ..sources.mcp.config import GatewayConfig, ServerConfig, load_config, parse_config
 
 __all__ = ["GatewayConfig", "ServerConfig", "load_config", "parse_config"]

@@ -2,7 +2,7 @@
 
 Built in: Python functions (:mod:`.functions`), declaration files (:mod:`.declarations`),
 definitions in any host API's dialect (:mod:`.definitions`), OpenAPI 3 documents
-(:mod:`.openapi`); MCP upstreams live in :mod:`toolscout.mcp`. A new kind of source only has
+(:mod:`.openapi`); MCP upstreams in :mod:`.mcp`. A new kind of source only has
 to yield pairs (or be a :class:`Source`) and is added with ``Catalog.add_source``.
 """
 

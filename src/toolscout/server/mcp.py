@@ -23,7 +23,7 @@ from ..errors import InvalidRequest, NotRevealed, ToolscoutError, UnknownTool
 from ..formats import render
 from ..gateway import Gateway
 from ..model import CallResult, DeferPolicy, Tool
-from .aggregator import Aggregator
+from ..sources.mcp.aggregator import Aggregator
 from .capabilities import CAPABILITIES_URI, capabilities
 
 __all__ = ["GatewayServer"]
@@ -440,7 +440,7 @@ def build(
 ) -> tuple[GatewayServer, Aggregator]:
     """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server."""
     from ..catalog import Catalog
-    from .cache import ToolListCache, default_cache_path
+    from ..sources.mcp.cache import ToolListCache, default_cache_path
 
     cache = None
     if use_cache:

@@ -18,9 +18,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog import Catalog, Handler
-from ..errors import ToolFailed
-from ..model import Annotations, CallResult, DeferPolicy, Tool, canonical_json
+from ...catalog import Catalog, Handler
+from ...errors import ToolFailed
+from ...model import Annotations, CallResult, DeferPolicy, Tool, canonical_json
 from .cache import ToolListCache
 from .config import GatewayConfig, ServerConfig
 from .upstream import Upstream, UpstreamState

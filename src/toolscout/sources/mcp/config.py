@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import ConfigError
-from ..model import DeferPolicy
+from ...errors import ConfigError
+from ...model import DeferPolicy
 
 __all__ = ["GatewayConfig", "ServerConfig", "load_config", "parse_config"]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
-    from .aggregator import Aggregator
+    from ..sources.mcp.aggregator import Aggregator
 
 __all__ = ["CAPABILITIES_URI", "capabilities"]
 

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any
 
-from ..errors import ToolTimeout, UpstreamUnavailable
+from ...errors import ToolTimeout, UpstreamUnavailable
 from .config import ServerConfig
 
 __all__ = ["Upstream", "UpstreamState"]

@@ -45,7 +45,7 @@ class ToolListCache:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> ToolListCache:
-        from ..store import Store
+        from ...store import Store
 
         return cls(Store(path))
 
