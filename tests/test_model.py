@@ -1,7 +1,7 @@
 import pytest
 
 from toolscout import Annotations, CallResult, DeferPolicy, Tool
-from toolscout.errors import ToolFailed, ToolscoutError
+from toolscout.errors import DeclarationError, ToolFailed, ToolscoutError
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
@@ -55,13 +55,54 @@ def test_round_trip_keeps_every_field():
 
 @pytest.mark.parametrize("bad", ["", "   ", None, 3])
 def test_bad_names_are_refused(bad):
-    with pytest.raises(ValueError):
+    with pytest.raises(DeclarationError) as err:
         Tool(bad)  # type: ignore[arg-type]
+    assert err.value.field == "name"
 
 
 def test_unknown_permission_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(DeclarationError):
         Tool("x", permission="root")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"description": 5}, "description"),
+        ({"input_schema": [1]}, "input_schema"),
+        ({"input_schema": {"x": {1, 2}}}, "input_schema"),
+        ({"input_schema": {"minimum": float("nan")}}, "input_schema"),
+        ({"output_schema": {"default": 10**5000}}, "output_schema"),
+        ({"tags": "web"}, "tags"),
+        ({"tags": 5}, "tags"),
+        ({"platforms": [1]}, "platforms"),
+        ({"display": [1]}, "display"),
+        ({"meta": [1]}, "meta"),
+        ({"meta": {"when": object()}}, "meta"),
+        ({"defer": ["x"]}, "defer"),
+        ({"annotations": "read-only"}, "annotations"),
+        ({"category": ["a"]}, "category"),
+        ({"description": "bad \ud800 text"}, "description"),
+        ({"input_schema": {"properties": {"\udc00": {}}}}, "input_schema"),
+    ],
+)
+def test_malformed_fields_are_declaration_errors_naming_the_field(kwargs, field):
+    with pytest.raises(DeclarationError) as err:
+        Tool("x", **kwargs)
+    assert err.value.field == field and "tool 'x'" in err.value.message
+
+
+def test_a_lone_surrogate_in_the_name_is_refused_with_a_hint():
+    with pytest.raises(DeclarationError) as err:
+        Tool("a\ud800")
+    assert "U+D800" in err.value.message and "surrogate" in err.value.hint
+
+
+def test_from_dict_refuses_malformed_records():
+    for bad in ({}, [1], {"name": "a", "annotations": [1]}):
+        with pytest.raises(DeclarationError):
+            Tool.from_dict(bad)  # type: ignore[arg-type]
+    assert Tool.from_dict({"name": "a", "annotations": {"readOnlyHint": True}}).annotations == Annotations(read_only=True)
 
 
 def test_annotations_map_to_and_from_mcp_hints():

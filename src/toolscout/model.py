@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from .errors import ErrorInfo, ToolscoutError
+from .errors import DeclarationError, ErrorInfo, ToolscoutError
 
 __all__ = [
     "Annotations",
@@ -149,7 +149,7 @@ class Tool:
         origin: str | None = None,
         category: str | None = None,
         tags: Iterable[str] = (),
-        annotations: Annotations | None = None,
+        annotations: Annotations | Mapping[str, Any] | None = None,
         permission: PermissionKind | None = None,
         searchable: bool = True,
         available: bool = True,
@@ -160,29 +160,42 @@ class Tool:
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
-            raise ValueError("a tool needs a non-empty string name")
+            raise DeclarationError(
+                f"a tool needs a non-empty string name, not {_shown(name)}", field="name"
+            )
+        _check_text(name, name, "name")
         if permission is not None and permission not in PERMISSION_KINDS:
-            raise ValueError(f"permission must be one of {PERMISSION_KINDS}, not {permission!r}")
+            raise DeclarationError(
+                f"tool {name!r}: permission must be one of {', '.join(PERMISSION_KINDS)}, not {_shown(permission)}",
+                field="permission",
+            )
+        try:
+            defer = DeferPolicy(defer)
+        except (TypeError, ValueError):
+            raise DeclarationError(
+                f"tool {name!r}: defer must be one of never, automatic, always, not {_shown(defer)}",
+                field="defer",
+            ) from None
         s = object.__setattr__
         s(self, "name", name)
-        s(self, "description", description or "")
-        s(self, "_schema_json", compact_json(dict(input_schema)) if input_schema else EMPTY_OBJECT_SCHEMA)
-        s(self, "_output_json", compact_json(dict(output_schema)) if output_schema else None)
-        s(self, "source", source)
-        s(self, "source_id", source_id)
-        s(self, "original_name", original_name)
-        s(self, "origin", origin or (f"{source}:{source_id}" if source_id else source))
-        s(self, "category", category or None)
-        s(self, "tags", tuple(tags))
-        s(self, "annotations", annotations)
+        s(self, "description", _optional_text(name, "description", description) or "")
+        s(self, "_schema_json", _schema_text(name, "input_schema", input_schema) or EMPTY_OBJECT_SCHEMA)
+        s(self, "_output_json", _schema_text(name, "output_schema", output_schema))
+        s(self, "source", _check_text(name, source, "source"))
+        s(self, "source_id", _optional_text(name, "source_id", source_id))
+        s(self, "original_name", _optional_text(name, "original_name", original_name))
+        s(self, "origin", _optional_text(name, "origin", origin) or (f"{source}:{source_id}" if source_id else source))
+        s(self, "category", _optional_text(name, "category", category) or None)
+        s(self, "tags", _texts(name, "tags", tags))
+        s(self, "annotations", _annotations(name, annotations))
         s(self, "permission", permission)
         s(self, "searchable", bool(searchable))
         s(self, "available", bool(available))
-        s(self, "platforms", tuple(platforms))
-        s(self, "defer", DeferPolicy(defer))
-        s(self, "display", dict(display or {}))
-        s(self, "descriptions", dict(descriptions or {}))
-        s(self, "meta", dict(meta or {}))
+        s(self, "platforms", _texts(name, "platforms", platforms))
+        s(self, "defer", defer)
+        s(self, "display", _text_map(name, "display", display))
+        s(self, "descriptions", _text_map(name, "descriptions", descriptions))
+        s(self, "meta", _meta(name, meta))
         s(self, "_version", None)
 
     def __setattr__(self, key: str, value: Any) -> None:
@@ -258,7 +271,12 @@ class Tool:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Tool:
-        """Inverse of :meth:`to_dict` (trusted input; declaration files go through sources)."""
+        """Inverse of :meth:`to_dict`; a malformed record raises :class:`DeclarationError`
+        (declaration files go through sources, which also check the schemas)."""
+        if not isinstance(data, Mapping):
+            raise DeclarationError(f"a tool record must be a mapping, not {type(data).__name__}")
+        if "name" not in data:
+            raise DeclarationError("a tool record needs a 'name'", field="name")
         return cls(
             data["name"],
             data.get("description") or "",
@@ -270,7 +288,7 @@ class Tool:
             origin=data.get("origin"),
             category=data.get("category"),
             tags=data.get("tags") or (),
-            annotations=Annotations.from_mcp(data.get("annotations")),
+            annotations=data.get("annotations"),
             permission=data.get("permission"),
             searchable=data.get("searchable", True),
             available=data.get("available", True),
@@ -301,6 +319,139 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, source={self.source!r}, version={self.version!r})"
+
+
+# -- checks for Tool(...): a malformed field is a DeclarationError naming it, never a
+# TypeError later (in a summary, a version hash, a store write or a wire encoding). The
+# common case (plain ASCII str, list and dict values) takes the cheap branches: a catalog
+# refresh builds every tool of an upstream.
+
+_SURROGATE_HINT = (
+    "A lone UTF-16 surrogate (e.g. a JSON '\\ud800' escape without its pair) is not text; "
+    "fix the encoding where this value comes from."
+)
+_STRICT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _check_text(name: str, value: str, field: str) -> str:
+    """``value`` if it can be encoded as UTF-8 (every wire and the store need that)."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DeclarationError(
+                f"tool {name!r}: {field} contains an unpaired surrogate "
+                f"U+{ord(value[exc.start]):04X}, which is not text",
+                field=field,
+                hint=_SURROGATE_HINT,
+            ) from None
+    return value
+
+
+def _optional_text(name: str, field: str, value: Any) -> str | None:
+    if value is None or (type(value) is str and value.isascii()):
+        return value
+    if not isinstance(value, str):
+        raise DeclarationError(
+            f"tool {name!r}: {field} must be a string, not {type(value).__name__}", field=field
+        )
+    return _check_text(name, value, field)
+
+
+def _texts(name: str, field: str, values: Any) -> tuple[str, ...]:
+    if type(values) is tuple or type(values) is list:
+        out = tuple(values)
+    elif isinstance(values, str | bytes):  # would split into characters
+        out = None
+    else:
+        try:
+            out = tuple(values)
+        except TypeError:
+            out = None
+    if out is None:
+        raise DeclarationError(
+            f"tool {name!r}: {field} must be a list of strings, not {type(values).__name__}", field=field
+        )
+    for value in out:
+        if type(value) is not str or not value.isascii():
+            if not isinstance(value, str):
+                raise DeclarationError(f"tool {name!r}: {field} must be a list of strings", field=field)
+            _check_text(name, value, field)
+    return out
+
+
+def _text_map(name: str, field: str, value: Any) -> dict[str, str]:
+    if not value:
+        return {}
+    if type(value) is not dict and not isinstance(value, Mapping):
+        raise DeclarationError(f"tool {name!r}: {field} must map strings to strings", field=field)
+    for k, v in value.items():
+        if type(k) is not str or type(v) is not str or not (k.isascii() and v.isascii()):
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise DeclarationError(f"tool {name!r}: {field} must map strings to strings", field=field)
+            _check_text(name, k, field)
+            _check_text(name, v, field)
+    return dict(value)
+
+
+def _json_text(name: str, field: str, value: Any) -> str:
+    """Compact JSON text of ``value``, refusing what JSON cannot carry (NaN, sets, cycles...)."""
+    try:
+        text = _STRICT_JSON.encode(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        reason = "it nests too deeply" if isinstance(exc, RecursionError) else _shown(str(exc), 120)
+        raise DeclarationError(f"tool {name!r}: {field} is not JSON data: {reason}", field=field) from None
+    return _check_text(name, text, field)
+
+
+def _schema_text(name: str, field: str, schema: Any) -> str | None:
+    if not schema:
+        return None
+    if type(schema) is not dict and not isinstance(schema, Mapping):
+        raise DeclarationError(
+            f"tool {name!r}: {field} must be a JSON Schema object, not {type(schema).__name__}", field=field
+        )
+    return _json_text(name, field, dict(schema))
+
+
+def _meta(name: str, meta: Any) -> dict[str, Any]:
+    if not meta:
+        return {}
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        raise DeclarationError(f"tool {name!r}: meta must be a mapping, not {type(meta).__name__}", field="meta")
+    out = dict(meta)
+    for k, v in out.items():  # flat ASCII strings need no encoding pass
+        if type(k) is not str or type(v) is not str or not (k.isascii() and v.isascii()):
+            _json_text(name, "meta", out)
+            break
+    return out
+
+
+def _annotations(name: str, value: Any) -> Annotations | None:
+    if value is None:
+        return None
+    if type(value) is not Annotations:
+        if isinstance(value, Mapping):
+            value = Annotations.from_mcp(value)
+            if value is None:
+                return None
+        elif not isinstance(value, Annotations):
+            raise DeclarationError(
+                f"tool {name!r}: annotations must be Annotations or an MCP hints mapping, "
+                f"not {type(value).__name__}",
+                field="annotations",
+            )
+    for flag in (value.read_only, value.destructive, value.idempotent, value.open_world):
+        if flag is not None and flag is not True and flag is not False:
+            raise DeclarationError(f"tool {name!r}: annotation hints must be true, false or None", field="annotations")
+    if value.title is not None:
+        _optional_text(name, "annotations.title", value.title)
+    return value
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...catalog import Catalog, Handler
-from ...errors import ToolFailed
+from ...errors import ToolFailed, ToolscoutError
 from ...model import Annotations, CallResult, DeferPolicy, Tool, canonical_json
 from .cache import ToolListCache
 from .config import GatewayConfig, ServerConfig
@@ -205,12 +205,33 @@ def upstream_result(tool: str, raw: Mapping[str, Any]) -> CallResult:
 def _to_tool(
     server: str, cfg: ServerConfig, prefix: str, raw: Any, *, check: bool = True
 ) -> tuple[Tool | None, str]:
-    """Check one upstream tool; ``(None, reason)`` if it cannot be offered safely."""
+    """Check one upstream tool; ``(None, reason)`` if it cannot be offered safely.
+
+    Never raises: an upstream's list is outside data, and one bad entry must not cost the
+    server its other tools.
+    """
+    try:
+        return _checked_tool(server, cfg, prefix, raw, check=check)
+    except ToolscoutError as exc:  # Tool(...) refused a field (not JSON, lone surrogate...)
+        return None, f"{_short(raw.get('name'))}: {exc.message}"
+    except (TypeError, ValueError, RecursionError) as exc:
+        reason = "nests too deeply" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
+        return None, f"{_short(raw.get('name'))}: {reason}"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _checked_tool(
+    server: str, cfg: ServerConfig, prefix: str, raw: Any, *, check: bool = True
+) -> tuple[Tool | None, str]:
     if not isinstance(raw, Mapping):
         return None, f"entry of type {type(raw).__name__} is not an object"
     name = raw.get("name")
     if not isinstance(name, str) or not _TOOL_NAME.match(name):
-        return None, f"{name!r}: invalid tool name"
+        return None, f"{_short(name if not isinstance(name, str) else repr(name))}: invalid tool name"
     if not cfg.keeps(name):
         return None, f"{name}: filtered out by allow/deny"
     schema = raw.get("inputSchema")
@@ -258,8 +279,13 @@ def _schema_problem(schema: Any, check: bool = True) -> str:
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         return "has malformed 'required'"
-    if check and not _meta_valid(canonical_json(schema)):
-        return "is not a valid JSON Schema"
+    if check:
+        try:
+            text = canonical_json(schema)
+        except (TypeError, ValueError):  # a set, a cycle, a 5000-digit integer...
+            return "is not JSON data"
+        if not _meta_valid(text):
+            return "is not a valid JSON Schema"
     return ""
 
 
