@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
 import sys
@@ -15,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import ConfigError, ToolscoutError
+from ..server.guard import is_loopback
+from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from . import app
 from ._console import err, out
 
@@ -26,15 +27,6 @@ ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in th
 CacheOpt = Annotated[
     str | None, typer.Option("--cache", help="Tool-list cache file (default: ~/.cache/toolscout/mcp-<config>.db).")
 ]
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _load(
@@ -64,6 +56,21 @@ def serve(
     embed: Annotated[
         bool, typer.Option("--embed", help="Hybrid search with embeddings (toolscout[embed]); vectors cached.")
     ] = False,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            help="HTTP: a browser Origin to accept (repeatable), e.g. https://app.example.com or http://host:*.",
+        ),
+    ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option("--allow-host", help="HTTP: a Host header name[:port] to accept besides loopback (repeatable)."),
+    ] = None,
+    max_message_bytes: Annotated[
+        int,
+        typer.Option(min=1, help="stdio: largest message (one line) in bytes; longer ones get an error."),
+    ] = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -74,7 +81,7 @@ def serve(
         logging.getLogger("toolscout").setLevel(logging.INFO)
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
-    if transport == "http" and not _loopback(host) and not token:
+    if transport == "http" and not is_loopback(host) and not token:
         err().print(
             f"[red]config_error[/]: binding {host} (not loopback) needs a bearer token.\n"
             "Pass --token or set TOOLSCOUT_TOKEN; clients then send 'Authorization: Bearer <token>'."
@@ -91,13 +98,19 @@ def serve(
     from ..server.mcp import run_with
 
     if transport == "stdio":
-        asyncio.run(run_with(aggregator, server.serve_stdio))
+        asyncio.run(run_with(aggregator, lambda: server.serve_stdio(max_message_bytes=max_message_bytes)))
         return
     import uvicorn
 
-    asgi = server.http_app(host=host, token=token)
-    config_ = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
-    err().print(f"toolscout MCP gateway on http://{host}:{port}/mcp")
+    try:
+        asgi = server.http_app(host=host, token=token, allow_origins=allow_origin or (), allow_hosts=allow_host or ())
+    except ValueError as exc:
+        err().print(f"[red]config_error[/]: {exc}")
+        raise typer.Exit(2) from None
+    bind = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    config_ = uvicorn.Config(asgi, host=bind, port=port, log_level="warning", lifespan="on")
+    shown = f"[{bind}]" if ":" in bind else bind
+    err().print(f"toolscout MCP gateway on http://{shown}:{port}/mcp")
     asyncio.run(run_with(aggregator, uvicorn.Server(config_).serve))
 
 

@@ -10,7 +10,6 @@ shared. Stateless clients (2026-07-28) find, then run through ``call_tool``.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import uuid
@@ -25,6 +24,8 @@ from ..gateway import Gateway
 from ..model import CallResult, DeferPolicy, Tool
 from ..sources.mcp.aggregator import Aggregator
 from .capabilities import CAPABILITIES_URI, capabilities
+from .guard import BearerGuard, HostOriginGuard
+from .stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 
 __all__ = ["GatewayServer"]
 
@@ -309,44 +310,31 @@ class GatewayServer:
     def init_options(self) -> Any:
         return self.lowlevel.create_initialization_options()
 
-    async def serve_stdio(self) -> None:
-        from mcp.server.stdio import stdio_server
-
-        async with stdio_server() as (read, write):
+    async def serve_stdio(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        """Serve over stdin/stdout; a malformed or oversized message gets a JSON-RPC error."""
+        async with stdio_transport(max_message_bytes=max_message_bytes) as (read, write):
             await self.lowlevel.run(read, write, self.init_options())
 
-    def http_app(self, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
-        """The streamable HTTP ASGI app (``/mcp``); with ``token``, every request needs it."""
-        app = self.lowlevel.streamable_http_app(host=host)
-        return BearerGuard(app, token) if token else app
+    def http_app(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        token: str | None = None,
+        allow_origins: Iterable[str] = (),
+        allow_hosts: Iterable[str] = (),
+    ) -> Any:
+        """The streamable HTTP ASGI app (``/mcp``); with ``token``, every request needs it.
 
+        Host and Origin are checked by :class:`HostOriginGuard` for ``host`` (the bind
+        address), which replaces the SDK's narrower check.
+        """
+        from mcp.server.transport_security import TransportSecuritySettings
 
-class BearerGuard:
-    """Refuse (401) any HTTP request without ``Authorization: Bearer <token>``.
-
-    The token is compared in constant time and never forwarded: upstream connections use
-    only the headers configured for each server.
-    """
-
-    def __init__(self, app: Callable[..., Awaitable[None]], token: str) -> None:
-        self.app = app
-        self._expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                body = json.dumps({"error": "unauthorized", "hint": "Send Authorization: Bearer <token>."})
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body.encode()})
-                return
-        await self.app(scope, receive, send)
+        off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        app = self.lowlevel.streamable_http_app(host=host, transport_security=off)
+        if token:
+            app = BearerGuard(app, token)
+        return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)
 
 
 def least_permissive(tools: Iterable[Tool]) -> dict[str, Any]:
