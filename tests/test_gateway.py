@@ -6,7 +6,8 @@ import threading
 import pytest
 
 from toolscout import Catalog, Tool
-from toolscout.gateway import MAX_QUERY_CHARS, Gateway
+from toolscout.gateway import Gateway
+from toolscout.request import MAX_QUERY_CHARS
 from toolscout.policy import Policy
 
 WEATHER = {
@@ -263,7 +264,7 @@ def test_policy_plus_per_call_allow_reuses_one_combined_predicate():
     def only_slack(t: Tool) -> bool:
         return t.category == "slack"
 
-    assert gw._combine(only_slack) is gw._combine(only_slack)
+    assert gw.visibility.predicate(only_slack) is gw.visibility.predicate(only_slack)
     names = {r.tool_name for r in gw.find_tools("slack message channel", allow=only_slack).tool_references}
     assert names and all(n.startswith("slack_") for n in names)
 

@@ -132,7 +132,7 @@ def test_bad_calls_get_recoverable_errors() -> None:
     session = build_session()
     assert session.handle("send_email", {"to": "x"}).error.code == "not_revealed"
     unknown = session.handle("sendemail", {})
-    assert unknown.error.code == "unknown_tool" and "did you mean" in unknown.text()
+    assert unknown.error.code == "unknown_tool" and "did you mean" in unknown.text().lower()
     assert session.handle("find_tools", '{"query": ').error.code == "invalid_arguments"
     assert session.handle("find_tools", "[1, 2]").error.code == "invalid_arguments"
     assert session.handle("find_tools", {"query": ""}).error.code == "empty_query"

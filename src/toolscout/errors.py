@@ -6,7 +6,6 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
     ToolscoutError
     ├── RequestError              the caller (usually a model) can fix the request
     │   ├── EmptyQuery            empty_query
-    │   ├── QueryTooLong          query_too_long
     │   ├── InvalidRegex          invalid_regex
     │   ├── InvalidArguments      invalid_arguments
     │   └── InvalidRequest        invalid_request
@@ -55,7 +54,6 @@ __all__ = [
     "NoMatch",
     "NotRevealed",
     "PolicyDenied",
-    "QueryTooLong",
     "RequestError",
     "StoreError",
     "ToolFailed",
@@ -82,6 +80,28 @@ class ErrorInfo(BaseModel):
             out["details"] = self.details
         return out
 
+    def text(self) -> str:
+        """The one text rendering every surface sends a model: code and message, what to
+        do next, then did-you-mean names, categories, candidates or problems if any."""
+        lines = [f"{self.code}: {self.message}"]
+        if self.hint:
+            lines.append(self.hint)
+        details = self.details
+        suggestions = details.get("suggestions")
+        if suggestions:
+            lines.append("Did you mean: " + ", ".join(map(str, suggestions[:10])) + "?")
+        candidates = details.get("candidates")
+        if candidates:
+            lines.append("Candidates: " + ", ".join(str(c.get("name", c)) if isinstance(c, dict) else str(c) for c in candidates[:10]))
+        categories = details.get("categories")
+        if categories:
+            shown = categories if isinstance(categories, list) else [f"{k} ({v})" for k, v in categories.items()]
+            lines.append("Categories: " + ", ".join(map(str, shown[:20])))
+        loading = details.get("loading")
+        if loading:
+            lines.append("Still loading: " + ", ".join(f"{k} ({v})" for k, v in dict(loading).items()))
+        return "\n".join(lines)
+
 
 class ToolscoutError(Exception):
     code: str = "error"
@@ -107,11 +127,6 @@ class RequestError(ToolscoutError):
 class EmptyQuery(RequestError):
     code = "empty_query"
     default_hint = "Describe the capability you need, e.g. 'send a slack message'."
-
-
-class QueryTooLong(RequestError):
-    code = "query_too_long"
-    default_hint = "Shorten the query to a few words describing the capability."
 
 
 class InvalidRegex(RequestError):

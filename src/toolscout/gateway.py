@@ -3,6 +3,12 @@
 This is the only place that executes tools. Nothing a model sends can raise out of here:
 every failure comes back as data carrying an :class:`~toolscout.errors.ErrorInfo`
 (``code``, ``message``, ``hint``), and the process carries on.
+
+The gateway works on parsed requests (:mod:`toolscout.request`), resolves names with the
+index's one :class:`~toolscout.search.resolve.NameResolver`, and decides who may see and
+run what with one :class:`~toolscout.visibility.Visibility` rule. It returns tools and
+results; surfaces (the library call :meth:`Gateway.find_tools`, sessions, adapters, the
+MCP server, the CLI) render them through :mod:`toolscout.formats`.
 """
 
 from __future__ import annotations
@@ -10,12 +16,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import sys
+import logging
 import time
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import formats
@@ -28,7 +34,7 @@ from .errors import (
     InvalidArguments,
     InvalidRequest,
     NoMatch,
-    PolicyDenied,
+    RequestError,
     ToolFailed,
     ToolscoutError,
     ToolTimeout,
@@ -37,7 +43,19 @@ from .errors import (
 )
 from .model import CallResult, DeferPolicy, Tool
 from .policy import Policy
+from .request import (
+    DEFAULT_LIMIT,
+    DEFAULT_SEARCH_TYPE,
+    MAX_LIMIT,
+    SEARCH_TYPES,
+    CallRequest,
+    FindRequest,
+    UseRequest,
+    clean_text,
+)
 from .search.index import ScoredTool, ToolIndex
+from .search.resolve import select_names
+from .visibility import Allow, Visibility
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -46,15 +64,13 @@ if TYPE_CHECKING:
 
 __all__ = ["FindResult", "Gateway", "ToolReference"]
 
-MAX_QUERY_CHARS = 1000
-"""Longer queries are cut at a word boundary (with a warning): nobody describes one
-capability in more words, and BM25 cost grows with query terms."""
-
-SEARCH_TYPES = ("auto", "keyword", "regex", "semantic", "hybrid")
+log = logging.getLogger("toolscout.gateway")
 
 USE_TOOL_MARGIN = 1.5
 """``use_tool`` runs the top match only if its score is at least this many times the
 runner-up's (or it is an exact name): a clear winner, not a coin toss."""
+
+_ASKED_BY_NAME = ("exact name", "select")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,19 +79,30 @@ class ToolReference:
     relevance_score: float
     summary: str
     version: str
+    loaded: bool = False
+    """The caller already has this tool's schema (pinned, or revealed earlier in its
+    session), so it is named, not re-sent."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "tool_name": self.tool_name,
             "relevance_score": self.relevance_score,
             "summary": self.summary,
             "version": self.version,
         }
+        if self.loaded:
+            out["already_loaded"] = True
+        return out
 
 
 @dataclass(slots=True)
 class FindResult:
-    """The seed-001 response shape plus the full schemas of what was found."""
+    """The seed-001 response shape plus the found tools.
+
+    ``found`` holds the tools; ``tools`` their rendered schemas once a surface called
+    :meth:`render` (:meth:`Gateway.find_tools` does), minus those already loaded.
+    ``pending`` names sources that had not listed their tools yet (cold start).
+    """
 
     query: str
     search_type: str
@@ -86,10 +113,28 @@ class FindResult:
     warnings: list[str] = field(default_factory=list)
     error: ErrorInfo | None = None
     found: list[Tool] = field(default_factory=list)
+    pending: dict[str, str] = field(default_factory=dict)
+    format: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def loaded(self) -> list[str]:
+        """Found tools the caller already has (named, not re-sent)."""
+        return [r.tool_name for r in self.tool_references if r.loaded]
+
+    def to_send(self) -> list[Tool]:
+        """Found tools whose schemas go to the caller (the rest it already has)."""
+        loaded = set(self.loaded)
+        return [t for t in self.found if t.name not in loaded]
+
+    def render(self, format: str) -> FindResult:
+        """Fill :attr:`tools` with the schemas to send, in ``format`` (returns ``self``)."""
+        self.tools = [formats.render(t, format) for t in self.to_send()]
+        self.format = format
+        return self
 
     @property
     def search_metadata(self) -> dict[str, Any]:
@@ -100,6 +145,8 @@ class FindResult:
         }
         if self.warnings:
             meta["warnings"] = list(self.warnings)
+        if self.pending:
+            meta["loading"] = dict(self.pending)
         return meta
 
     def to_dict(self) -> dict[str, Any]:
@@ -113,36 +160,23 @@ class FindResult:
             out["error"] = self.error.to_dict()
         return out
 
-    def text(self) -> str:
-        """A compact, readable rendering for a model or a terminal."""
+    def text(self, names: Callable[[str], str] | None = None) -> str:
+        """A compact, readable rendering for a model or a terminal. ``names`` maps a
+        catalog name to the name the reader calls it by (a host format's wire name)."""
         if self.error is not None:
-            lines = [f"{self.error.code}: {self.error.message}"]
-            if self.error.hint:
-                lines.append(self.error.hint)
-            for key in ("suggestions", "categories"):
-                value = self.error.details.get(key)
-                if value:
-                    shown = value if isinstance(value, list) else [f"{k} ({v})" for k, v in value.items()]
-                    lines.append(f"{key}: " + ", ".join(map(str, shown[:20])))
-            return "\n".join(lines)
+            return self.error.text()
+        show = names or str
         head = f"{len(self.tool_references)} of {self.total_matches} matching tools for {self.query!r}:"
-        rows = [f"- {r.tool_name} ({r.relevance_score:.2f}): {r.summary}" for r in self.tool_references]
-        return "\n".join([head, *rows])
-
-
-def current_platform() -> str:
-    if sys.platform.startswith("win"):
-        return "windows"
-    if sys.platform == "darwin":
-        return "macos"
-    return "linux"
-
-
-def clean_text(text: str) -> str:
-    """Drop control and format characters (keep letters, marks, emoji, any script)."""
-    if text.isprintable():
-        return text
-    return "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
+        rows = [
+            f"- {show(r.tool_name)} ({r.relevance_score:.2f}){' [already loaded]' if r.loaded else ''}: {r.summary}"
+            for r in self.tool_references
+        ]
+        lines = [head, *rows]
+        if self.warnings:
+            lines.append("note: " + "; ".join(self.warnings))
+        if self.pending:
+            lines.append("still loading: " + ", ".join(f"{k} ({v})" for k, v in self.pending.items()))
+        return "\n".join(lines)
 
 
 def _is_async(fn: Any) -> bool:
@@ -194,8 +228,8 @@ class Gateway:
         *,
         index: ToolIndex | None = None,
         policy: Policy | None = None,
-        max_limit: int = 20,
-        default_limit: int = 5,
+        max_limit: int = MAX_LIMIT,
+        default_limit: int = DEFAULT_LIMIT,
         call_timeout: float | None = 60.0,
         platform: str | None = None,
         embeddings: bool | str | Embedder | None = None,
@@ -204,16 +238,22 @@ class Gateway:
         self.catalog = catalog
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
         self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store)
-        self.policy = policy
+        self.visibility = Visibility(policy, platform)
         self.max_limit = max_limit
-        self.default_limit = default_limit
+        self.default_limit = min(default_limit, max_limit)
         self.call_timeout = call_timeout
-        self.platform = platform or current_platform()
+        self.pending_sources: Callable[[], Mapping[str, str]] | None = None
+        """Set by whoever feeds the catalog from slow sources (the MCP aggregator): which
+        have not listed their tools yet, and why. Shown with every search result."""
         self._validators: OrderedDict[tuple[str, str], Any] = OrderedDict()
-        self._wire_map: tuple[int, dict[str, str]] = (-1, {})
-        self._combined: dict[Callable[[Tool], bool], Callable[[Tool], bool]] = {}
-        # One bound method for the policy so the index can cache its mask.
-        self._permits: Callable[[Tool], bool] | None = policy.permits if policy else None
+
+    @property
+    def policy(self) -> Policy | None:
+        return self.visibility.policy
+
+    @property
+    def platform(self) -> str:
+        return self.visibility.platform
 
     def _enable_embeddings(
         self, embeddings: bool | str | Embedder | None, store: Store | None
@@ -231,30 +271,75 @@ class Gateway:
         return enable_hybrid(self.index, spec, store=store)
 
     # -- find -------------------------------------------------------------------
+    def parse_find(self, arguments: Any) -> FindRequest:
+        """``find_tools`` arguments -> a request (limits as this gateway sets them)."""
+        try:
+            return FindRequest.parse(arguments, default_limit=self.default_limit, max_limit=self.max_limit)
+        except EmptyQuery as exc:
+            raise EmptyQuery(exc.message, hint=exc.hint, categories=self.catalog.categories()) from None
+
+    def find(self, arguments: Any, *, allow: Allow | None = None, loaded: Collection[str] = ()) -> FindResult:
+        """``find_tools`` as a model sends it (a dict or its JSON text): parse, then
+        :meth:`search`. Never raises for bad input."""
+        started = time.perf_counter()
+        try:
+            request = self.parse_find(arguments)
+        except RequestError as exc:
+            query = arguments.get("query") if isinstance(arguments, Mapping) else arguments
+            result = FindResult(query=query if isinstance(query, str) else repr(query), search_type="")
+            result.error = exc.info()
+            result.execution_time_ms = (time.perf_counter() - started) * 1000
+            return result
+        return self.search(request, allow=allow, loaded=loaded)
+
     def find_tools(
         self,
         query: str,
         limit: int | None = None,
         *,
-        search_type: str = "auto",
+        search_type: str | None = None,
         category: str | None = None,
         format: str = "generic",
-        allow: Callable[[Tool], bool] | None = None,
+        allow: Allow | None = None,
         exclude: Collection[str] = (),
+        loaded: Collection[str] = (),
+        **aliases: Any,
     ) -> FindResult:
-        started = time.perf_counter()
-        mode = str(search_type or "auto").lower()
-        result = FindResult(query=query if isinstance(query, str) else repr(query), search_type=mode)
+        """Search and render the found tools in ``format``. ``exclude``: tools never to
+        return; ``loaded``: tools the caller already has (named, not re-sent). Seed 001's
+        argument names (``max_results``, ``category_filter``, ``searchType``) are accepted
+        too, as keywords."""
+        arguments: dict[str, Any] = {"query": query, **aliases}
+        for key, value in (("limit", limit), ("search_type", search_type), ("category", category)):
+            if value is not None:
+                arguments[key] = value
+        if exclude:
+            arguments["exclude"] = list(exclude)
         try:
-            text = self._check_query(query, result)
-            n = self._check_limit(limit)
-            if mode not in SEARCH_TYPES:
-                raise InvalidRequest(
-                    f"unknown search_type {search_type!r}", hint=f"Use one of: {', '.join(SEARCH_TYPES)}."
-                )
-            formats.renderer(format)  # an unknown format is an InvalidRequest
-            if category is not None and not isinstance(category, str):
-                raise InvalidRequest("category must be a string")
+            formats.renderer(format)
+        except InvalidRequest as exc:
+            return FindResult(query=str(query), search_type="", error=exc.info())
+        return self.find(arguments, allow=allow, loaded=loaded).render(format)
+
+    def search(
+        self,
+        request: FindRequest,
+        *,
+        allow: Allow | None = None,
+        loaded: Collection[str] = (),
+        autocut: bool = True,
+    ) -> FindResult:
+        """Rank the tools ``allow`` (and the gateway's visibility rule) lets the caller see.
+
+        Tools in ``loaded`` are named in the references but not sent again, unless the
+        request asks for them by exact name or ``select:``.
+        """
+        started = time.perf_counter()
+        mode = request.search_type
+        result = FindResult(query=request.query, search_type=mode, warnings=list(request.notes))
+        if self.pending_sources is not None:
+            result.pending = dict(self.pending_sources())
+        try:
             if mode in ("semantic", "hybrid") and mode not in self.index.modes():
                 result.warnings.append(
                     f"{mode} search is not enabled (it needs the 'embed' extra and embeddings "
@@ -262,115 +347,120 @@ class Gateway:
                 )
                 mode = "keyword"
             outcome = self.index.search(
-                text,
-                limit=n,
+                request.query,
+                limit=request.limit,
                 mode=mode,
-                category=category or None,
-                allow=self._combine(allow),
-                exclude=exclude,
-                platform=self.platform,
+                category=request.category,
+                allow=self.visibility.predicate(allow),
+                exclude=request.exclude,
+                autocut=autocut,
             )
             result.search_type = outcome.mode
             result.warnings.extend(outcome.warnings)
             result.total_matches = outcome.total_matches
             if not outcome.hits:
-                raise self._no_match(text, category)
-            self._fill(result, outcome.hits, format)
+                raise self._no_match(request, allow, result.pending)
+            self._fill(result, outcome.hits, set(loaded))
         except ToolscoutError as exc:
             result.error = exc.info()
         result.execution_time_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def _check_query(self, query: Any, result: FindResult) -> str:
-        if not isinstance(query, str):
-            raise InvalidRequest("query must be a string", hint="Pass a short description as text.")
-        text = clean_text(query).strip()
-        if not text:
-            raise EmptyQuery(
-                "find_tools needs a query; the full catalog is never listed.",
-                categories=self.catalog.categories(),
-            )
-        if len(text) > MAX_QUERY_CHARS:
-            cut = text.rfind(" ", 0, MAX_QUERY_CHARS)
-            text = text[: cut if cut > MAX_QUERY_CHARS // 2 else MAX_QUERY_CHARS]
-            result.warnings.append(f"query truncated to {len(text)} characters")
-        result.query = text
-        return text
-
-    def _check_limit(self, limit: Any) -> int:
-        if limit is None:
-            return self.default_limit
-        if isinstance(limit, bool) or not isinstance(limit, int | float) or limit != int(limit):
-            raise InvalidRequest("limit must be an integer", hint=f"Use 1..{self.max_limit}.")
-        return max(1, min(int(limit), self.max_limit))
-
-    def _combine(self, allow: Callable[[Tool], bool] | None) -> Callable[[Tool], bool] | None:
-        if allow is None:
-            return self._permits
-        permits = self._permits
-        if permits is None:
-            return allow
-        # One combined predicate per `allow`, so the index's per-predicate mask cache hits.
-        combined = self._combined.get(allow)
-        if combined is None:
-            combined = self._combined[allow] = lambda t: permits(t) and allow(t)
-            if len(self._combined) > 256:
-                self._combined.pop(next(iter(self._combined)))
-        return combined
-
-    def _no_match(self, text: str, category: str | None) -> ToolscoutError:
-        if text[:7].lower() == "select:":
-            names = [n.strip().strip("`'\"") for n in text[7:].split(",") if n.strip()]
+    def _no_match(self, request: FindRequest, allow: Allow | None, pending: Mapping[str, str]) -> ToolscoutError:
+        names = select_names(request.query)
+        if names is not None:
             if not names:
                 return InvalidRequest("select: needs tool names", hint="Use 'select:name_a,name_b'.")
             return UnknownTool(
                 f"no tool named {', '.join(map(repr, names))}",
                 hint="Check the names, or describe the task instead.",
-                suggestions=list(dict.fromkeys(s for n in names for s in self.suggest(n))),
+                suggestions=list(dict.fromkeys(s for n in names for s in self.suggest(n, allow=allow))),
             )
         categories = self.catalog.categories()
-        if category and category not in categories:
+        extra: dict[str, Any] = {"loading": dict(pending)} if pending else {}
+        if request.category and request.category not in categories:
             return NoMatch(
-                f"no category named {category!r}",
+                f"no category named {request.category!r}",
                 hint="Use one of the listed categories, or none.",
                 categories=categories,
             )
+        hint = (
+            "Some tool sources are still loading; search again in a moment."
+            if pending
+            else "Describe the task in other words, or pick a category."
+        )
         return NoMatch(
-            f"no tool matches {text!r}",
-            suggestions=self.suggest(text),
+            f"no tool matches {request.query!r}",
+            hint=hint,
+            suggestions=self.suggest(request.query, allow=allow),
             categories=categories,
+            **extra,
         )
 
-    def _fill(self, result: FindResult, hits: list[ScoredTool], format: str) -> None:
+    def _fill(self, result: FindResult, hits: list[ScoredTool], loaded: set[str]) -> None:
         for hit in hits:
             result.found.append(hit.tool)
-            result.tools.append(formats.render(hit.tool, format))
             result.tool_references.append(
                 ToolReference(
                     tool_name=hit.tool.name,
                     relevance_score=round(float(hit.relevance), 4),
                     summary=hit.tool.summary(),
                     version=hit.tool.version,
+                    loaded=hit.tool.name in loaded and hit.why not in _ASKED_BY_NAME,
                 )
             )
 
-    def suggest(self, name: str, n: int = 3) -> list[str]:
-        """Did-you-mean names for a misspelt or invented tool name."""
+    def suggest(self, name: str, n: int = 3, *, allow: Allow | None = None) -> list[str]:
+        """Did-you-mean names for a misspelt or invented tool name (only tools the caller
+        may see: a suggestion never leaks a denied tool's name)."""
         try:
-            return self.index.suggest(clean_text(str(name))[:MAX_QUERY_CHARS], n=n)
+            found = self.index.suggest(clean_text(str(name))[:200], n=n * 3)
         except Exception:  # suggestions are a courtesy; never fail the caller over them
             return []
+        visible = self.visibility.predicate(allow)
+        out = []
+        for candidate in found:
+            tool = self.catalog.get(candidate)
+            if tool is not None and visible(tool):
+                out.append(candidate)
+        return out[:n]
+
+    # -- names --------------------------------------------------------------------
+    def lookup(self, name: str) -> Tool | None:
+        """The tool a model means by ``name`` (exact, quoted, wire name, other spelling,
+        unprefixed upstream name), or ``None``. Visibility is not checked."""
+        return self.catalog.get(name) or self.index.resolver.tool(name)
+
+    def resolve(self, name: str, *, allow: Allow | None = None) -> Tool:
+        """The tool ``name`` means, if this caller may run it; else ``UnknownTool`` (with
+        did-you-mean names) or ``PolicyDenied``."""
+        tool = self.lookup(name)
+        if tool is None:
+            raise UnknownTool(f"no tool named {name!r}", suggestions=self.suggest(name, allow=allow))
+        refusal = self.visibility.refusal(tool, allow)
+        if refusal is not None:
+            raise refusal
+        return tool
 
     # -- call -------------------------------------------------------------------
     async def acall(
-        self, name: str, arguments: Any = None, *, timeout: float | None = None
+        self, name: str, arguments: Any = None, *, timeout: float | None = None, allow: Allow | None = None
     ) -> CallResult:
         """Validate ``arguments`` against the tool's schema and run it. Never raises."""
-        started = time.perf_counter()
-        label = name if isinstance(name, str) else repr(name)
         try:
-            tool = self._resolve(name)
-            args = self.validate(tool, arguments)
+            request = CallRequest.parse(name, arguments)
+        except ToolscoutError as exc:
+            return CallResult.failure(name if isinstance(name, str) else repr(name), exc)
+        return await self.execute(request, timeout=timeout, allow=allow)
+
+    async def execute(
+        self, request: CallRequest, *, timeout: float | None = None, allow: Allow | None = None
+    ) -> CallResult:
+        """Run a parsed call: resolve the name, admit, validate, execute. Never raises."""
+        started = time.perf_counter()
+        try:
+            tool = self.resolve(request.name, allow=allow)
+            args = self.validate(tool, request.arguments)
             handler = self.catalog.handler(tool.name)
             if handler is None:
                 raise UpstreamUnavailable(
@@ -379,106 +469,71 @@ class Gateway:
                 )
             value = await self._run(tool, handler, args, timeout)
         except ToolscoutError as exc:
-            return CallResult.failure(label, exc, duration_ms=(time.perf_counter() - started) * 1000)
+            return CallResult.failure(request.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
         return _as_call_result(tool.name, value, (time.perf_counter() - started) * 1000)
 
     def call(self, name: str, arguments: Any = None, *, timeout: float | None = None) -> CallResult:
         """Synchronous :meth:`acall` (usable inside or outside a running event loop)."""
         return run_sync(self.acall(name, arguments, timeout=timeout))
 
-    def _resolve(self, name: Any) -> Tool:
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidRequest("tool name must be a non-empty string")
-        tool = (
-            self.catalog.get(name)
-            or self.catalog.get(name.strip().strip("`'\""))
-            or self.catalog.get(self._wire_names().get(name, ""))
-        )
-        if tool is None:
-            raise UnknownTool(f"no tool named {name!r}", suggestions=self.suggest(name))
-        if self._permits is not None and not self._permits(tool):
-            raise PolicyDenied(f"tool {tool.name!r} is not allowed by the gateway policy")
-        if not tool.available or (tool.platforms and self.platform not in tool.platforms):
-            raise PolicyDenied(
-                f"tool {tool.name!r} is not available here",
-                hint="Pick another tool; this one is disabled or not supported on this platform.",
-            )
-        return tool
-
-    def _wire_names(self) -> dict[str, str]:
-        """Names a host API could not carry were renamed when rendered (``formats.wire_name``);
-        map them back so the model's call reaches the tool. Rebuilt when the catalog changes."""
-        if self._wire_map[0] != self.catalog.generation:
-            names = self.catalog.names()
-            merged: dict[str, str] = {}
-            for fmt in ("openai", "anthropic", "gemini"):
-                merged.update(formats.wire_names(names, fmt))
-            self._wire_map = (self.catalog.generation, merged)
-        return self._wire_map[1]
-
     def validate(self, tool: Tool, arguments: Any) -> dict[str, Any]:
         """Return the arguments as a dict, or raise :class:`InvalidArguments` listing each
         problem with its JSON pointer and expected type."""
-        if arguments is None:
-            arguments = {}
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise InvalidArguments(
-                    f"arguments are not valid JSON: {exc.msg} at position {exc.pos}",
-                    errors=[{"pointer": "/", "message": "broken JSON", "expected": "object"}],
-                ) from None
-        if not isinstance(arguments, Mapping):
-            raise InvalidArguments(
-                f"arguments must be a JSON object, not {type(arguments).__name__}",
-                errors=[{"pointer": "/", "message": "not an object", "expected": "object"}],
-            )
-        arguments = dict(arguments)
+        from .request import parse_arguments
+
+        arguments = parse_arguments(arguments)
         validator = self._validator(tool)
         if validator is None:
             return arguments
-        import jsonschema  # already loaded by _validator
-        from jsonschema.exceptions import SchemaError
-
         problems = []
         try:
-            for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
+            for err in sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path]):
                 path = list(err.absolute_path)
                 if err.validator == "required" and isinstance(err.instance, Mapping):
                     missing = [r for r in err.validator_value if r not in err.instance]
                     path = [*path, missing[0]] if missing else path
-                problem: dict[str, Any] = {"pointer": _pointer(path), "message": err.message}
-                if err.validator == "type":
+                problem: dict[str, Any] = {"pointer": _pointer(path), "message": err.message[:300]}
+                if err.validator in ("type", "enum"):
                     problem["expected"] = err.validator_value
                 elif err.validator == "required":
                     problem["expected"] = "present"
-                elif err.validator == "enum":
-                    problem["expected"] = err.validator_value
                 problems.append(problem)
                 if len(problems) >= 20:
                     break
-        except (SchemaError, jsonschema.exceptions.RefResolutionError, RecursionError, TypeError):
-            return arguments  # the tool's own schema is broken: let the tool judge
+        except Exception as exc:  # the tool's own schema is broken (bad or unresolvable $ref, ...)
+            self._skip_validation(tool, f"{type(exc).__name__}: {str(exc)[:200]}")
+            return arguments
         if problems:
             summary = "; ".join(f"{p['pointer']}: {p['message']}" for p in problems[:3])
             raise InvalidArguments(f"invalid arguments for {tool.name}: {summary}", errors=problems)
         return arguments
 
+    def _skip_validation(self, tool: Tool, reason: str) -> None:
+        """A schema that cannot be checked locally is the tool's problem, not the caller's:
+        the call goes on unvalidated (the tool judges its arguments) and the operator is told
+        once per tool version."""
+        key = (tool.name, tool.version)
+        self._validators[key] = None
+        log.warning("not validating arguments of %s: its input schema cannot be used (%s)", tool.name, reason)
+
     def _validator(self, tool: Tool) -> Any:
         key = (tool.name, tool.version)
-        cached = self._validators.get(key)
-        if cached is not None:
+        if key in self._validators:
             self._validators.move_to_end(key)
-            return cached
+            return self._validators[key]
         import jsonschema  # ~40 ms to import: not on the start-up path, only when a call is validated
+        from referencing import Registry
 
         schema = tool.input_schema
         try:
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
             cls.check_schema(schema)
-            validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-        except Exception:
+            # An empty registry that retrieves nothing: a "$ref" to a URL is never fetched
+            # (no request forgery, no hang on a URL that never answers); it is unresolvable,
+            # and the schema is treated as unusable (see _skip_validation).
+            validator = cls(schema, format_checker=cls.FORMAT_CHECKER, registry=Registry())
+        except Exception as exc:
+            self._skip_validation(tool, f"{type(exc).__name__}: {str(exc)[:200]}")
             return None
         self._validators[key] = validator
         if len(self._validators) > 4096:
@@ -505,9 +560,18 @@ class Gateway:
         return value
 
     # -- use_tool ---------------------------------------------------------------
-    async def ause_tool(self, query: str, params: Any = None, *, timeout: float | None = None) -> CallResult:
+    async def ause_tool(
+        self, query: Any, params: Any = None, *, timeout: float | None = None, allow: Allow | None = None
+    ) -> CallResult:
         """Find and run in one step, only when one tool is clearly the best match."""
-        found = self.find_tools(query, limit=5)
+        try:
+            request = UseRequest.parse({"query": query, "params": params}, max_limit=self.max_limit)
+        except ToolscoutError as exc:
+            return CallResult.failure("use_tool", exc)
+        return await self.use(request, timeout=timeout, allow=allow)
+
+    async def use(self, request: UseRequest, *, timeout: float | None = None, allow: Allow | None = None) -> CallResult:
+        found = self.search(request.find, allow=allow)
         if found.error is not None:
             return CallResult(tool="use_tool", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error)
         refs = found.tool_references
@@ -517,10 +581,11 @@ class Gateway:
         if not clear:
             err = Ambiguous(
                 f"several tools match {found.query!r} about equally",
+                hint="Call find_tools to see their schemas, then call the one you mean.",
                 candidates=[{"name": r.tool_name, "summary": r.summary} for r in refs],
             )
             return CallResult.failure("use_tool", err)
-        return await self.acall(top.tool_name, params, timeout=timeout)
+        return await self.execute(CallRequest(top.tool_name, request.params), timeout=timeout, allow=allow)
 
     def use_tool(self, query: str, params: Any = None, *, timeout: float | None = None) -> CallResult:
         return run_sync(self.ause_tool(query, params, timeout=timeout))
@@ -529,45 +594,65 @@ class Gateway:
     def meta_tools(self, format: str = "generic", *, use_tool: bool = False, call_tool: bool = False) -> list[dict[str, Any]]:
         """The meta-tool definitions in ``format``: ``find_tools``, plus ``call_tool``
         and/or ``use_tool`` when asked."""
-        chosen = [FIND_TOOLS]
+        return [formats.render(t, format) for t in self.meta_tool_records(use_tool=use_tool, call_tool=call_tool)]
+
+    def meta_tool_records(self, *, use_tool: bool = False, call_tool: bool = False) -> list[Tool]:
+        chosen = [find_tools_tool(self.default_limit, self.max_limit)]
         if call_tool:
             chosen.append(CALL_TOOL)
         if use_tool:
             chosen.append(USE_TOOL)
-        return [formats.render(t, format) for t in chosen]
+        return chosen
 
     def system_prompt(self) -> str:
         return formats.system_prompt(self.catalog.categories())
 
 
+META_NAMES = ("find_tools", "call_tool", "use_tool")
 
 
-FIND_TOOLS = Tool(
-    "find_tools",
-    "Search the tool catalog by capability and load the schemas of matching tools. "
-    "Call it before using any tool you have not loaded yet.",
-    {
-        "type": "object",
-        "properties": {
-            "query": {
-                "type": "string",
-                "description": "What you want to do, in a few words, or an exact tool name. "
-                "'select:a,b' loads tools by name.",
+@lru_cache(maxsize=16)
+def find_tools_tool(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> Tool:
+    """The ``find_tools`` meta-tool; its argument names, enum and defaults come from
+    :mod:`toolscout.request`, the module that parses them."""
+    return Tool(
+        "find_tools",
+        "Search the tool catalog by capability and load the schemas of matching tools. "
+        "Call it before using any tool you have not loaded yet.",
+        {
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "What you want to do, in a few words, or an exact tool name. "
+                    "'select:a,b' loads tools by name.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "description": f"Max tools to return (1-{max_limit}, default {default_limit}).",
+                },
+                "search_type": {
+                    "type": "string",
+                    "enum": list(SEARCH_TYPES),
+                    "description": f"Default '{DEFAULT_SEARCH_TYPE}'. 'regex' matches name patterns "
+                    "like 'get_.*_data'.",
+                },
+                "category": {"type": "string", "description": "Only search this category."},
+                "exclude": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Names of tools you already have; they are not returned.",
+                },
             },
-            "limit": {"type": "integer", "description": "Max tools to return (1-20, default 5)."},
-            "search_type": {
-                "type": "string",
-                "enum": ["auto", "keyword", "regex", "semantic"],
-                "description": "'regex' matches name patterns like 'get_.*_data'.",
-            },
-            "category": {"type": "string", "description": "Only search this category."},
+            "required": ["query"],
         },
-        "required": ["query"],
-    },
-    source="toolscout",
-    defer=DeferPolicy.NEVER,
-    annotations=None,
-)
+        source="toolscout",
+        defer=DeferPolicy.NEVER,
+        annotations=None,
+    )
+
+
+FIND_TOOLS = find_tools_tool()
 
 CALL_TOOL = Tool(
     "call_tool",

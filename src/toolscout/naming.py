@@ -6,6 +6,9 @@ names over 64 characters), and one bad name makes the provider reject the whole 
 A name that fits is sent unchanged; one that does not is sent as its wire name: bad
 characters become ``_``, and it is cut to fit with an 8-hex hash of the full name, so two
 names never share a wire name. Map a called wire name back with :func:`wire_names`.
+
+This module sits below both the formats (which rename on the way out) and the name
+resolver (which maps names back on the way in), so the two can never disagree.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-__all__ = ["wire_name", "wire_names"]
+__all__ = ["WIRE_FORMATS", "wire_name", "wire_names"]
 
 _RULES: dict[str, tuple[re.Pattern[str], re.Pattern[str], int]] = {
     # format: (valid name, disallowed character, max length)
@@ -23,6 +26,9 @@ _RULES: dict[str, tuple[re.Pattern[str], re.Pattern[str], int]] = {
     "gemini": (re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"), re.compile(r"[^A-Za-z0-9_.:-]"), 64),
 }
 _RULES["openai-responses"] = _RULES["openai"]
+
+WIRE_FORMATS: tuple[str, ...] = tuple(_RULES)
+"""Formats whose tool names may differ from catalog names."""
 
 
 def wire_name(name: str, format: str) -> str:

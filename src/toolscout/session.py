@@ -22,7 +22,6 @@ tool breaks the cached prefix once, which is cheaper than an unbounded list.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -31,16 +30,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import formats
 from ._sync import run_sync
-from .errors import (
-    ErrorInfo,
-    InvalidArguments,
-    NotRevealed,
-    PolicyDenied,
-    ToolscoutError,
-    UnknownTool,
-)
+from .errors import ErrorInfo, NotRevealed, ToolscoutError
 from .ledger import Ledger, count_definitions
 from .model import CallResult, DeferPolicy, Tool
+from .naming import wire_name
+from .request import CallRequest, UseRequest
 
 if TYPE_CHECKING:
     from .gateway import FindResult, Gateway, ToolReference
@@ -50,8 +44,7 @@ __all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
 DEFAULT_THRESHOLD = 15
 DEFAULT_MAX_REVEALED = 128
 DEFAULT_REPEAT_LIMIT = 3
-META_NAMES = ("find_tools", "call_tool")
-
+_MAX_SEARCHES = 256
 
 
 @dataclass(slots=True)
@@ -59,7 +52,9 @@ class ToolOutcome:
     """What handling one tool call produced, ready to send back to the model.
 
     ``content`` is MCP-style text blocks; adapters wrap it in their API's tool-result shape.
-    ``revealed`` lists tools whose schemas this call added to the session's list.
+    ``revealed`` lists tools whose schemas this call added to the session's list. ``find``
+    is the search result of a ``find_tools`` call (unrendered: the surface renders it),
+    ``result`` the execution result of any other call.
     """
 
     name: str
@@ -70,6 +65,7 @@ class ToolOutcome:
     references: list[ToolReference] = field(default_factory=list)
     result: CallResult | None = None
     hint: str = ""
+    find: FindResult | None = None
 
     @property
     def is_error(self) -> bool:
@@ -95,21 +91,19 @@ class ToolOutcome:
     @classmethod
     def failure(cls, name: str, error: ToolscoutError) -> ToolOutcome:
         info = error.info()
-        lines = [f"{info.code}: {info.message}"]
-        if info.hint:
-            lines.append(info.hint)
-        suggestions = info.details.get("suggestions")
-        if suggestions:
-            lines.append("did you mean: " + ", ".join(map(str, suggestions)))
-        return cls(name=name, ok=False, content=[{"type": "text", "text": "\n".join(lines)}], error=info)
+        return cls(name=name, ok=False, content=[{"type": "text", "text": info.text()}], error=info)
 
 
 class Session:
     """The reveal set, schema cache and ledger of one conversation over a :class:`Gateway`.
 
-    ``allow`` scopes the session (a user's permissions): tools it rejects are never found,
-    revealed or run. ``call_tool=True`` adds the ``call_tool`` meta-tool for hosts that
-    cannot change their tool list between turns.
+    Every surface uses this one model: the library, the provider adapters and the MCP
+    server (one session per stateful connection). ``allow`` scopes the session (a user's
+    permissions): tools it rejects are never found, revealed or run. ``call_tool=True``
+    adds the ``call_tool`` meta-tool for hosts that cannot change their tool list between
+    turns; ``use_tool=True`` adds RFC 0001's ``use_tool`` (find and run in one step).
+    ``progressive=False`` never reveals (a stateless client: every call goes through
+    ``call_tool``).
     """
 
     def __init__(
@@ -122,6 +116,8 @@ class Session:
         max_revealed: int = DEFAULT_MAX_REVEALED,
         repeat_limit: int = DEFAULT_REPEAT_LIMIT,
         call_tool: bool = False,
+        use_tool: bool = False,
+        progressive: bool = True,
         allow: Callable[[Tool], bool] | None = None,
     ) -> None:
         self.gateway = gateway
@@ -131,8 +127,13 @@ class Session:
         self.max_revealed = max(1, max_revealed)
         self.repeat_limit = max(1, repeat_limit)
         self.call_tool = call_tool
+        self.use_tool = use_tool
+        self.progressive = progressive
         self.allow = allow
         self.ledger = Ledger()
+        self.format: str | None = None
+        """The host format this session's tools were last listed in: texts the model reads
+        name tools as that format does (its wire names)."""
         self._revealed: OrderedDict[str, None] = OrderedDict()  # reveal order (list order)
         self._recency: OrderedDict[str, None] = OrderedDict()  # least recently used first
         self._versions: dict[str, str] = {}  # version last sent, per revealed/pinned name
@@ -141,18 +142,18 @@ class Session:
         self._generation = -1
         self._visible_count = 0
         self._active = False
-        self._searches: dict[str, int] = {}
+        self._searches: OrderedDict[str, int] = OrderedDict()
         self._render_cache: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
         self._meta_cache: dict[str, list[dict[str, Any]]] = {}
 
     # -- what is visible --------------------------------------------------------------
+    @property
+    def meta_names(self) -> tuple[str, ...]:
+        """The meta-tools this session offers, in list order."""
+        return ("find_tools", *(("call_tool",) if self.call_tool else ()), *(("use_tool",) if self.use_tool else ()))
+
     def _permitted(self, tool: Tool) -> bool:
-        gw = self.gateway
-        if not tool.available or (tool.platforms and gw.platform not in tool.platforms):
-            return False
-        if gw.policy is not None and not gw.policy.permits(tool):
-            return False
-        return self.allow is None or self.allow(tool)
+        return self.gateway.visibility.admits(tool, self.allow)
 
     def _pinned_by_policy(self, tool: Tool) -> bool:
         return tool.defer is DeferPolicy.NEVER or tool.name in self.never_defer
@@ -245,26 +246,28 @@ class Session:
     def meta_tools(self, format: str = "generic") -> list[dict[str, Any]]:
         cached = self._meta_cache.get(format)
         if cached is None:
-            cached = self.gateway.meta_tools(format, call_tool=self.call_tool)
+            cached = self.gateway.meta_tools(format, call_tool=self.call_tool, use_tool=self.use_tool)
             self._meta_cache[format] = cached
         return cached
 
     def tool_names(self) -> list[str]:
         """Names in list order (meta-tools first when deferring)."""
         self._sync()
-        metas = [*META_NAMES[: 2 if self.call_tool else 1]] if self._active else []
+        metas = list(self.meta_names) if self._active else []
         return [*metas, *self._pinned, *self._revealed]
 
     def tools(self, format: str = "generic", *, record: bool = True, meta: bool = True) -> list[dict[str, Any]]:
         """The tool list for the next request, in ``format``; append-only across turns.
 
         The returned dicts are cached and shared between turns (that is what keeps their
-        bytes identical): do not mutate them. ``record=False`` skips the ledger.
+        bytes identical): do not mutate them. ``record=False`` skips the ledger (which
+        keeps references only: tokens are counted when the ledger is read).
         """
         self._sync()
+        self.format = format
         catalog = self.gateway.catalog
         out: list[dict[str, Any]] = list(self.meta_tools(format)) if self._active and meta else []
-        names: list[str] = [*META_NAMES[: len(out)]]
+        names: list[str] = list(self.meta_names[: len(out)])
         for name in (*self._pinned, *self._revealed):
             tool = catalog.get(name)
             if tool is not None:
@@ -276,6 +279,7 @@ class Session:
 
     def record_turn(self, format: str, definitions: list[dict[str, Any]], names: list[str]) -> None:
         """Ledger entry for a list an adapter built itself (native deferral modes)."""
+        self.format = format
         self.ledger.record(format, definitions, names, lambda: self.baseline_tokens(format))
 
     def render(self, name: str, format: str) -> dict[str, Any] | None:
@@ -283,15 +287,21 @@ class Session:
         tool = self.gateway.catalog.get(name)
         return self._render(tool, format) if tool is not None else None
 
+    def wire(self, name: str) -> str:
+        """``name`` as the model sees it in this session's format."""
+        return wire_name(name, self.format) if self.format else name
+
     def baseline_tokens(self, format: str = "generic") -> int:
         """Tokens of the static list: every visible tool's full schema in ``format``."""
-        scope = (id(self.gateway.policy), id(self.allow))
+        scope = (id(self.gateway.visibility), id(self.allow))
         return _baseline(self.gateway.catalog, format, self._permitted, scope)
 
     # -- revealing --------------------------------------------------------------------
     def reveal(self, *names: str) -> tuple[str, ...]:
         """Add tools to the list (after those already there); returns the newly added."""
         self._sync()
+        if not self.progressive:
+            return ()
         batch = set(names)
         for name in names:  # refresh first, so a batch never evicts its own members
             self._touch(name)
@@ -326,15 +336,13 @@ class Session:
         """Handle any tool call the model made. Never raises for bad input."""
         label = name if isinstance(name, str) else repr(name)
         try:
-            args = _parse_arguments(arguments)
             if name == "find_tools":
-                return self._find(args)
+                return self._find(arguments)
             if name == "call_tool" and self.call_tool:
-                inner = args.get("name")
-                if not isinstance(inner, str) or inner in META_NAMES:
-                    raise InvalidArguments("call_tool needs 'name': the exact name of a found tool")
-                return await self._call(inner, args.get("arguments"))
-            return await self._call(label, args)
+                return await self._call(CallRequest.from_call_tool(arguments), direct=False)
+            if name == "use_tool" and self.use_tool:
+                return await self._use(UseRequest.parse(arguments, max_limit=self.gateway.max_limit))
+            return await self._call(CallRequest.parse(name, arguments), direct=True)
         except ToolscoutError as exc:
             return ToolOutcome.failure(label, exc)
 
@@ -342,77 +350,74 @@ class Session:
         """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
         return run_sync(self.ahandle(name, arguments))
 
-    async def _call(self, name: str, arguments: Any) -> ToolOutcome:
+    async def _call(self, request: CallRequest, *, direct: bool) -> ToolOutcome:
+        """A direct call needs the tool's schema loaded in this session; ``call_tool`` only
+        needs the tool to be visible (the model named it, and its arguments are checked
+        against the schema either way)."""
         self._sync()
-        tool = self.gateway.catalog.get(name)
-        if tool is None:
-            raise UnknownTool(f"no tool named {name!r}", suggestions=self.gateway.suggest(name))
-        if not self._permitted(tool):
-            raise PolicyDenied(f"tool {name!r} is not available in this session")
-        if not self.is_callable(name):
+        tool = self.gateway.resolve(request.name, allow=self.allow)
+        if direct and not self.is_callable(tool.name):
+            via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
             raise NotRevealed(
-                f"tool {name!r} exists but its schema is not loaded yet",
-                hint=f"Call find_tools with query 'select:{name}' (or describe the task), then call it.",
+                f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session",
+                hint=f"Call find_tools with query 'select:{tool.name}' (or describe the task){via}.",
             )
-        self._touch(name)
-        result = await self.gateway.acall(name, arguments)
-        return ToolOutcome(name=name, ok=result.ok, content=list(result.content), error=result.error, result=result)
+        self._touch(tool.name)
+        result = await self.gateway.execute(CallRequest(tool.name, request.arguments), allow=self.allow)
+        return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
-    def _find(self, args: dict[str, Any]) -> ToolOutcome:
-        query = args.get("query", "")
-        key = json.dumps(
-            [str(query).strip().lower(), args.get("limit"), args.get("search_type"), args.get("category")],
-            default=str,
+    async def _use(self, request: UseRequest) -> ToolOutcome:
+        result = await self.gateway.use(request, allow=self.allow)
+        return ToolOutcome(name="use_tool", ok=result.ok, content=list(result.content), error=result.error, result=result)
+
+    def _find(self, arguments: Any) -> ToolOutcome:
+        self._sync()
+        request = self.gateway.parse_find(arguments)
+        loaded = self._pinned_set.union(self._revealed) if self._active else self._pinned_set
+        found = self.gateway.search(request, allow=self.allow, loaded=loaded)
+        if found.error is not None:
+            return ToolOutcome(
+                name="find_tools", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error, find=found
+            )
+        added = self.reveal(*(t.name for t in found.found))
+        outcome = ToolOutcome(
+            name="find_tools",
+            ok=True,
+            content=[{"type": "text", "text": self._found_text(found)}],
+            revealed=added,
+            references=list(found.tool_references),
+            find=found,
         )
-        self._searches[key] = count = self._searches.get(key, 0) + 1
-        outcome = self._search(query, args)
+        key = f"{request.query.lower()}\x1f{request.limit}\x1f{request.search_type}\x1f{request.category}"
+        count = self._searches.pop(key, 0) + 1
+        self._searches[key] = count
+        while len(self._searches) > _MAX_SEARCHES:
+            self._searches.popitem(last=False)
         if count >= self.repeat_limit:
-            loaded = [n for n in self._revealed if n in {r.tool_name for r in outcome.references}]
+            ready = [self.wire(r.tool_name) for r in found.tool_references if self.is_callable(r.tool_name)]
             outcome.hint = (
                 f"You ran this same search {count} times. "
-                + (f"Its tools are already loaded ({', '.join(loaded)}): call one of them directly, " if loaded else "")
+                + (f"Its tools are already loaded ({', '.join(ready)}): call one of them directly, " if ready else "")
                 + "or search with different words."
             )
             outcome.content.append({"type": "text", "text": outcome.hint})
         return outcome
 
-    def _search(self, query: Any, args: dict[str, Any]) -> ToolOutcome:
-        self._sync()
-        scope = self._permitted if self.allow is not None else None
-        found: FindResult = self.gateway.find_tools(
-            query,
-            args.get("limit"),
-            search_type=args.get("search_type") or "auto",
-            category=args.get("category"),
-            allow=scope,
-        )
-        if found.error is not None:
-            return ToolOutcome(
-                name="find_tools",
-                ok=False,
-                content=[{"type": "text", "text": found.text()}],
-                error=found.error,
-            )
-        names = [r.tool_name for r in found.tool_references]
-        added = self.reveal(*names)
-        return ToolOutcome(
-            name="find_tools",
-            ok=True,
-            content=[{"type": "text", "text": self._found_text(found.text(), found.tool_references)}],
-            revealed=added,
-            references=list(found.tool_references),
-        )
-
-    def _found_text(self, listing: str, refs: list[ToolReference]) -> str:
-        ready = [r.tool_name for r in refs if self.is_callable(r.tool_name)]
-        versions = ", ".join(f"{r.tool_name}@{r.version}" for r in refs)
-        how = "through call_tool" if self.call_tool else "directly"
-        tail = f"\nLoaded now, call them {how}: {', '.join(ready)}" if ready else ""
-        return f"{listing}{tail}\nversions: {versions}"
+    def _found_text(self, found: FindResult) -> str:
+        refs = found.tool_references
+        ready = [self.wire(r.tool_name) for r in refs if self.is_callable(r.tool_name)]
+        versions = ", ".join(f"{self.wire(r.tool_name)}@{r.version}" for r in refs)
+        how = "directly" if self.progressive else "through call_tool"
+        if self.progressive and self.call_tool:
+            how = "directly or through call_tool"
+        tail = f"\nLoaded now, call them {how}: {', '.join(ready)}" if ready and self.progressive else ""
+        if not self.progressive and refs:
+            tail = f"\nRun them through call_tool(name, arguments): {', '.join(self.wire(r.tool_name) for r in refs)}"
+        return f"{found.text(self.wire)}{tail}\nversions: {versions}"
 
     # -- persistence (for shared stores) ----------------------------------------------
     def state(self) -> dict[str, Any]:
-        """What a shared store must keep to rebuild this session elsewhere."""
+        """What a shared store must keep to rebuild this session elsewhere (small, JSON)."""
         return {
             "id": self.id,
             "revealed": list(self._revealed),
@@ -479,25 +484,6 @@ class InMemorySessionStore:
         created = Session(self.gateway, session_id=session_id, **self.session_options)
         self.put(created)
         return created
-
-
-def _parse_arguments(arguments: Any) -> dict[str, Any]:
-    """Arguments as a dict; a JSON string is parsed; anything else is a structured error."""
-    if arguments is None:
-        return {}
-    if isinstance(arguments, str):
-        if not arguments.strip():
-            return {}
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            raise InvalidArguments(
-                f"arguments are not valid JSON: {exc.msg} at position {exc.pos}",
-                hint="Send the arguments as one JSON object matching the tool's input schema.",
-            ) from None
-    if not isinstance(arguments, dict):
-        raise InvalidArguments(f"arguments must be a JSON object, not {type(arguments).__name__}")
-    return arguments
 
 
 _BASELINES: OrderedDict[tuple[Any, ...], int] = OrderedDict()

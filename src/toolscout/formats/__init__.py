@@ -16,11 +16,11 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from ..model import Tool
+from ..naming import wire_name, wire_names
 from .anthropic import render_anthropic
 from .gemini import gemini_schema, render_gemini
 from .generic import render_generic
 from .mcp import render_mcp
-from .names import wire_name, wire_names
 from .openai import render_openai_chat, render_openai_responses
 from .prompt import system_prompt
 from .strict import openai_strict, openai_strict_reason, strict_refusal

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import Tool
-from .names import wire_name
+from ..naming import wire_name
 
 __all__ = ["render_anthropic"]
 

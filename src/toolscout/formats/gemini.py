@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import Tool
+from ..naming import wire_name
 from ._schema import local_defs, resolve_ref
-from .names import wire_name
 
 __all__ = ["gemini_schema", "render_gemini"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import Tool
-from .names import wire_name
+from ..naming import wire_name
 from .strict import strict_refusal
 
 __all__ = ["render_openai_chat", "render_openai_responses"]

@@ -37,7 +37,6 @@ import numpy as np
 
 from ..errors import EmbeddingUnavailable
 from .base import Hit
-from .suggest import normalize_name
 
 if TYPE_CHECKING:
     from ..embed.base import Embedder
@@ -204,7 +203,6 @@ class HybridSearch:
         self.index = index
         self.dense = dense
         self._built: list[Tool] | None = None
-        self._by_norm: dict[str, list[int]] = {}
         self._error: str | None = None
         self._lock = threading.Lock()
 
@@ -218,9 +216,6 @@ class HybridSearch:
                     self._error = None
                 except EmbeddingUnavailable as exc:
                     self._error = exc.message
-                self._by_norm = {}
-                for i, tool in enumerate(tools):
-                    self._by_norm.setdefault(normalize_name(tool.name), []).append(i)
                 self._built = tools
             return self._error
 
@@ -228,21 +223,21 @@ class HybridSearch:
         """Docs named exactly, and docs with a close name, by identifiers in the query."""
         exact: list[int] = []
         fuzzy: list[int] = []
+        names = self.index.resolver
         for variant in rewrite(query):
             if variant.kind != "identifier":
                 continue
-            docs = [d for d in self._by_norm.get(normalize_name(variant.text), []) if mask[d]]
+            docs = [d for d in names.docs_named(variant.text) if mask[d]]
             if docs:
                 exact += [d for d in docs if d not in exact]
                 continue
-            for name in self.index.suggest(variant.text, 1):
-                fuzzy += [d for d in self._by_norm.get(normalize_name(name), []) if mask[d] and d not in fuzzy]
+            for name in names.suggest(variant.text, 1):
+                fuzzy += [d for d in names.docs_named(name) if mask[d] and d not in fuzzy]
         return exact, fuzzy
 
     def _is_a_name(self, query: str, mask: np.ndarray) -> bool:
         """The whole query is an allowed tool's name (agents often ask for one by name)."""
-        self._ensure()
-        return any(mask[d] for d in self._by_norm.get(normalize_name(query), ()))
+        return any(mask[d] for d in self.index.resolver.docs_named(query))
 
     def _dense(self, query: str, mask: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray] | None, list[str]]:
         error = self._ensure()

@@ -11,7 +11,11 @@ Modes: ``keyword`` (BM25F), ``regex`` (RE2), any mode registered with :meth:`reg
 (a ranker ``(query, limit, mask) -> list[Hit]``), and ``auto`` = ``hybrid`` if registered,
 else ``keyword``. Exact names win in every mode: a query that is a tool name (quoted,
 backticked, any case, ``-``/``.``/space for ``_``) returns that tool first, and
-``select:a,b`` returns exactly those tools.
+``select:a,b`` returns exactly those tools. Names are resolved by the index's
+:class:`~toolscout.search.resolve.NameResolver`, the one every surface uses.
+
+Queries arrive already checked (:class:`~toolscout.request.FindRequest` trims and bounds
+them at the edge); the index trusts them.
 
 With ``snapshots=Store(...)`` a cold start loads the analysed keyword index saved by the
 previous run over the same tools instead of re-analysing them.
@@ -28,23 +32,21 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
-from ..errors import EmptyQuery, InvalidRequest, QueryTooLong, ToolscoutError
+from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
 from ..model import Tool
 from .autocut import DEFAULT_RULE, autocut
 from .base import Hit
 from .keyword import KeywordBackend
 from .regex import RegexBackend
-from .suggest import NameSuggester, normalize_name
+from .resolve import NameResolver, select_names
 
 if TYPE_CHECKING:
     from ..catalog import Catalog, CatalogChange
     from ..store import Store
 
-__all__ = ["MAX_QUERY_CHARS", "Ranker", "ScoredTool", "SearchOutcome", "ToolIndex"]
+__all__ = ["Ranker", "ScoredTool", "SearchOutcome", "ToolIndex"]
 
 Ranker: TypeAlias = Callable[[str, int, np.ndarray], list[Hit]]
-MAX_QUERY_CHARS = 2048
-_SELECT = "select:"
 _ALLOW_CACHE = 32
 _TRIM_AT = 20_000
 
@@ -99,14 +101,12 @@ class ToolIndex:
         self._stale = True
         self._generation = -1
         self._tools: list[Tool] = []
-        self._by_norm: dict[str, int | list[int]] = {}
-        self._doc_of: dict[str, int] = {}
+        self._resolver = NameResolver([])
         self._base = np.zeros(0, dtype=bool)
         self._categories: np.ndarray = np.zeros(0, dtype=np.int32)
         self._category_ids: dict[str, int] = {}
         self._platform_masks: dict[str, np.ndarray] = {}
         self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
-        self._suggester: NameSuggester | None = None
         self._unsubscribe = catalog.subscribe(self._on_change)
 
     # -- keeping current ------------------------------------------------------------------
@@ -128,17 +128,8 @@ class ToolIndex:
             if cold and not restored:
                 self._save_keyword(tools)
             self._tools = tools
-            self._doc_of = {t.name: i for i, t in enumerate(tools)}
-            self._by_norm = {}
-            for i, t in enumerate(tools):
-                key = normalize_name(t.name)
-                # One int per name; a list only where spellings collide (rare).
-                prev = self._by_norm.get(key)
-                if prev is None:
-                    self._by_norm[key] = i
-                else:
-                    self._by_norm[key] = [*prev, i] if isinstance(prev, list) else [prev, i]
             self._base = np.fromiter((t.searchable and t.available for t in tools), bool, len(tools))
+            self._resolver = NameResolver(tools, suggestable=self._base)
             self._category_ids = {}
             self._categories = np.fromiter(
                 (self._category_ids.setdefault(t.category or "", len(self._category_ids)) for t in tools),
@@ -147,7 +138,6 @@ class ToolIndex:
             )
             self._platform_masks.clear()
             self._allow_masks.clear()
-            self._suggester = None
             self._stale = False
         if len(tools) >= _TRIM_AT:
             _release_freed_memory()
@@ -183,6 +173,12 @@ class ToolIndex:
         self.refresh()
         return self._tools
 
+    @property
+    def resolver(self) -> NameResolver:
+        """The name resolver of the current snapshot (doc ids index :attr:`tools`)."""
+        self.refresh()
+        return self._resolver
+
     def backend(self, name: str) -> KeywordBackend | RegexBackend:
         self.refresh()
         return self._backends[name]
@@ -201,15 +197,11 @@ class ToolIndex:
 
     def suggest(self, text: str, n: int = 3) -> list[str]:
         """Did-you-mean: up to ``n`` searchable tool names close to ``text``."""
-        self.refresh()
-        with self._lock:
-            if self._suggester is None:
-                names = [t.name for t, ok in zip(self._tools, self._base, strict=True) if ok]
-                self._suggester = NameSuggester(names)
-                if len(names) >= _TRIM_AT:
-                    _release_freed_memory()
-            suggester = self._suggester
-        return suggester.suggest(text, n)
+        resolver = self.resolver
+        out = resolver.suggest(text, n)
+        if len(resolver.tools) >= _TRIM_AT:
+            _release_freed_memory()  # the first call built trigram postings
+        return out
 
     # -- filtering --------------------------------------------------------------------------
     def mask(
@@ -238,7 +230,7 @@ class ToolIndex:
         if allow is not None:
             m &= self._allow_mask(allow)
         for name in exclude:
-            doc = self._doc_of.get(name)
+            doc = self._resolver.resolve(name)
             if doc is not None:
                 m[doc] = False
         return m
@@ -275,26 +267,21 @@ class ToolIndex:
         by the score a tool matching every query term without limit would get (so a weak
         partial match reads low even when it ranks first); for regex 1.0 for a name and
         description match, 2/3 name only, 1/3 description only; for registered modes the
-        score divided by the top score. Raises ``EmptyQuery``, ``QueryTooLong``,
-        ``InvalidRegex`` or ``InvalidRequest`` (unknown mode).
+        score divided by the top score. Raises ``EmptyQuery``, ``InvalidRegex`` or
+        ``InvalidRequest`` (unknown mode).
         """
         start = time.perf_counter()
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("the query is empty", categories=self.categories())
         resolved = self.resolve_mode(mode)
-        if len(query) > MAX_QUERY_CHARS and resolved != "regex":  # regex has its own limit
-            raise QueryTooLong(
-                f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}",
-                length=len(query),
-                limit=MAX_QUERY_CHARS,
-            )
         limit = max(0, int(limit))
         q = query.strip()
         # One consistent snapshot: a rebuild from another thread waits for this search.
         with self._lock:
             mask = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
-            if q.lower().startswith(_SELECT):
-                outcome = self._select(q[len(_SELECT) :], mask, limit)
+            names = select_names(q)
+            if names is not None:
+                outcome = self._select(names, mask)
             else:
                 outcome = self._rank(q, resolved, mask, limit, autocut)
         outcome.elapsed_ms = (time.perf_counter() - start) * 1000.0
@@ -312,17 +299,11 @@ class ToolIndex:
             search_type=mode,
         )
 
-    def _select(self, names: str, mask: np.ndarray, limit: int) -> SearchOutcome:
+    def _select(self, names: list[str], mask: np.ndarray) -> SearchOutcome:
         hits: list[ScoredTool] = []
         warnings: list[str] = []
-        for raw in names.split(","):
-            name = raw.strip().strip("`'\"")
-            if not name:
-                continue
-            doc = self._doc_of.get(name)
-            if doc is None:
-                docs = self._norm_docs(name)
-                doc = docs[0] if docs else None
+        for name in names:
+            doc = self._resolver.resolve(name)
             if doc is None or not mask[doc]:
                 close = self.suggest(name, 3)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
@@ -333,12 +314,8 @@ class ToolIndex:
         # Exactly the names asked for, even beyond ``limit`` (the caller chose them).
         return SearchOutcome(hits, len(hits), "select", warnings)
 
-    def _norm_docs(self, text: str) -> list[int]:
-        found = self._by_norm.get(normalize_name(text))
-        return [] if found is None else found if isinstance(found, list) else [found]
-
     def _exact(self, query: str, mask: np.ndarray) -> int | None:
-        docs = [d for d in self._norm_docs(query) if mask[d]]
+        docs = [d for d in self._resolver.docs_named(query) if mask[d]]
         if not docs:
             return None
         bare = query.strip().strip("`'\"").strip()

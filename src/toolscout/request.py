@@ -1,0 +1,239 @@
+"""Requests parsed once, at the edge, into typed objects that everything below trusts.
+
+A model's ``find_tools``/``call_tool``/``use_tool`` arguments arrive as JSON from any
+surface (the library, a provider adapter, the MCP server, the CLI). Each surface hands
+them to :meth:`FindRequest.parse` / :meth:`CallRequest.parse` / :meth:`UseRequest.parse`;
+the gateway, the index and the session never re-check them. Bad input raises a
+:class:`~toolscout.errors.RequestError` here and nowhere else.
+
+Seed 001's argument names (``max_results``, ``category_filter``, ``searchType``, ...) are
+read as the RFC's names, and the result says so in a note, so a model that learnt either
+spelling gets what it asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import EmptyQuery, InvalidArguments, InvalidRequest
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "DEFAULT_SEARCH_TYPE",
+    "MAX_LIMIT",
+    "MAX_QUERY_CHARS",
+    "SEARCH_TYPES",
+    "CallRequest",
+    "FindRequest",
+    "UseRequest",
+    "clean_text",
+    "parse_arguments",
+]
+
+SEARCH_TYPES: tuple[str, ...] = ("auto", "keyword", "regex", "semantic", "hybrid")
+DEFAULT_SEARCH_TYPE = "auto"
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 20
+MAX_QUERY_CHARS = 2048
+"""Longer queries are cut at a word boundary, with a note: nobody describes one capability
+in more words, and search cost grows with query terms."""
+
+_ALIASES: dict[str, str] = {
+    "max_results": "limit",
+    "maxResults": "limit",
+    "top_k": "limit",
+    "category_filter": "category",
+    "categoryFilter": "category",
+    "searchType": "search_type",
+}
+_FIND_KEYS = frozenset({"query", "limit", "search_type", "category", "exclude"})
+
+
+def clean_text(text: str) -> str:
+    """Drop control and format characters (keep letters, marks, emoji, any script)."""
+    if text.isprintable():
+        return text
+    return "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
+
+
+def parse_arguments(arguments: Any) -> dict[str, Any]:
+    """Arguments as a dict: ``None`` is ``{}``, a JSON string is parsed, anything else that
+    is not an object is an :class:`InvalidArguments` error."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str | bytes):
+        text = arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
+        if not text.strip():
+            return {}
+        try:
+            arguments = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            where = f": {exc.msg} at position {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
+            raise InvalidArguments(
+                f"arguments are not valid JSON{where}",
+                hint="Send the arguments as one JSON object matching the tool's input schema.",
+                errors=[{"pointer": "/", "message": "broken JSON", "expected": "object"}],
+            ) from None
+    if not isinstance(arguments, Mapping):
+        raise InvalidArguments(
+            f"arguments must be a JSON object, not {type(arguments).__name__}",
+            hint="Send the arguments as one JSON object matching the tool's input schema.",
+            errors=[{"pointer": "/", "message": "not an object", "expected": "object"}],
+        )
+    return dict(arguments)
+
+
+def _limit(value: Any, default: int, cap: int, notes: list[str]) -> int:
+    if value is None:
+        return default
+    problem = InvalidRequest(
+        f"limit must be a whole number from 1 to {cap}, not {value!r:.40}",
+        hint=f"Use a limit from 1 to {cap}, or leave it out for {default}.",
+    )
+    if isinstance(value, bool):
+        raise problem
+    if isinstance(value, str):
+        if not value.strip().isdigit():
+            raise problem
+        value = int(value.strip())
+    if isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            raise problem
+        value = int(value)
+    if not isinstance(value, int):
+        raise problem
+    if value < 1 or value > cap:
+        clamped = min(max(value, 1), cap)
+        notes.append(f"limit {value} is outside 1..{cap}; used {clamped}")
+        return clamped
+    return value
+
+
+def _search_type(value: Any) -> str:
+    if value is None or value == "":
+        return DEFAULT_SEARCH_TYPE
+    mode = value.strip().lower() if isinstance(value, str) else None
+    if mode not in SEARCH_TYPES:
+        raise InvalidRequest(
+            f"unknown search_type {value!r:.40}",
+            hint=f"Use one of: {', '.join(SEARCH_TYPES)}.",
+            search_type=str(value)[:40],
+        )
+    return mode
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise InvalidRequest(f"{what} must be a list of tool names", hint=f'Use e.g. "{what}": ["name_a", "name_b"].')
+    return tuple(dict.fromkeys(n.strip() for n in value if n.strip()))
+
+
+def _query(value: Any, notes: list[str]) -> str:
+    if not isinstance(value, str):
+        raise InvalidRequest(
+            "find_tools needs 'query': a string" if value is None else "query must be a string",
+            hint="Describe the task in a few words, as text (the full catalog is never listed).",
+        )
+    text = clean_text(value).strip()
+    if not text:
+        raise EmptyQuery("find_tools needs a query; the full catalog is never listed.")
+    if len(text) > MAX_QUERY_CHARS:
+        cut = text.rfind(" ", 0, MAX_QUERY_CHARS)
+        text = text[: cut if cut > MAX_QUERY_CHARS // 2 else MAX_QUERY_CHARS].rstrip()
+        notes.append(f"query truncated to {len(text)} characters")
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class FindRequest:
+    """One validated search: what every layer below the edge receives."""
+
+    query: str
+    limit: int = DEFAULT_LIMIT
+    search_type: str = DEFAULT_SEARCH_TYPE
+    category: str | None = None
+    exclude: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @classmethod
+    def parse(cls, arguments: Any, *, default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> FindRequest:
+        """``find_tools`` arguments (a dict or its JSON text) -> a request, or a
+        :class:`~toolscout.errors.RequestError` naming what to fix."""
+        args = parse_arguments(arguments)
+        notes: list[str] = []
+        for alias, name in _ALIASES.items():
+            if alias not in args:
+                continue
+            value = args.pop(alias)
+            if name in args and args[name] is not None:
+                if args[name] != value:
+                    notes.append(f"{alias} ignored: {name} was also given")
+                continue
+            args[name] = value
+            notes.append(f"{alias} read as {name}")
+        unknown = sorted(k for k in args if k not in _FIND_KEYS)
+        if unknown:
+            notes.append("ignored unknown argument" + ("s " if len(unknown) > 1 else " ") + ", ".join(map(repr, unknown[:5])))
+        query = _query(args.get("query"), notes)
+        category = args.get("category")
+        if category is not None and not isinstance(category, str):
+            raise InvalidRequest("category must be a string", hint="Pass one category name, or leave it out.")
+        return cls(
+            query=query,
+            limit=_limit(args.get("limit"), default_limit, max_limit, notes),
+            search_type=_search_type(args.get("search_type")),
+            category=(category or "").strip() or None,
+            exclude=_names(args.get("exclude"), "exclude"),
+            notes=tuple(notes),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CallRequest:
+    """A call of one tool by name, arguments parsed to a dict (validated later, against
+    the tool's own schema, by the gateway)."""
+
+    name: str
+    arguments: dict[str, Any]
+
+    @classmethod
+    def parse(cls, name: Any, arguments: Any = None) -> CallRequest:
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidRequest("the tool name must be a non-empty string", hint="Call a tool by its exact name.")
+        return cls(name=name, arguments=parse_arguments(arguments))
+
+    @classmethod
+    def from_call_tool(cls, arguments: Any) -> CallRequest:
+        """The ``call_tool`` meta-tool's ``{"name", "arguments"}``."""
+        args = parse_arguments(arguments)
+        name = args.get("name", args.get("tool_name"))
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidArguments(
+                "call_tool needs 'name': the exact name of a tool from find_tools",
+                hint="Call find_tools first, then call_tool with one of the names it returned.",
+            )
+        return cls(name=name, arguments=parse_arguments(args.get("arguments")))
+
+
+@dataclass(frozen=True, slots=True)
+class UseRequest:
+    """RFC 0001's ``use_tool``: find and run in one step."""
+
+    find: FindRequest
+    params: dict[str, Any]
+
+    @classmethod
+    def parse(cls, arguments: Any, *, max_limit: int = MAX_LIMIT) -> UseRequest:
+        args = parse_arguments(arguments)
+        params = parse_arguments(args.get("params"))
+        find = FindRequest.parse({"query": args.get("query")}, default_limit=5, max_limit=max_limit)
+        return cls(find=find, params=params)

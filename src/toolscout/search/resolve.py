@@ -1,0 +1,143 @@
+"""Every way a model names a tool, resolved in one place.
+
+Models call tools by the catalog name, by that name in quotes or backticks, in another
+spelling (``Send-Email``, ``send.email``), by the *wire name* a host API forced on it
+(``formats`` shorten names OpenAI, Anthropic or Gemini reject), or by the upstream's own
+name without the server prefix. ``select:a,b`` asks for tools by name, and a name that
+matches nothing deserves did-you-mean suggestions. The index, the hybrid ranker, the
+gateway, :class:`~toolscout.session.Session` and the MCP server all ask this resolver, so
+a name that works on one surface works on every surface.
+
+A resolver is an immutable view of one snapshot of the index's tool list (doc ids are
+positions in it); the index makes a new one when the catalog changes. Lookups that need
+more than a dict (wire names, unprefixed names, suggestions) build their tables on first
+use, so a catalog that never sees such a name never pays for them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from ..model import Tool
+from ..naming import WIRE_FORMATS, wire_name
+from .suggest import NameSuggester, normalize_name
+
+__all__ = ["SELECT_PREFIX", "NameResolver", "select_names"]
+
+SELECT_PREFIX = "select:"
+
+_Docs = int | list[int]
+
+
+def select_names(query: str) -> list[str] | None:
+    """The names of a ``select:a,b`` query (``None`` if ``query`` is not one)."""
+    text = query.strip()
+    if text[: len(SELECT_PREFIX)].lower() != SELECT_PREFIX:
+        return None
+    names = (bare(n) for n in text[len(SELECT_PREFIX) :].split(","))
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def bare(name: str) -> str:
+    """``name`` without surrounding whitespace, quotes or backticks."""
+    return name.strip().strip("`'\"").strip()
+
+
+def _add(table: dict[str, _Docs], key: str, doc: int) -> None:
+    # One int per key; a list only where keys collide (rare).
+    prev = table.get(key)
+    if prev is None:
+        table[key] = doc
+    elif isinstance(prev, list):
+        prev.append(doc)
+    else:
+        table[key] = [prev, doc]
+
+
+def _as_list(found: _Docs | None) -> list[int]:
+    return [] if found is None else found if isinstance(found, list) else [found]
+
+
+class NameResolver:
+    """Name -> doc id for one snapshot of tools."""
+
+    def __init__(self, tools: Sequence[Tool], *, suggestable: Sequence[bool] | None = None) -> None:
+        self.tools = tools
+        self._doc_of = {t.name: i for i, t in enumerate(tools)}
+        self._by_norm: dict[str, _Docs] = {}
+        for i, t in enumerate(tools):
+            _add(self._by_norm, normalize_name(t.name), i)
+        self._suggestable = suggestable
+        self._wire: dict[str, int] | None = None
+        self._original: dict[str, _Docs] | None = None
+        self._suggester: NameSuggester | None = None
+        self._lock = threading.Lock()
+
+    def doc_of(self, name: str) -> int | None:
+        """The doc of exactly this catalog name."""
+        return self._doc_of.get(name)
+
+    def docs_named(self, text: str) -> list[int]:
+        """Docs whose name equals ``text`` up to case, separators, quotes and backticks."""
+        return _as_list(self._by_norm.get(normalize_name(text)))
+
+    def resolve(self, name: str) -> int | None:
+        """The doc a model means by ``name``, or ``None``; never a guess between two tools.
+
+        In order: the exact name; the name without quotes or backticks; a wire name of any
+        host format; a unique match up to case and separators; a unique upstream name
+        without its server prefix.
+        """
+        doc = self._doc_of.get(name)
+        if doc is not None:
+            return doc
+        stripped = bare(name)
+        doc = self._doc_of.get(stripped)
+        if doc is not None:
+            return doc
+        doc = self._wire_names().get(stripped)
+        if doc is not None:
+            return doc
+        for docs in (self.docs_named(stripped), _as_list(self._originals().get(normalize_name(stripped)))):
+            if docs:
+                return docs[0] if len(docs) == 1 else None
+        return None
+
+    def tool(self, name: str) -> Tool | None:
+        doc = self.resolve(name)
+        return None if doc is None else self.tools[doc]
+
+    def suggest(self, text: str, n: int = 3) -> list[str]:
+        """Did-you-mean: up to ``n`` searchable names close to ``text``."""
+        with self._lock:
+            if self._suggester is None:
+                ok = self._suggestable
+                names = [t.name for i, t in enumerate(self.tools) if ok is None or ok[i]]
+                self._suggester = NameSuggester(names)
+            suggester = self._suggester
+        return suggester.suggest(text, n)
+
+    def _wire_names(self) -> dict[str, int]:
+        """Wire name -> doc, for names some host format renames (built on first use)."""
+        table = self._wire
+        if table is None:
+            table = {}
+            for i, t in enumerate(self.tools):
+                for fmt in WIRE_FORMATS:
+                    wire = wire_name(t.name, fmt)
+                    if wire != t.name:
+                        table.setdefault(wire, i)
+            self._wire = table
+        return table
+
+    def _originals(self) -> dict[str, _Docs]:
+        """Normalised upstream name (before prefixing) -> docs, for prefixed tools."""
+        table = self._original
+        if table is None:
+            table = {}
+            for i, t in enumerate(self.tools):
+                if t.original_name and t.original_name != t.name:
+                    _add(table, normalize_name(t.original_name), i)
+            self._original = table
+        return table
