@@ -481,7 +481,7 @@ class CallResult:
         return cls(
             tool=tool,
             ok=False,
-            content=[{"type": "text", "text": f"{info.code}: {info.message}"}],
+            content=[{"type": "text", "text": info.text()}],
             error=info,
             duration_ms=duration_ms,
         )
