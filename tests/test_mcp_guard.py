@@ -92,8 +92,12 @@ async def test_loopback_binds_accept_loopback_host_and_origin(bind: str, headers
 
 async def test_allow_lists_extend_a_loopback_bind() -> None:
     guard = HostOriginGuard(
-        _ok, bind="127.0.0.1", allow_hosts=["gw.example"], allow_origins=["https://app.example.com", "http://dev.test:*"]
+        _ok,
+        bind="127.0.0.1",
+        allow_hosts=["gw.example"],
+        allow_origins=["https://app.example.com", "http://dev.test:*", "chrome-extension://abcdef"],
     )
+    assert (await _post(guard, {"Origin": "chrome-extension://abcdef"})).status_code == 200
     assert (await _post(guard, {"Host": "gw.example:443", "Origin": "https://app.example.com"})).status_code == 200
     assert (await _post(guard, {"Origin": "https://APP.example.com:443"})).status_code == 200
     assert (await _post(guard, {"Origin": "http://dev.test:9000"})).status_code == 200
@@ -113,7 +117,7 @@ async def test_token_protected_public_bind_validates_origin_too() -> None:
 
 
 def test_bad_allow_lists_are_refused_up_front() -> None:
-    for bad in (["app.example.com"], ["https://app.example.com/path"], ["ftp://x"]):
+    for bad in (["app.example.com"], ["https://app.example.com/path"], ["*"], ["localhost:3000"]):
         with pytest.raises(ValueError, match="--allow-origin"):
             HostOriginGuard(_ok, bind="127.0.0.1", allow_origins=bad)
     with pytest.raises(ValueError, match="--allow-host"):

@@ -84,19 +84,21 @@ def _split_host(value: str) -> tuple[str, int | None] | None:
     return _canonical_host(host), int(port_text) if port_text else None
 
 
-def _split_origin(value: str) -> tuple[str, str, int] | None:
-    """``scheme://host[:port]`` as (scheme, canonical host, port); None unless a bare origin."""
+def _split_origin(value: str) -> tuple[str, str, int | None] | None:
+    """``scheme://host[:port]`` as (scheme, canonical host, port); None unless a bare origin.
+
+    Any scheme: extensions and webviews send ``chrome-extension://id`` and the like."""
     try:
         parts = urlsplit(value.strip())
         port = parts.port
     except ValueError:
         return None
     scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not parts.hostname or parts.username or parts.password:
+    if not scheme or not parts.hostname or parts.username or parts.password:
         return None
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         return None
-    return scheme, _canonical_host(parts.hostname), port or _DEFAULT_PORTS[scheme]
+    return scheme, _canonical_host(parts.hostname), port or _DEFAULT_PORTS.get(scheme)
 
 
 def _origin_rule(entry: str) -> tuple[str, str, int | None] | str:
@@ -169,7 +171,7 @@ class HostOriginGuard:
         if parsed is None:
             return False
         scheme, host, port = parsed
-        if self.loopback and is_loopback(host):
+        if self.loopback and scheme in _DEFAULT_PORTS and is_loopback(host):
             return True
         rules = (r for r in self._origins if isinstance(r, tuple))
         return any(r[:2] == (scheme, host) and r[2] in (None, port) for r in rules)
