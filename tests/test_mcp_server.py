@@ -77,7 +77,7 @@ async def test_reveal_sets_are_per_session_and_bounded(server: GatewayServer) ->
         revealed = [n for n in names(await first.list_tools()) if n not in ("find_tools", "call_tool", "up_echo")]
         assert len(revealed) <= 3 and "up_add" not in revealed  # oldest dropped first
     gc.collect()
-    assert server._sessions == {}  # a closed session's reveal set goes with it
+    assert len(server.sessions) == 0  # a closed session's reveal set goes with it
 
 
 async def test_stateless_client_finds_then_calls_through_call_tool(server: GatewayServer) -> None:
@@ -104,7 +104,7 @@ async def test_errors_are_structured_and_the_session_keeps_working(server: Gatew
         failed = await client.call_tool("call_tool", {"name": "up_fail", "arguments": {}})
         assert failed.is_error and failed.content[0].text == "it failed on purpose"  # upstream's own
         missing = await client.call_tool("call_tool", {"arguments": {}})
-        assert missing.structured_content["error"]["code"] == "invalid_request"
+        assert missing.structured_content["error"]["code"] == "invalid_arguments"  # the same code on every surface
         empty = await client.call_tool("find_tools", {"query": ""})
         assert empty.is_error and empty.structured_content["error"]["code"] == "empty_query"
         ok = await client.call_tool("up_echo", {"text": "still here"})  # always-load: callable by name

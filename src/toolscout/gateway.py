@@ -179,6 +179,12 @@ class FindResult:
         return "\n".join(lines)
 
 
+def refused_find(arguments: Any, error: ToolscoutError) -> FindResult:
+    """The result of a ``find_tools`` call whose arguments could not be parsed."""
+    query = arguments.get("query") if isinstance(arguments, Mapping) else arguments
+    return FindResult(query=query if isinstance(query, str) else repr(query), search_type="", error=error.info())
+
+
 def _is_async(fn: Any) -> bool:
     call = type(fn).__call__ if not inspect.isroutine(fn) else None
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
@@ -281,15 +287,10 @@ class Gateway:
     def find(self, arguments: Any, *, allow: Allow | None = None, loaded: Collection[str] = ()) -> FindResult:
         """``find_tools`` as a model sends it (a dict or its JSON text): parse, then
         :meth:`search`. Never raises for bad input."""
-        started = time.perf_counter()
         try:
             request = self.parse_find(arguments)
         except RequestError as exc:
-            query = arguments.get("query") if isinstance(arguments, Mapping) else arguments
-            result = FindResult(query=query if isinstance(query, str) else repr(query), search_type="")
-            result.error = exc.info()
-            result.execution_time_ms = (time.perf_counter() - started) * 1000
-            return result
+            return refused_find(arguments, exc)
         return self.search(request, allow=allow, loaded=loaded)
 
     def find_tools(

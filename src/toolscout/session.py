@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import formats
 from ._sync import run_sync
 from .errors import ErrorInfo, NotRevealed, ToolscoutError
+from .gateway import refused_find
 from .ledger import Ledger, count_definitions
 from .model import CallResult, DeferPolicy, Tool
 from .naming import wire_name
@@ -221,6 +222,11 @@ class Session:
         self._sync()
         return tuple(self._revealed)
 
+    def shows_any(self, names: Iterable[str]) -> bool:
+        """Whether any of ``names`` is in this session's list (no catalog sync: cheap enough
+        to ask of every session on every catalog change)."""
+        return any(n in self._revealed or n in self._pinned_set for n in names)
+
     def is_callable(self, name: str) -> bool:
         """Whether the model has this tool's schema (pinned or revealed) right now."""
         self._sync()
@@ -372,7 +378,11 @@ class Session:
 
     def _find(self, arguments: Any) -> ToolOutcome:
         self._sync()
-        request = self.gateway.parse_find(arguments)
+        try:
+            request = self.gateway.parse_find(arguments)
+        except ToolscoutError as exc:
+            found = refused_find(arguments, exc)
+            return ToolOutcome(name="find_tools", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error, find=found)
         loaded = self._pinned_set.union(self._revealed) if self._active else self._pinned_set
         found = self.gateway.search(request, allow=self.allow, loaded=loaded)
         if found.error is not None:

@@ -1,10 +1,17 @@
 """The toolscout MCP server: ``find_tools`` and ``call_tool`` in front of every upstream tool.
 
-``tools/list`` shows the two meta-tools plus always-load tools. On a stateful session
-(protocol 2025-11-25) the tools ``find_tools`` returns also join *that session's*
+``tools/list`` shows the meta-tools plus always-load tools. Each stateful connection
+(protocol 2025-11-25) is a :class:`~toolscout.session.Session`, the same model the library
+and the provider adapters use: the tools ``find_tools`` returns join *that session's*
 ``tools/list`` and ``notifications/tools/list_changed`` is sent, so the client can call
-them by name; the reveal set is per session, bounded (oldest dropped first) and never
-shared. Stateless clients (2026-07-28) find, then run through ``call_tool``.
+them by name. Sessions live in a bounded store (least recently active forgotten first) and
+are never shared. Stateless clients (2026-07-28) share one session that never reveals:
+they find, then run through ``call_tool``.
+
+Progress and cancellation pass through: an upstream's ``notifications/progress`` reach the
+client that made the call (:data:`toolscout.calls.progress`), and a client's
+``notifications/cancelled`` (or a closed connection) cancels the handler, which cancels
+the upstream call.
 """
 
 from __future__ import annotations
@@ -14,14 +21,15 @@ import json
 import logging
 import uuid
 import weakref
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidRequest, NotRevealed, ToolscoutError, UnknownTool
+from .. import calls
+from ..errors import ErrorInfo
 from ..formats import render
 from ..gateway import Gateway
-from ..model import CallResult, DeferPolicy, Tool
+from ..model import CallResult, Tool
+from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from .capabilities import CAPABILITIES_URI, capabilities
 from .guard import BearerGuard, HostOriginGuard
@@ -32,8 +40,9 @@ __all__ = ["GatewayServer"]
 log = logging.getLogger("toolscout.mcp")
 
 MAX_SESSIONS = 10_000
-"""Reveal sets kept at once; the least recently active session is forgotten first."""
-META = ("find_tools", "call_tool")
+"""Sessions kept at once; the least recently active one is forgotten first."""
+COLD_START_WAIT = 5.0
+"""How long a search waits, at most, for upstreams that have never listed their tools."""
 RUNNING = (
     "\n\n## Running tools\n"
     "Run a found tool with `call_tool(name, arguments)`. On clients that refresh their tool "
@@ -51,19 +60,28 @@ class GatewayServer:
         *,
         max_revealed: int = 64,
         name: str = "toolscout",
+        use_tool: bool = False,
+        max_sessions: int = MAX_SESSIONS,
+        cold_start_wait: float = COLD_START_WAIT,
     ) -> None:
         from mcp.server.lowlevel.server import NotificationOptions, Server
 
         self.gateway = gateway
         self.aggregator = aggregator
         self.max_revealed = max_revealed
-        self._sessions: OrderedDict[Any, OrderedDict[str, None]] = OrderedDict()
+        self.use_tool = use_tool
+        self.cold_start_wait = cold_start_wait
+        options: dict[str, Any] = {"threshold": 0, "call_tool": True, "use_tool": use_tool}
+        self.sessions = InMemorySessionStore(gateway, max_sessions=max_sessions, max_revealed=max_revealed, **options)
+        self.stateless = Session(gateway, session_id="stateless", progressive=False, **options)
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
         self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[Any]] = set()
-        gateway.catalog.subscribe(self._on_catalog_change)
         self._meta_cache: tuple[int, list[dict[str, Any]]] | None = None
-        self._always: tuple[int, dict[str, Tool]] | None = None
+        self._pinned: tuple[int, frozenset[str]] = (-1, frozenset())
+        if aggregator is not None and gateway.pending_sources is None and hasattr(aggregator, "pending"):
+            gateway.pending_sources = aggregator.pending
+        gateway.catalog.subscribe(self._on_catalog_change)
         self.version = _version()
         self.lowlevel: Any = Server(
             name,
@@ -88,12 +106,12 @@ class GatewayServer:
 
         return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
-    def _session_key(self, ctx: Any) -> str:
+    def _session_key(self, ctx: Any) -> str | None:
         """A key unique to this client connection for its whole life (never reused, unlike
-        ``id()``); its reveal set is dropped when the connection object goes away."""
+        ``id()``); its session is dropped when the connection object goes away."""
         conn = getattr(ctx.session, "_connection", None)
         if conn is None:
-            return "-"
+            return None
         key = self._conn_keys.get(conn)
         if key is None:
             key = getattr(conn, "session_id", None) or uuid.uuid4().hex
@@ -103,103 +121,67 @@ class GatewayServer:
         return key
 
     def _forget(self, key: str) -> None:
-        self._sessions.pop(key, None)
+        self.sessions.drop(key)
         self._peers.pop(key, None)
 
-    def revealed(self, ctx: Any) -> OrderedDict[str, None]:
-        key = self._session_key(ctx)
-        found = self._sessions.get(key)
-        if found is None:
-            found = self._sessions[key] = OrderedDict()
-            while len(self._sessions) > MAX_SESSIONS:
-                gone, _ = self._sessions.popitem(last=False)
-                self._peers.pop(gone, None)
-        else:
-            self._sessions.move_to_end(key)
-        return found
+    def session(self, ctx: Any) -> Session:
+        """The :class:`Session` serving this request's connection."""
+        key = self._session_key(ctx) if self._stateful(ctx) else None
+        return self.sessions.session(key) if key is not None else self.stateless
 
     def instructions(self) -> str:
         """The gateway's system prompt (categories = servers) plus how to run what is found."""
         return self.gateway.system_prompt() + RUNNING
 
     def _on_catalog_change(self, change: Any) -> None:
-        """Keep the instructions current, and tell each stateful session whose tools/list this change alters (an upstream
-        refreshed: always-load tools came or went, or a revealed tool disappeared)."""
+        """Keep the instructions current, and tell each stateful session whose tools/list
+        this change alters (always-load tools came or went, or a revealed tool changed)."""
         self.lowlevel.instructions = self.instructions()
-        before = set(self._always[1]) if self._always is not None else set()
         touched = set(change.added) | set(change.removed)
         if not touched or not self._peers:
             return
-        always = self.always_loaded()
-        everyone = before != set(always) or any(n in always for n in touched)
+        before = self._pinned[1]
+        everyone = before != self.pinned_names()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
         for key, ref in list(self._peers.items()):
             peer = ref()
-            shown = self._sessions.get(key)
-            if peer is None or shown is None:  # gone, or a stateless connection (never revealed)
+            session = self.sessions.get(key) if key in self.sessions else None
+            if peer is None or session is None:  # gone, or a stateless connection
                 continue
-            if everyone or any(n in shown for n in touched):
+            if everyone or session.shows_any(touched):
                 task = loop.create_task(_notify_peer(peer))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
 
-    def _reveal(self, ctx: Any, names: Iterable[str]) -> bool:
-        shown = self.revealed(ctx)
-        changed = False
-        for name in names:
-            if name in shown:
-                shown.move_to_end(name)
-                continue
-            shown[name] = None
-            changed = True
-        while len(shown) > self.max_revealed:
-            shown.popitem(last=False)
-        return changed
-
     # -- tools/list -----------------------------------------------------------------------
+    def pinned_names(self) -> frozenset[str]:
+        """Tools every session lists (defer policy ``never``), per catalog generation."""
+        gen = self.gateway.catalog.generation
+        if self._pinned[0] != gen:
+            self._pinned = (gen, frozenset(self.stateless.pinned))
+        return self._pinned[1]
+
     def meta_tools(self) -> list[dict[str, Any]]:
-        """find_tools and call_tool; call_tool carries the least permissive hints of all it reaches."""
+        """The meta-tools; those that can run any tool carry the least permissive hints of
+        all the tools they reach."""
         gen = self.gateway.catalog.generation
         if self._meta_cache is not None and self._meta_cache[0] == gen:
             return self._meta_cache[1]
-        tools = self.gateway.meta_tools("mcp", call_tool=True)
+        tools = [dict(t) for t in self.stateless.meta_tools("mcp")]
         hints = least_permissive(self.gateway.catalog)
         for t in tools:
-            if t["name"] == "find_tools":
-                t["annotations"] = {"readOnlyHint": True, "openWorldHint": False}
-            elif t["name"] == "call_tool":
-                t["annotations"] = hints
+            t["annotations"] = {"readOnlyHint": True, "openWorldHint": False} if t["name"] == "find_tools" else hints
         self._meta_cache = (gen, tools)
         return tools
 
-    def always_loaded(self) -> dict[str, Tool]:
-        """Tools listed to every session (defer policy ``never``), recomputed per catalog change."""
-        catalog = self.gateway.catalog
-        if self._always is None or self._always[0] != catalog.generation:
-            tools = {t.name: t for t in catalog if t.defer is DeferPolicy.NEVER and t.name not in META}
-            self._always = (catalog.generation, tools)
-        return self._always[1]
-
     def listed(self, ctx: Any) -> list[Tool]:
         """The catalog tools this session sees in tools/list (always-load, then revealed)."""
-        always = self.always_loaded()
-        out = list(always.values())
-        if self._stateful(ctx):
-            for name in self.revealed(ctx):
-                tool = self.gateway.catalog.get(name)
-                if tool is not None and name not in always and name not in META:
-                    out.append(tool)
-        return out
-
-    def _callable_by_name(self, ctx: Any, name: str) -> bool:
-        if name in self.always_loaded():
-            return True
-        if not self._stateful(ctx):
-            return False
-        return name in self.revealed(ctx) and name in self.gateway.catalog
+        session = self.session(ctx)
+        catalog = self.gateway.catalog
+        return [t for t in (catalog.get(n) for n in (*session.pinned, *session.revealed)) if t is not None]
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -226,58 +208,61 @@ class GatewayServer:
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
     async def _dispatch(self, ctx: Any, params: Any) -> dict[str, Any]:
+        """Hand the call to the connection's session; progress goes back to this caller."""
+        session = self.session(ctx)
         name = params.name
-        args = params.arguments or {}
+        if name == "find_tools":
+            await self._wait_for_sources()
+        before = session.revealed if session.progressive else ()
+        token = calls.progress.set(getattr(ctx.session, "report_progress", None))
         try:
-            if name == "find_tools":
-                return await self._find(ctx, args)
-            if name == "call_tool":
-                target = args.get("name")
-                if not isinstance(target, str) or not target:
-                    raise InvalidRequest(
-                        "call_tool needs 'name': the exact name of a tool from find_tools",
-                        hint="Call find_tools first, then call_tool with one of the names it returned.",
-                    )
-                if target in META:
-                    raise InvalidRequest(f"call {target} directly, not through call_tool")
-                return await self.run(target, args.get("arguments"))
-            if not self._callable_by_name(ctx, name):
-                tool = self.gateway.catalog.get(name)
-                if tool is None:
-                    raise UnknownTool(f"no tool named {name!r}", suggestions=self.gateway.suggest(name))
-                raise NotRevealed(
-                    f"tool {name!r} is not loaded in this session",
-                    hint="Call find_tools with its name first, or run it with call_tool(name, arguments).",
-                )
-            return await self.run(name, args)
-        except ToolscoutError as exc:
-            return error_result(CallResult.failure(str(name), exc))
+            outcome = await session.ahandle(name, params.arguments)
+        finally:
+            calls.progress.reset(token)
+        if outcome.is_find:
+            if session.progressive and session.revealed != before:
+                await _notify_list_changed(ctx)
+            return self._find_result(outcome)
+        return self._call_result(outcome)
 
-    async def _find(self, ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
-        found = self.gateway.find_tools(
-            args.get("query"),  # type: ignore[arg-type]  # the gateway reports a bad type itself
-            args.get("limit"),
-            search_type=args.get("search_type") or "auto",
-            category=args.get("category"),
-            format="mcp",
-        )
-        if self._stateful(ctx) and found.found and self._reveal(ctx, (t.name for t in found.found)):
-            await _notify_list_changed(ctx)
-        hard = found.error is not None and found.error.code not in ("no_match",)
-        return {"content": [{"type": "text", "text": found.text()}], "structuredContent": found.to_dict(), "isError": hard}
+    async def _wait_for_sources(self) -> None:
+        """Cold start: before the first searches, give upstreams that have never listed
+        their tools a bounded moment to do so (a search then says which are still loading)."""
+        aggregator = self.aggregator
+        if aggregator is None or self.cold_start_wait <= 0 or not hasattr(aggregator, "wait_listed"):
+            return
+        if not aggregator.pending():
+            return
+        try:
+            await aggregator.wait_listed(self.cold_start_wait)
+        except Exception as exc:  # waiting is a courtesy; the search answers regardless
+            log.debug("cold-start wait failed: %s", exc)
 
-    async def run(self, name: str, arguments: Any) -> dict[str, Any]:
-        """Validate and execute through the gateway; an upstream's own result is passed on as is."""
-        result = await self.gateway.acall(name, arguments)
-        tool = self.gateway.catalog.get(name)
-        if result.error is None and tool is not None and tool.source == "mcp" and isinstance(result.value, dict):
-            return result.value
+    @staticmethod
+    def _find_result(outcome: ToolOutcome) -> dict[str, Any]:
+        found = outcome.find
+        structured = found.render("mcp").to_dict() if found is not None else {}
+        hard = outcome.error is not None and outcome.error.code != "no_match"
+        return {"content": outcome.content, "structuredContent": structured, "isError": hard}
+
+    def _call_result(self, outcome: ToolOutcome) -> dict[str, Any]:
+        """An upstream's own result is passed on as is; anything else as text + structure."""
+        result = outcome.result
+        if result is None:  # refused before execution (unknown name, not revealed, ...)
+            return error_result(outcome.error, outcome.content)
         if result.error is not None:
-            return error_result(result)
+            return error_result(result.error, result.content)
+        tool = self.gateway.catalog.get(result.tool)
+        if tool is not None and tool.source == "mcp" and isinstance(result.value, dict):
+            return result.value
         out: dict[str, Any] = {"content": result.content, "isError": not result.ok}
         if result.structured is not None:
             out["structuredContent"] = result.structured
         return out
+
+    async def run(self, name: str, arguments: Any) -> dict[str, Any]:
+        """Run one tool as ``call_tool`` would (stateless path): validate, execute, answer."""
+        return self._call_result(await self.stateless.ahandle("call_tool", {"name": name, "arguments": arguments}))
 
     # -- resources ------------------------------------------------------------------------
     async def _list_resources(self, ctx: Any, params: Any) -> Any:
@@ -363,19 +348,15 @@ def least_permissive(tools: Iterable[Tool]) -> dict[str, Any]:
     }
 
 
-def error_result(result: CallResult) -> dict[str, Any]:
-    """A structured error as a tool result the model can read and act on."""
-    info = result.error
+def error_result(info: ErrorInfo | None, content: list[dict[str, Any]] | CallResult | None = None) -> dict[str, Any]:
+    """A structured error as a tool result the model can read and act on (its text is the
+    one rendering every surface uses: :meth:`ErrorInfo.text`)."""
+    if isinstance(content, CallResult):
+        content = content.content
     if info is None:
-        return {"content": result.content, "isError": True}
-    lines = [f"{info.code}: {info.message}"]
-    if info.hint:
-        lines.append(info.hint)
-    suggestions = info.details.get("suggestions")
-    if suggestions:
-        lines.append("Did you mean: " + ", ".join(map(str, suggestions)) + "?")
+        return {"content": content or [], "isError": True}
     return {
-        "content": [{"type": "text", "text": "\n".join(lines)}],
+        "content": [{"type": "text", "text": info.text()}],
         "structuredContent": {"error": info.to_dict()},
         "isError": True,
     }
@@ -424,7 +405,12 @@ async def run_with(aggregator: Aggregator | None, serve: Callable[[], Awaitable[
 
 
 def build(
-    config: Any, *, cache_path: str | None = None, use_cache: bool = True, embeddings: Any = None
+    config: Any,
+    *,
+    cache_path: str | None = None,
+    use_cache: bool = True,
+    embeddings: Any = None,
+    use_tool: bool = False,
 ) -> tuple[GatewayServer, Aggregator]:
     """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server."""
     from ..catalog import Catalog
@@ -438,4 +424,5 @@ def build(
     gateway = Gateway(  # each upstream has its own timeout; vectors live beside the tool lists
         catalog, call_timeout=None, embeddings=embeddings, vector_store=cache.store if cache else None
     )
-    return GatewayServer(gateway, aggregator, max_revealed=config.max_revealed), aggregator
+    server = GatewayServer(gateway, aggregator, max_revealed=config.max_revealed, use_tool=use_tool)
+    return server, aggregator
