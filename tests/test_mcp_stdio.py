@@ -195,9 +195,13 @@ async def test_toolscout_serve_answers_hostile_stdio_input(tmp_path: Path) -> No
     assert proc.stdin and proc.stdout and proc.stderr
 
     async def ask(data: bytes) -> dict[str, Any]:
+        """Send ``data``, then the next reply (notifications such as list_changed are skipped)."""
         proc.stdin.write(data)
         await proc.stdin.drain()
-        return json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))  # a bound, not a timing
+        while True:
+            reply = json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))  # a bound, not a timing
+            if "method" not in reply:
+                return reply
 
     try:
         assert (await ask(line(INIT)))["id"] == 1
