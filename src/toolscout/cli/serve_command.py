@@ -30,7 +30,7 @@ CacheOpt = Annotated[
 
 
 def _load(
-    config: Path, cache: str | None, no_cache: bool, embed: bool = False
+    config: Path, cache: str | None, no_cache: bool, embed: bool = False, use_tool: bool = False
 ) -> tuple[GatewayServer, Aggregator]:
     from ..server.mcp import build
     from ..sources.mcp.cache import default_cache_path
@@ -38,7 +38,8 @@ def _load(
 
     cfg = load_config(config)
     path = cache or cfg.cache or str(default_cache_path(config))
-    return build(cfg, cache_path=path, use_cache=not no_cache, embeddings="auto" if embed else None)
+    embeddings = "auto" if embed else None
+    return build(cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool)
 
 
 @app.command()
@@ -71,6 +72,10 @@ def serve(
         int,
         typer.Option(min=1, help="stdio: largest message (one line) in bytes; longer ones get an error."),
     ] = DEFAULT_MAX_MESSAGE_BYTES,
+    use_tool: Annotated[
+        bool,
+        typer.Option("--use-tool", help="Also offer use_tool (RFC 0001): find and run in one step."),
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -88,7 +93,7 @@ def serve(
         )
         raise typer.Exit(2)
     try:
-        server, aggregator = _load(config, cache, no_cache, embed)
+        server, aggregator = _load(config, cache, no_cache, embed, use_tool)
     except ToolscoutError as exc:
         err().print(f"[red]{exc.code}[/]: {exc}")
         raise typer.Exit(2) from None
@@ -143,8 +148,11 @@ def servers(
         return rows
 
     rows = asyncio.run(probe())
+    failed = any(r["state"] == "failed" for r in rows.values())
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))
+        if failed:  # as the table does: scripts check the exit code, not the JSON
+            raise typer.Exit(1)
         return
     from rich.table import Table
 
@@ -156,7 +164,7 @@ def servers(
             name, str(row.get("transport")), str(row["state"]), str(row.get("tools", 0)), age, row.get("last_error") or ""
         )
     out().print(table)
-    if any(r["state"] == "failed" for r in rows.values()):
+    if failed:
         raise typer.Exit(1)
 
 

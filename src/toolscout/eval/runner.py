@@ -1,7 +1,8 @@
 """Run an evaluation set through a :class:`~toolscout.search.index.ToolIndex` and score it.
 
-Every query is ranked with the index's own search (same analyzer, filters and exact-name
-rule a user gets), top 10 kept; AutoCut is off so the metrics see a full top 10 (AutoCut only
+Every query goes through the same entry as a model's ``find_tools``: parsed into a
+:class:`~toolscout.request.FindRequest`, then :meth:`Gateway.search` (same analyzer,
+filters, name resolution and exact-name rule a user gets), top 10 kept; AutoCut is off so the metrics see a full top 10 (AutoCut only
 shortens a list, its effect is measured separately in benchmarks/search_quality.py).
 """
 
@@ -16,6 +17,8 @@ from typing import Any
 
 from ..catalog import Catalog
 from ..errors import RequestError
+from ..gateway import Gateway
+from ..request import MAX_LIMIT
 from ..search.index import ToolIndex
 from .dataset import EvalQuery, load_queries, load_tools
 from .metrics import group_positions, hit_at, ndcg_at, recall_at
@@ -149,13 +152,14 @@ def evaluate(queries: list[EvalQuery], rank: Ranking, *, dataset: str = "", sear
 
 def index_ranker(index: ToolIndex, search_type: str, limit: int = DEPTH) -> Ranking:
     """Query text -> ranked names through ``index`` (a request error ranks nothing)."""
+    gateway = Gateway(index.catalog, index=index, max_limit=max(limit, MAX_LIMIT))
 
     def rank(text: str) -> list[str]:
         try:
-            outcome = index.search(text, limit=limit, mode=search_type, autocut=False)
+            request = gateway.parse_find({"query": text, "limit": limit, "search_type": search_type})
         except RequestError:
             return []
-        return [h.tool.name for h in outcome.hits]
+        return [t.name for t in gateway.search(request, autocut=False).found]
 
     return rank
 
