@@ -93,7 +93,7 @@ def test_redact_removes_every_configured_secret() -> None:
             "mcpServers": {
                 "s": {
                     "url": "https://bob:hunter22@h.test/mcp?key=qwerty123&x=1",
-                    "headers": {"Authorization": "Bearer tok-abcdef-123"},
+                    "headers": {"Proxy-Authorization": "Bearer tok-abcdef-123"},
                 }
             }
         }

@@ -69,6 +69,13 @@ class ServerConfig(BaseModel):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
         if self.type == "stdio" and not self.command:
             raise ValueError("type 'stdio' needs 'command'")
+        if self.url and _userinfo(self.url) and any(k.lower() == "authorization" for k in self.headers):
+            # The HTTP client would silently replace the header with Basic auth from the URL.
+            raise ValueError(
+                "'url' carries credentials (user:password@) and 'headers' sets Authorization: "
+                "the URL's Basic auth would replace that header. Keep one: remove the "
+                "user:password@ part from 'url', or remove the Authorization header"
+            )
         return self
 
     @property
@@ -152,6 +159,11 @@ class GatewayConfig(BaseModel):
         """The namespace of a server's tools: its ``prefix``, else its own name."""
         prefix = self.servers[name].prefix
         return name if prefix is None else prefix
+
+
+def _userinfo(url: str) -> str:
+    """The ``user:password`` part of a URL, or ``""``."""
+    return url.partition("://")[2].partition("/")[0].rpartition("@")[0]
 
 
 def _strip_url_secrets(url: str) -> str:
