@@ -51,7 +51,7 @@ def test_servers_command_reports_state_count_and_error(tmp_path: Path) -> None:
     )
     result = runner.invoke(app, ["servers", "-c", str(cfg), "--cache", str(tmp_path / "c.db"), "--json"])
     rows = json.loads(result.output)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # 'gone' failed
     assert rows["good"]["state"] == "ready" and rows["good"]["tools"] == 6
     assert rows["gone"]["state"] == "failed" and rows["gone"]["last_error"]
     assert rows["off"]["state"] == "disabled"
