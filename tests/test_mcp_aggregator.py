@@ -147,7 +147,8 @@ async def test_slow_start_fails_fast_and_other_servers_are_ready() -> None:
         await agg.start()
         status = agg.status()
         assert status["ok"]["state"] == "ready" and status["ok"]["tools"] == 6
-        assert status["slow"]["state"] == "failed" and "did not start" in status["slow"]["last_error"]
+        assert status["slow"]["state"] in ("failed", "connecting")  # connecting: retried already
+        assert "did not start" in status["slow"]["last_error"]
         with pytest.raises(UpstreamUnavailable, match="slow"):
             await agg.upstreams["slow"].call("echo", {"text": "x"})
     finally:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ... import calls
 from ...catalog import Catalog, Handler
 from ...errors import ToolFailed, ToolscoutError
 from ...model import Annotations, CallResult, DeferPolicy, Tool, canonical_json
@@ -30,6 +31,12 @@ __all__ = ["Aggregator"]
 log = logging.getLogger("toolscout.mcp")
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+REFRESH_COALESCE = 0.1
+"""list_changed notifications that arrive within this many seconds cost one listing: some
+servers announce every small change, a few send them in bursts."""
+MAX_SCHEMA_DEPTH = 64
+"""Deeper schemas are dropped: no real tool needs them, and clients' JSON parsers give up
+near 200 levels of the whole message (which would lose every tool sent with it)."""
 _Converted = tuple[list[tuple[Tool, dict[str, Any]]], list[str]]
 
 
@@ -48,6 +55,9 @@ class Aggregator:
         self.fetched_at: dict[str, float | None] = dict.fromkeys(self.upstreams)
         self.from_cache: dict[str, bool] = dict.fromkeys(self.upstreams, False)
         self._refreshing: dict[str, asyncio.Lock] = {name: asyncio.Lock() for name in self.upstreams}
+        self._queued: set[str] = set()  # servers with a refresh waiting: more changes coalesce
+        self._list_error: dict[str, str | None] = dict.fromkeys(self.upstreams)
+        self._listing = asyncio.Event()  # set and replaced whenever a listing ends
 
     # -- loading ----------------------------------------------------------------------
     def load_cached(self) -> list[str]:
@@ -62,6 +72,7 @@ class Aggregator:
                 self.fetched_at[name] = cached.fetched_at
                 self.from_cache[name] = True
                 hit.append(name)
+        self._listing_ended()
         return hit
 
     async def start(self, *, lazy: bool = True) -> None:
@@ -74,18 +85,22 @@ class Aggregator:
         """List one server's tools and swap them into the catalog; returns the tool count."""
         up = self.upstreams[name]
         async with self._refreshing[name]:
+            self._queued.discard(name)  # changes announced from now on need another listing
             try:
                 raw = await up.list_tools()
             except Exception as exc:
                 reason = up.config.redact(str(exc))
-                up.last_error = up.last_error or f"tools/list failed: {reason}"
+                self._list_error[name] = reason
                 log.warning("upstream %s: cannot list tools: %s", name, reason)
+                self._listing_ended()
                 raise
+            self._list_error[name] = None
             # Converting thousands of tools takes a while: off the loop, so calls keep flowing.
             converted = await asyncio.to_thread(self._convert, name, raw)
             kept = self._apply(name, converted)
             self.fetched_at[name] = time.time()
             self.from_cache[name] = False
+            self._listing_ended()
             if self.cache is not None:
                 try:
                     await asyncio.to_thread(self.cache.save, name, up.config.config_hash(), kept)
@@ -94,8 +109,54 @@ class Aggregator:
             return len(kept)
 
     async def _changed(self, up: Upstream) -> None:
-        with contextlib.suppress(Exception):
+        """Refetch after list_changed or a reconnect. Changes coalesce: one listing per
+        :data:`REFRESH_COALESCE` s at most, and never more than one running and one queued."""
+        if up.name in self._queued:
+            return
+        self._queued.add(up.name)
+        try:
+            await asyncio.sleep(REFRESH_COALESCE)
             await self.refresh(up.name)
+        except asyncio.CancelledError:
+            self._queued.discard(up.name)
+            raise
+        except Exception:
+            pass  # refresh logged it and recorded it for status
+
+    def _listing_ended(self) -> None:
+        event, self._listing = self._listing, asyncio.Event()
+        event.set()
+
+    def pending(self) -> dict[str, str]:
+        """Enabled servers whose tools were never listed (from cache or live), with why:
+        ``"starting"``, ``"listing tools"`` or ``"failed: <cause>[; retry in N s]"``."""
+        out: dict[str, str] = {}
+        for name, up in self.upstreams.items():
+            if self.fetched_at[name] is not None:
+                continue
+            starting = up.state in (UpstreamState.IDLE, UpstreamState.CONNECTING)
+            if up.state is UpstreamState.FAILED or self._list_error[name]:
+                retry = up.retry_in()
+                out[name] = f"failed: {up.last_error or self._list_error[name]}" + (
+                    f"; retry in {retry:.0f} s" if retry is not None else ""
+                )
+            else:
+                out[name] = "starting" if starting else "listing tools"
+        return out
+
+    async def wait_listed(self, timeout: float) -> dict[str, str]:
+        """Wait up to ``timeout`` s until every enabled server was listed once or failed (a
+        cold start without cache); returns :meth:`pending` then (empty: all listed)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            event = self._listing
+            pending = self.pending()
+            remaining = deadline - loop.time()
+            if remaining <= 0 or all(reason.startswith("failed") for reason in pending.values()):
+                return pending
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), remaining)
 
     def _install(self, name: str, raw_tools: list[Any], *, trusted: bool = False) -> list[dict[str, Any]]:
         """Convert and swap a server's tools into the catalog (see :meth:`_apply`)."""
@@ -149,8 +210,8 @@ class Aggregator:
         async def forward(arguments: dict[str, Any]) -> CallResult:
             from mcp.shared.exceptions import MCPError
 
-            try:
-                raw = await up.call(original, arguments)
+            try:  # the surface's reporter, if any, gets the upstream's progress notifications
+                raw = await up.call(original, arguments, progress=calls.progress.get())
             except MCPError as exc:
                 raise ToolFailed(
                     f"server '{server}' refused {original}: {up.config.redact(str(exc))}",
@@ -170,9 +231,15 @@ class Aggregator:
         out: dict[str, dict[str, Any]] = {}
         for name, up in self.upstreams.items():
             row = up.status()
+            list_error = self._list_error[name]
+            if list_error:
+                row["last_error"] = row["last_error"] or list_error
+                if row["state"] == "ready" and self.fetched_at[name] is None:
+                    row["state"] = "failed"  # connected, but its tools could not be listed
             row.update(
                 tools=self.tool_count(name),
                 skipped=len(self.skipped[name]),
+                skipped_tools=[up.config.redact(s) for s in self.skipped[name][:20]],
                 fetched_at=self.fetched_at[name],
                 from_cache=self.from_cache[name],
                 transport=up.config.transport,
@@ -270,6 +337,8 @@ def _checked_tool(
 def _schema_problem(schema: Any, check: bool = True) -> str:
     if not isinstance(schema, Mapping):
         return f"is {type(schema).__name__}, not an object"
+    if _deeper_than(schema, MAX_SCHEMA_DEPTH):
+        return f"is nested deeper than {MAX_SCHEMA_DEPTH} levels"
     kind = schema.get("type", "object")
     if kind != "object":
         return f"has type {kind!r}, not 'object'"
@@ -287,6 +356,18 @@ def _schema_problem(schema: Any, check: bool = True) -> str:
         if not _meta_valid(text):
             return "is not a valid JSON Schema"
     return ""
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON ``value`` nests more than ``limit`` levels (iterative: no recursion limit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, Mapping) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, Mapping | list))
+    return False
 
 
 @functools.lru_cache(maxsize=4096)

@@ -8,24 +8,35 @@ holds up another. Requests go out as raw JSON-RPC through the session's dispatch
 
 Upstreams speak the stateful 2025-11-25 protocol (``mode="legacy"``) so that
 ``notifications/tools/list_changed`` arrives on the session without a listen stream.
+
+A server that fails (at its first start or later) is retried in the background: delays of
+0.5 s doubling to 30 s, each scaled by a random factor in [0.8, 1.2]; each retry gives a slow
+starter twice the previous start window, up to 120 s. A stdio server's stderr reaches ours
+line by line, prefixed with its name and with its configured secrets masked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
+import json
 import logging
 import os
+import random
+import re
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from enum import StrEnum
-from typing import Any
+from http import HTTPStatus
+from typing import IO, Any
 
+from ...calls import ProgressFn
 from ...errors import ToolTimeout, UpstreamUnavailable
 from .config import ServerConfig
 
-__all__ = ["Upstream", "UpstreamState"]
+__all__ = ["StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
 
 log = logging.getLogger("toolscout.mcp")
 
@@ -33,6 +44,20 @@ MAX_PAGES = 1000
 """A paginator that never ends must not hang the gateway."""
 BACKOFF_START = 0.5
 BACKOFF_MAX = 30.0
+BACKOFF_JITTER = 0.2
+"""Delays are scaled by a random factor in [0.8, 1.2]: servers that failed together (a
+network blip, a laptop waking up) do not all retry in the same instant."""
+RETRY_WINDOW_MAX = 120.0
+"""The longest start window a background retry gives: a server that needs 8 s to start
+with ``connectTimeout: 2`` comes up on its third retry instead of never."""
+STDERR_LINE_MAX = 16_384
+"""Longer stderr lines are passed on in pieces, so a server cannot make us buffer without bound."""
+
+
+def backoff_delay(failures: int, rand: Callable[[], float] = random.random) -> float:
+    """Seconds before the retry that follows ``failures`` consecutive failures (1-based)."""
+    base = min(BACKOFF_START * 2 ** min(max(failures, 1) - 1, 16), BACKOFF_MAX)
+    return base * (1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * rand())
 
 
 class UpstreamState(StrEnum):
@@ -66,11 +91,14 @@ class Upstream:
         self._stop: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
-        self._backoff = BACKOFF_START
+        self._failures = 0  # consecutive failed attempts; sets the backoff and the start window
         self._next_attempt = 0.0
         self._retry_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._holders: set[asyncio.Task[None]] = set()  # the live connection, abandoned attempts
+        self._relays: set[asyncio.Task[None]] = set()
         self._ever_connected = False
+        self._http_status: int | None = None  # the last HTTP error status this connection saw
 
     # -- lifecycle ------------------------------------------------------------------
     async def connect(self) -> None:
@@ -81,57 +109,78 @@ class Upstream:
         """
         if self.state is UpstreamState.READY and self._client is not None and not self._stale():
             return
-        async with self._lock:
-            if self.state is UpstreamState.READY and self._client is not None:
-                if not self._stale():
-                    return
-                # It died while idle (nothing was in flight): reconnect now, no backoff.
-                log.warning("upstream %s: connection lost while idle; reconnecting", self.name)
-                if self._stop is not None:
-                    self._stop.set()
-                self._client = None
-                self.last_error = "connection lost while idle"
-            if self.state is UpstreamState.CLOSED:
-                raise UpstreamUnavailable(f"server '{self.name}' is shut down", server=self.name)
-            wait = self._next_attempt - time.monotonic()
-            if wait > 0:
-                raise UpstreamUnavailable(
-                    f"server '{self.name}' is unavailable: {self.last_error}",
-                    hint=f"Retry in {wait:.0f} s or use another tool.",
-                    server=self.name,
-                )
-            await self._open()
+        try:  # a background retry may hold the lock with a long start window: wait ours only
+            async with asyncio.timeout(self.config.connect_timeout):
+                await self._lock.acquire()
+        except TimeoutError:
+            after = f" after: {self.last_error}" if self.last_error else ""
+            raise UpstreamUnavailable(
+                f"server '{self.name}' is still starting (a retry{after})",
+                hint="Retry in a few seconds or use another tool.",
+                server=self.name,
+            ) from None
+        try:
+            await self._connect_locked()
+        finally:
+            self._lock.release()
 
-    async def _open(self) -> None:
+    async def _connect_locked(self) -> None:
+        if self.state is UpstreamState.READY and self._client is not None:
+            if not self._stale():
+                return
+            # It died while idle (nothing was in flight): reconnect now, no backoff.
+            log.warning("upstream %s: connection lost while idle; reconnecting", self.name)
+            if self._stop is not None:
+                self._stop.set()
+            self._client = None
+            self.last_error = "connection lost while idle"
+        if self.state is UpstreamState.CLOSED:
+            raise UpstreamUnavailable(f"server '{self.name}' is shut down", server=self.name)
+        wait = self._next_attempt - time.monotonic()
+        if wait > 0:
+            raise UpstreamUnavailable(
+                f"server '{self.name}' is unavailable: {self.last_error}",
+                hint=_hint(self.last_error or "", f"Retry in {wait:.0f} s or use another tool."),
+                server=self.name,
+            )
+        await self._open()
+
+    async def _open(self, window: float | None = None) -> None:
+        """Start the server and wait up to ``window`` s (default ``connectTimeout``) for it."""
+        timeout = window or self.config.connect_timeout
         self.state = UpstreamState.CONNECTING
+        self._http_status = None
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         self._stop = asyncio.Event()
         self._holder = asyncio.create_task(self._hold(ready, self._stop), name=f"upstream:{self.name}")
+        self._holders.add(self._holder)  # an abandoned attempt still shuts its process down
+        self._holder.add_done_callback(self._holders.discard)
         try:
-            await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
         except BaseException as exc:
             self._stop.set()
             ready.cancel()  # abandoned: the holder must not leave an unretrieved exception
             self._holder.cancel()
             if isinstance(exc, asyncio.CancelledError):
+                if self.state is UpstreamState.CONNECTING:
+                    self.state = UpstreamState.IDLE
                 raise
-            reason = (
-                f"did not start within {self.config.connect_timeout:g} s"
-                if isinstance(exc, TimeoutError)
-                else _describe(exc)
-            )
+            reason = f"did not start within {timeout:g} s" if isinstance(exc, TimeoutError) else self._explain(exc)
             self._failed(reason)
             raise UpstreamUnavailable(
                 f"server '{self.name}' could not be started: {self.config.redact(reason)}",
-                hint="Check its command/url in the config; toolscout retries with backoff.",
+                hint=_hint(reason, "Check its command/url in the config; toolscout retries it with backoff."),
                 server=self.name,
             ) from None
         self.state = UpstreamState.READY
         self.connected_at = time.time()
-        self._backoff = BACKOFF_START
+        reconnected = self._ever_connected or self._failures > 0
+        self._failures = 0
         self.last_error = None
-        if self._ever_connected and self._on_reconnected is not None:
+        # Its tools may have changed while it was away, or were never listed (a failed first
+        # start): list them again, which is what makes a late server's tools appear.
+        if reconnected and self._on_reconnected is not None:
             self._spawn(self._on_reconnected(self))
         self._ever_connected = True
 
@@ -139,11 +188,14 @@ class Upstream:
         """Own the SDK client for the whole connection (its context must exit in this task)."""
         from mcp import Client
 
+        errlog: IO[str] | None = None
+        mine: Any = None
         try:
+            transport, errlog = self._transport()
             async with Client(
-                self._transport(), mode="legacy", message_handler=self._on_message, cache=None
+                _lenient(transport, self.name), mode="legacy", message_handler=self._on_message, cache=None
             ) as client:
-                self._client = client
+                self._client = mine = client
                 if not ready.done():
                     ready.set_result(None)
                 await stop.wait()
@@ -151,27 +203,69 @@ class Upstream:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
             elif not stop.is_set():
-                self._failed(f"connection lost: {_describe(exc)}")
+                self._failed(f"connection lost: {self._explain(exc)}")
             if isinstance(exc, asyncio.CancelledError) and stop.is_set():
                 return
         finally:
-            self._client = None
+            if mine is not None and self._client is mine:  # never clear a newer connection's
+                self._client = None
+            if errlog is not None:  # the relay sees EOF once the process tree has exited too
+                errlog.close()
         if not stop.is_set() and self.state is UpstreamState.READY:
             self._failed("connection closed by the server")
 
-    def _transport(self) -> Any:
+    def _transport(self) -> tuple[Any, IO[str] | None]:
+        """The SDK transport for this server, and the stderr pipe its process writes into."""
         cfg = self.config
         if cfg.command:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             params = StdioServerParameters(command=cfg.command, args=cfg.args, env=cfg.env or None, cwd=cfg.cwd)
-            return stdio_client(params, errlog=_errlog())
+            read_fd, write_fd = os.pipe()
+            relay = asyncio.ensure_future(self._relay_stderr(read_fd))
+            self._relays.add(relay)
+            relay.add_done_callback(self._relays.discard)
+            errlog = os.fdopen(write_fd, "w")
+            return stdio_client(params, errlog=errlog), errlog
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         assert cfg.url is not None
         http = create_mcp_http_client(headers=dict(cfg.headers) or None)
-        return streamable_http_client(cfg.url, http_client=http)
+        hooks = http.event_hooks
+        hooks["response"] = [*hooks.get("response", []), self._saw_response]
+        http.event_hooks = hooks
+        return streamable_http_client(cfg.url, http_client=http), None
+
+    async def _saw_response(self, response: Any) -> None:
+        """Remember an HTTP error status: the SDK reports every one as the same bare text."""
+        if response.status_code >= 400:
+            self._http_status = response.status_code
+
+    def _explain(self, exc: BaseException) -> str:
+        """``exc`` as a reason for status and errors, with the HTTP status when there was one."""
+        text = _describe(exc)
+        if self._http_status is not None and "returned an error response" in text:
+            return http_problem(self._http_status)
+        return text
+
+    async def _relay_stderr(self, fd: int) -> None:
+        """Pump one process's stderr pipe through a :class:`StderrRelay` until it closes."""
+        relay = StderrRelay(self.name, self.config, _write_stderr)
+        pipe = os.fdopen(fd, "rb", buffering=0)
+        reader = asyncio.StreamReader()
+        try:
+            loop = asyncio.get_running_loop()
+            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        except BaseException:
+            pipe.close()
+            raise
+        try:
+            while chunk := await reader.read(65536):
+                relay.feed(chunk)
+        finally:
+            relay.close()
+            transport.close()
 
     def _stale(self) -> bool:
         """The session's pipe closed under us (the process exited while idle)."""
@@ -182,24 +276,41 @@ class Upstream:
         if self.state is UpstreamState.CLOSED:
             return
         reason = self.config.redact(reason)
+        repeated = reason == self.last_error
         self.state = UpstreamState.FAILED
         self.last_error = reason
-        self._next_attempt = time.monotonic() + self._backoff
-        delay = self._backoff
-        self._backoff = min(self._backoff * 2, BACKOFF_MAX)
-        log.warning("upstream %s: %s (retry in %.1f s)", self.name, reason, delay)
-        if self._ever_connected and (self._retry_task is None or self._retry_task.done()):
-            self._retry_task = self._spawn(self._retry_after(delay))
+        self._failures += 1
+        delay = backoff_delay(self._failures)
+        self._next_attempt = time.monotonic() + delay
+        # A server down for hours retries every 30 s: say so once per distinct reason.
+        log.log(
+            logging.INFO if repeated else logging.WARNING,
+            "upstream %s: %s (retry in %.1f s)",
+            self.name,
+            reason,
+            delay,
+        )
+        if self._retry_task is None or self._retry_task.done():
+            self._retry_task = self._spawn(self._retry())
 
-    async def _retry_after(self, delay: float) -> None:
-        """Reconnect a server that was up and crashed, with growing delays."""
+    async def _retry(self) -> None:
+        """Reconnect a failed server in the background (first start or crash), with backoff.
+
+        At most one attempt runs at a time; each gives the server twice the previous start
+        window (from ``connectTimeout`` up to :data:`RETRY_WINDOW_MAX`), so a slow starter
+        comes up eventually, while callers still wait only ``connectTimeout`` for it.
+        """
         while self.state is UpstreamState.FAILED:
-            await asyncio.sleep(max(delay, self._next_attempt - time.monotonic()))
-            if self.state is not UpstreamState.FAILED:
-                return
-            with contextlib.suppress(UpstreamUnavailable):
-                await self.connect()
-            delay = self._backoff
+            await asyncio.sleep(max(0.0, self._next_attempt - time.monotonic()))
+            async with self._lock:
+                if self.state is not UpstreamState.FAILED:
+                    return
+                if self._next_attempt > time.monotonic():  # a caller's attempt failed meanwhile
+                    continue
+                base = self.config.connect_timeout
+                window = min(base * 2 ** min(self._failures, 16), max(base, RETRY_WINDOW_MAX))
+                with contextlib.suppress(UpstreamUnavailable):
+                    await self._open(window)
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
@@ -219,14 +330,26 @@ class Upstream:
             self._stop.set()
         for task in list(self._tasks):
             task.cancel()
-        if self._holder is not None:
-            try:
-                await asyncio.wait_for(self._holder, 5)
-            except BaseException:  # shutting down: a stuck child is killed with the process
-                self._holder.cancel()
+        # Holders (the live one and abandoned attempts) shut their processes down; bounded.
+        if self._holders:
+            _, stuck = await asyncio.wait(list(self._holders), timeout=5)
+            for task in stuck:  # shutting down: a stuck child is killed with the process
+                task.cancel()
+        if self._relays:  # a dying server's last stderr lines, bounded
+            _, stuck = await asyncio.wait(list(self._relays), timeout=2)
+            for task in stuck:
+                task.cancel()
 
     # -- requests ---------------------------------------------------------------------
-    async def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> dict[str, Any]:
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressFn | None = None,
+    ) -> dict[str, Any]:
+        """Send one request; cancelling the caller's task cancels it at the server too (the
+        SDK's dispatcher sends ``notifications/cancelled`` for an abandoned request)."""
         from mcp.shared.exceptions import MCPError
 
         await self.connect()
@@ -234,10 +357,13 @@ class Upstream:
         if client is None:
             raise UpstreamUnavailable(f"server '{self.name}' is not connected", server=self.name)
         dispatcher = client.session._dispatcher  # raw JSON: no result validation in between
+        # With a progress callback the dispatcher adds a progressToken and routes the
+        # server's notifications/progress for this request to it.
+        opts: Any = {"on_progress": progress} if progress is not None else None
         try:
             if timeout is None:
-                return await dispatcher.send_raw_request(method, params, None)
-            return await asyncio.wait_for(dispatcher.send_raw_request(method, params, None), timeout)
+                return await dispatcher.send_raw_request(method, params, opts)
+            return await asyncio.wait_for(dispatcher.send_raw_request(method, params, opts), timeout)
         except TimeoutError:
             raise ToolTimeout(
                 f"server '{self.name}' did not answer {method} within {timeout:g} s", server=self.name
@@ -247,6 +373,11 @@ class Upstream:
                 self._mark_dead(f"connection lost during {method}")
                 raise UpstreamUnavailable(
                     f"server '{self.name}' closed the connection during {method}", server=self.name
+                ) from None
+            problem = self._explain(exc)
+            if problem.startswith("HTTP "):
+                raise UpstreamUnavailable(
+                    f"server '{self.name}' failed {method}: {problem}", hint=_hint(problem, None), server=self.name
                 ) from None
             raise
         except (OSError, EOFError, RuntimeError) as exc:
@@ -276,32 +407,224 @@ class Upstream:
         log.warning("upstream %s: stopped listing after %d pages", self.name, MAX_PAGES)
         return tools
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Run ``tool`` (the upstream's own name); the raw ``CallToolResult`` dict."""
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float | None = None,
+        *,
+        progress: ProgressFn | None = None,
+    ) -> dict[str, Any]:
+        """Run ``tool`` (the upstream's own name); the raw ``CallToolResult`` dict.
+
+        ``progress`` receives the server's ``notifications/progress`` for this call.
+        """
         self.calls += 1
         limit = timeout if timeout is not None else self.config.timeout
-        return await self._request("tools/call", {"name": tool, "arguments": arguments}, limit)
+        return await self._request("tools/call", {"name": tool, "arguments": arguments}, limit, progress)
+
+    def retry_in(self) -> float | None:
+        """Seconds until the next background retry of a failed server, else ``None``."""
+        if self.state is not UpstreamState.FAILED or self._retry_task is None or self._retry_task.done():
+            return None
+        return round(max(0.0, self._next_attempt - time.monotonic()), 1)
 
     def status(self) -> dict[str, Any]:
         state = UpstreamState.FAILED if self._stale() else self.state
         return {
             "state": state.value,
             "last_error": self.last_error,
+            "retry_in": self.retry_in(),
             "connected_at": self.connected_at,
             "calls": self.calls,
         }
 
 
-def _errlog() -> Any:
-    """Where an upstream's stderr goes: ours if it is a real file (not a captured stream)."""
-    for stream in (sys.stderr, sys.__stderr__):
+def http_problem(status: int) -> str:
+    """An upstream's HTTP error status as a reason that says what to do about it."""
+    try:
+        head = f"HTTP {status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        head = f"HTTP {status}"
+    if status in (401, 403):
+        return f"{head}: the server refused the credentials; check this server's headers (or env) in the config"
+    if status >= 500:
+        return f"{head}: the upstream server failed; retry later or check its logs"
+    return f"{head} from the server"
+
+
+def _hint(reason: str, default: str | None) -> str | None:
+    if reason.startswith(("HTTP 401", "HTTP 403")):
+        return "Fix the credentials in this server's config entry ('headers' or 'env'), then restart the gateway."
+    if reason.startswith("HTTP 5"):
+        return "The upstream server failed; retry later or check its logs. toolscout retries it with backoff."
+    return default
+
+
+class StderrRelay:
+    """An upstream's stderr into ours, line by line, prefixed ``[server] ``, with every
+    configured secret of that server masked: servers print their env and config on errors.
+
+    A line longer than ``max_line`` goes out in pieces; the last ``len(longest secret) - 1``
+    characters wait for the next piece, so a secret cut at a piece boundary is still masked.
+    """
+
+    def __init__(
+        self, name: str, config: ServerConfig, write: Callable[[str], None], *, max_line: int = STDERR_LINE_MAX
+    ) -> None:
+        self._prefix = f"[{name}] "
+        self._secrets = config.secrets()
+        self._keep = max((len(s) for s in self._secrets), default=1) - 1
+        self._max = max(max_line, self._keep + 1)
+        self._write = write
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._buffer = ""
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _emit(self, text: str) -> None:
+        self._write(f"{self._prefix}{text}\n")
+
+    def feed(self, data: bytes) -> None:
+        *lines, self._buffer = (self._buffer + self._decoder.decode(data)).split("\n")
+        for line in lines:
+            self._emit(self._redact(line.rstrip("\r")))
+        if len(self._buffer) > self._max:
+            text = self._redact(self._buffer)
+            cut = len(text) - self._keep
+            self._emit(text[:cut])
+            self._buffer = text[cut:]
+
+    def close(self) -> None:
+        rest = self._buffer + self._decoder.decode(b"", final=True)
+        self._buffer = ""
+        if rest:
+            self._emit(self._redact(rest.rstrip("\r")))
+
+
+def _write_stderr(text: str) -> None:
+    with contextlib.suppress(Exception):  # a closed or broken stderr must not stop the relay
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+@contextlib.asynccontextmanager
+async def _lenient(transport: Any, server: str) -> AsyncIterator[tuple[Any, Any]]:
+    """``transport`` with a read stream that recovers what the SDK's parser rejects."""
+    async with transport as (read, write):
+        yield _LenientReader(read, server), write
+
+
+class _LenientReader:
+    """A transport read stream that re-reads messages the SDK's strict JSON parser rejects.
+
+    pydantic's parser stops at 200 nesting levels, so one tool with a deeply nested schema
+    lost the whole ``tools/list`` answer and its request waited out its timeout. Python's
+    parser goes deeper: the message is re-read with it (the aggregator then drops the deep
+    tool). An answer that cannot be read even so fails its request at once, with the cause.
+    """
+
+    def __init__(self, inner: Any, server: str) -> None:
+        self._inner = inner
+        self._server = server
+
+    def __getattr__(self, name: str) -> Any:  # e.g. ``last_context``
+        return getattr(self._inner, name)
+
+    async def receive(self) -> Any:
+        return self._fix(await self._inner.receive())
+
+    def __aiter__(self) -> _LenientReader:
+        return self
+
+    async def __anext__(self) -> Any:
+        return self._fix(await self._inner.__anext__())
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _LenientReader:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._inner.__aexit__(*exc)
+
+    def _fix(self, item: Any) -> Any:
+        if not isinstance(item, ValueError) or not hasattr(item, "errors"):
+            return item
         try:
-            if stream is not None:
-                stream.fileno()
-                return stream
-        except (AttributeError, OSError, ValueError):
+            return _recover(item, self._server)
+        except Exception:  # recovery is best effort: the SDK then handles the original
+            log.debug("upstream %s: could not recover a message", self._server, exc_info=True)
+            return item
+
+
+def _recover(exc: Any, server: str) -> Any:
+    """A message the SDK could not parse: re-read it, or turn it into an error answer for
+    the request it answers; else ``exc`` unchanged (garbage lines are the SDK's to log)."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    errors = exc.errors()
+    raw = next((e["input"] for e in errors if e["type"] == "json_invalid" and isinstance(e.get("input"), str)), None)
+    data: Any = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
+    cause = errors[0]["msg"] if errors else str(exc)
+    if raw is not None:
+        try:
+            data = json.loads(raw)
+        except RecursionError:
+            data = _top_level_scalars(raw)
+            cause = "nested too deeply to read"
+        except ValueError:
+            return exc  # not JSON at all
+        else:
+            try:
+                message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                log.warning("upstream %s: re-read a message the SDK could not parse (%s)", server, cause)
+                return SessionMessage(message)
+    if not isinstance(data, dict) or "method" in data:  # only answers to our requests
+        return exc
+    request_id = data.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return exc
+    log.warning("upstream %s: an answer could not be parsed (%s)", server, cause)
+    error = types.ErrorData(code=types.PARSE_ERROR, message=f"the server's answer could not be parsed: {cause}")
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SCALAR = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+
+def _top_level_scalars(raw: str) -> dict[str, Any]:
+    """The outermost object's string and integer members, found without parsing the nested
+    values (too deep for any recursive parser), e.g. an answer's ``id``."""
+    found: dict[str, Any] = {}
+    depth, i = 0, 0
+    while i < len(raw):
+        char = raw[i]
+        if char == '"':
+            string = _STRING.match(raw, i)
+            if string is None:
+                break
+            i = string.end()
+            if depth == 1 and (value := _SCALAR.match(raw, i)):
+                found[json.loads(string.group())] = json.loads(value.group(1))
+                i = value.end()
             continue
-    return open(os.devnull, "w")  # lives as long as the process
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        i += 1
+    return found
 
 
 def _describe(exc: BaseException) -> str:
