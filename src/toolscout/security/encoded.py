@@ -1,0 +1,86 @@
+"""Encoded blobs (base64, hex, ``\\xNN``/``%NN`` escapes) that decode to readable text.
+
+Tool descriptions legitimately carry ids, hashes, keys in examples and data URIs; those
+decode to bytes, not prose, so only a blob whose decoding reads as words is reported. The
+caller then scans the decoded text with the phrase rules.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+__all__ = ["decoded_texts", "looks_instructive"]
+
+_B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
+_ESCAPED = re.compile(r"(?:\\x[0-9A-Fa-f]{2}){8,}|(?:%[0-9A-Fa-f]{2}){8,}|(?:\\u00[0-9A-Fa-f]{2}){8,}")
+_HEXDIGITS = re.compile(r"[0-9A-Fa-f]{2}")
+_MARKERS = re.compile(
+    r"\b(?:you|your|must|always|never|should|assistant|model|user|ignore|instructions?|"
+    r"send|call|tool|recommend|read|include|do\s+not|don't)\b",
+    re.I,
+)
+
+
+def _readable(data: bytes) -> str | None:
+    """The bytes as text if they read as words: valid UTF-8, printable, several words."""
+    if len(data) < 12:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
+    if printable < 0.97 * len(text):
+        return None
+    words = text.split()
+    if len(words) < 3:
+        return None
+    letters = sum(ch.isalpha() for ch in text)
+    if letters < 0.5 * (len(text) - text.count(" ")):
+        return None
+    return text
+
+
+def _b64(blob: str) -> bytes | None:
+    body = blob.rstrip("=")
+    urlsafe = "-" in body or "_" in body
+    if urlsafe and ("+" in body or "/" in body):
+        return None
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        if urlsafe:
+            return base64.urlsafe_b64decode(padded)
+        return base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def decoded_texts(text: str) -> Iterator[tuple[str, str]]:
+    """``(blob, decoded text)`` for every blob in ``text`` that decodes to words."""
+    if len(text) < 32 or not any(len(word) >= 32 for word in text.split()):
+        return  # every blob is one long "word"; most texts have none
+    for m in _B64.finditer(text):
+        blob = m[0]
+        if blob.isalpha() and (blob.islower() or blob.isupper()):
+            continue  # one long word or constant, not base64
+        data = _b64(blob)
+        decoded = _readable(data) if data else None
+        if decoded:
+            yield blob, decoded
+    for m in _HEX.finditer(text):
+        decoded = _readable(bytes.fromhex(m[0]))
+        if decoded:
+            yield m[0], decoded
+    for m in _ESCAPED.finditer(text):
+        decoded = _readable(bytes(int(h, 16) for h in _HEXDIGITS.findall(m[0].replace("\\u00", "\\x"))))
+        if decoded:
+            yield m[0], decoded
+
+
+def looks_instructive(text: str) -> bool:
+    """Prose that talks to someone (imperatives, modals, "you", "the user")."""
+    return _MARKERS.search(text) is not None

@@ -1,0 +1,131 @@
+"""The detector: every text of a tool that a model reads, checked for poisoning.
+
+A model reads a tool's name, description, titles and its whole input schema (parameter
+names, descriptions, defaults, enums), so all of them are scanned; ``meta`` is not sent to
+models and is not. Each text goes through three checks: invisible or deceptive characters
+(on the raw text), phrase rules (on the cleaned text, see :func:`unicode.clean`), and
+encoded blobs, whose decoding goes through the phrase rules in turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from ..model import Tool
+from .encoded import decoded_texts, looks_instructive
+from .findings import Finding, ordered, trim
+from .rules import RULES, Rule, active_rules, run_rules, secret_default
+from .unicode import clean, name_problems, text_problems
+
+__all__ = ["scan", "scan_text", "tool_texts"]
+
+_MIN_PHRASE = 16  # shorter texts cannot hold a sentence-level attack
+_MIN_BLOB = 32  # nor an encoded one
+_MAX_STRINGS = 5000  # strings per schema; a pathological schema is not walked forever
+_SKIP_KEYS = frozenset({"type", "required", "$schema", "$ref", "$id", "format", "additionalProperties"})
+
+
+def tool_texts(tool: Tool) -> Iterator[tuple[str, str, bool]]:
+    """``(field, text, is_name)`` for every string of ``tool`` a model reads."""
+    yield "name", tool.name, True
+    yield "description", tool.description, False
+    for lang, text in tool.descriptions.items():
+        yield f"descriptions.{lang}", text, False
+    title = tool.display.get("title")
+    if title:
+        yield "title", title, False
+    if tool.annotations is not None and tool.annotations.title:
+        yield "annotations.title", tool.annotations.title, False
+    for count, item in enumerate(_walk(json.loads(tool.schema_json), "input_schema")):
+        if count >= _MAX_STRINGS:
+            return
+        yield item
+    output = tool.output_schema
+    if output:
+        yield from _walk(output, "output_schema")
+
+
+def _walk(node: Any, path: str) -> Iterator[tuple[str, str, bool]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if not isinstance(key, str) or key in _SKIP_KEYS:
+                continue
+            if key == "properties" and isinstance(value, dict):
+                for name, sub in value.items():
+                    where = f"{path}.properties.{name}"
+                    yield where, str(name), True
+                    yield from _walk(sub, where)
+            elif isinstance(value, str):
+                yield f"{path}.{key}", value, False
+            else:
+                yield from _walk(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            if isinstance(item, str):
+                yield f"{path}[{i}]", item, False
+            else:
+                yield from _walk(item, f"{path}[{i}]")
+
+
+def scan_text(
+    text: str,
+    field: str = "description",
+    *,
+    own: Collection[str] = (),
+    siblings: Collection[str] = (),
+    context: str = "",
+    rules: tuple[Rule, ...] = RULES,
+) -> list[Finding]:
+    """Findings for one free text (a description, a parameter's description, a default...).
+
+    ``own`` are the tool's own names and ``siblings`` the names of tools from the same
+    source (lower-case), so a tool that mentions itself or a neighbour is not "shadowing";
+    ``context`` is the tool's description, for rules that weigh a field against it.
+    """
+    plain = text.isascii() and "\x1b" not in text and "\x08" not in text
+    out = [] if plain else [Finding.of(code, field, evidence) for code, evidence in text_problems(text)]
+    defaults = field.endswith(("default", "const", "]")) or ".example" in field
+    if len(text) < _MIN_PHRASE:
+        if defaults:
+            out.extend(Finding.of(code, field, ev) for code, ev in secret_default(field, text, context))
+        return out
+    cleaned = text if plain else clean(text)
+    parameter = field.startswith("input_schema.")
+    hits = run_rules(cleaned, own=own, siblings=siblings, parameter=parameter, rules=rules) if rules else []
+    if defaults:
+        hits.extend(secret_default(field, cleaned, context))
+    if hits:
+        out.extend(Finding.of(code, field, evidence) for code, evidence in hits)
+    if len(text) < _MIN_BLOB:
+        return out
+    for blob, decoded in decoded_texts(text):
+        inner = run_rules(clean(decoded), own=own, siblings=siblings)
+        if inner:
+            out.append(Finding.of("encoded_instruction", field, f"{trim(blob, 24)} decodes to: {decoded}"))
+        elif looks_instructive(decoded):
+            out.append(Finding.of("encoded_payload", field, f"{trim(blob, 24)} decodes to: {decoded}"))
+    return out
+
+
+def scan(tool: Tool, *, siblings: Collection[str] = ()) -> list[Finding]:
+    """Every finding for ``tool``, most severe first (rug pulls need a pin store: see
+    :class:`~toolscout.security.pins.Pins`)."""
+    own = {tool.name.lower()}
+    if tool.original_name:
+        own.add(tool.original_name.lower())
+    sibs = {s.lower() for s in siblings} - own
+    findings: list[Finding] = []
+    texts: list[tuple[str, str]] = []
+    for field, text, is_name in tool_texts(tool):
+        if is_name:
+            problem = name_problems(text)
+            if problem:
+                findings.append(Finding.of("deceptive_name", field, problem))
+        elif text:
+            texts.append((field, text))
+    rules = active_rules(clean("\n".join(text for _, text in texts)))
+    for field, text in texts:
+        findings.extend(scan_text(text, field, own=own, siblings=sibs, context=tool.description, rules=rules))
+    return ordered(findings)
