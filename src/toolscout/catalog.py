@@ -222,12 +222,9 @@ class Catalog:
     ) -> list[Tool]:
         """Add tool definitions you already have: OpenAI (Chat or Responses), Anthropic,
         MCP, Gemini or the generic seed-001 shape; the format is detected per entry."""
-        from .sources.definitions import tool_from_definition
+        from .sources.definitions import tools_from_definitions
 
-        tools = [
-            prefixed(tool_from_definition(d, source=source, origin=f"{source}[{i}]"), prefix)
-            for i, d in enumerate(definitions)
-        ]
+        tools = [prefixed(t, prefix) for t in tools_from_definitions(definitions, source=source)]
         mapped = {prefixed_name(n, prefix): h for n, h in (handlers or {}).items()}
         return self.extend(tools, handlers=mapped)
 

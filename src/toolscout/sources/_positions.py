@@ -27,8 +27,10 @@ class EntryPositions:
     keys: list[str] = field(default_factory=list)
 
 
-def yaml_positions(text: str) -> EntryPositions:
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
+def yaml_positions(text: str | None = None, *, root: yaml.Node | None = None) -> EntryPositions:
+    """From the text, or from its already composed node tree (``root``)."""
+    if text is not None:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
     out = EntryPositions()
     if isinstance(root, yaml.MappingNode):
         pairs = [(k, v) for k, v in root.value]

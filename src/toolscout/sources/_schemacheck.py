@@ -62,7 +62,10 @@ def schema_problem(schema: Any, *, require_object: bool = True) -> str | None:
     except RecursionError:
         return "nests too deeply"
     if unknown or "$schema" in schema:
-        problem = _full_check(schema)
+        try:
+            problem = _full_check(schema)
+        except RecursionError:
+            return "nests too deeply"
         if problem:
             return f"is not a valid JSON Schema: {problem}"
     if require_object and schema.get("type", "object" if "properties" in schema else None) != "object":
@@ -86,7 +89,7 @@ def _check(node: Any, path: str, unknown: list[bool]) -> None:
                 unknown.append(True)
         elif key == "type":
             names = v if isinstance(v, list) else [v]
-            bad = [t for t in names if t not in _TYPES]
+            bad = [t for t in names if not isinstance(t, str) or t not in _TYPES]
             if bad or not names or (isinstance(v, list) and len(set(map(str, v))) != len(v)):
                 raise _Bad(f"{bad[0] if bad else v!r} is not a valid type (at {at})")
         elif key in _SCHEMA:

@@ -29,6 +29,7 @@ from ..errors import DeclarationError
 from ..model import PERMISSION_KINDS, Annotations, DeferPolicy, Tool
 from ._positions import EntryPositions, json_positions, yaml_positions
 from ._schemacheck import schema_problem
+from ._yaml import load_yaml
 
 __all__ = ["load_declarations"]
 
@@ -42,9 +43,9 @@ _SNAKE_HINTS = {"read_only": "readOnlyHint", "destructive": "destructiveHint",
 
 
 class _EntryError(Exception):
-    def __init__(self, message: str, field: str | None = None) -> None:
+    def __init__(self, message: str, field: str | None = None, hint: str | None = None) -> None:
         super().__init__(message)
-        self.field = field
+        self.field, self.hint = field, hint
 
 
 def load_declarations(
@@ -94,7 +95,9 @@ def _load(
                     f"duplicate tool name '{tool.name}' (first declared on line {seen[tool.name]})", "name"
                 )
         except _EntryError as exc:
-            err = DeclarationError(str(exc), file=file, line=fields.get(exc.field or "", line), field=exc.field)
+            err = DeclarationError(
+                str(exc), file=file, line=fields.get(exc.field or "", line), field=exc.field, hint=exc.hint
+            )
             if not skip_invalid:
                 raise err from None
             skipped.append(err)
@@ -117,6 +120,9 @@ def _jsonl_items(text: str, file: str) -> list[_Item | DeclarationError]:
         except json.JSONDecodeError as exc:
             out.append(DeclarationError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=file, line=lineno))
             continue
+        except ValueError as exc:  # e.g. an integer of more than 4300 digits
+            out.append(DeclarationError(f"invalid JSON: {exc}", file=file, line=lineno))
+            continue
         except RecursionError:
             out.append(DeclarationError("the line nests too deeply", file=file, line=lineno))
             continue
@@ -127,8 +133,8 @@ def _jsonl_items(text: str, file: str) -> list[_Item | DeclarationError]:
 def _document_items(text: str, file: str, *, yaml_: bool) -> list[_Item]:
     try:
         if yaml_:
-            data = yaml.safe_load(text)
-            positions = yaml_positions(text)
+            data, root = load_yaml(text)
+            positions = yaml_positions(root=root) if root is not None else EntryPositions()
         else:
             data = json.loads(text)
             positions = json_positions(text)
@@ -138,6 +144,9 @@ def _document_items(text: str, file: str, *, yaml_: bool) -> list[_Item]:
         raise DeclarationError(f"invalid YAML: {problem}", file=file, line=mark.line + 1 if mark else None) from None
     except json.JSONDecodeError as exc:
         raise DeclarationError(f"invalid JSON: {exc.msg}", file=file, line=exc.lineno) from None
+    except ValueError as exc:  # an integer of more than 4300 digits, a bad !!timestamp...
+        kind = "YAML" if yaml_ else "JSON"
+        raise DeclarationError(f"invalid {kind}: {exc}", file=file) from None
     if data is None:
         return []
     if isinstance(data, Mapping):
@@ -179,7 +188,8 @@ def _entry_tool(
     if entry is None and key:
         entry = {}
     if not isinstance(entry, Mapping):
-        raise _EntryError(f"entry '{key}' must be a mapping, not {type(entry).__name__}", key)
+        what = f"entry '{key}'" if key is not None else "an entry"
+        raise _EntryError(f"{what} must be a mapping, not {type(entry).__name__}", key)
     name = key if key is not None else entry.get("name")
     if name is None:
         raise _EntryError("the entry has no name", "name")
@@ -209,10 +219,10 @@ def _entry_tool(
     defer = entry.get("defer")
     if defer is None:
         defer = DeferPolicy.NEVER if entry.get("required") is True else DeferPolicy.AUTOMATIC
-    elif defer not in {p.value for p in DeferPolicy}:
+    elif not isinstance(defer, str) or defer not in {p.value for p in DeferPolicy}:
         raise _EntryError(f"'{name}': defer must be one of never, automatic, always", "defer")
-    schema, _ = _schema(entry, _SCHEMA_KEYS, name, require_object=True)
-    output, _ = _schema(entry, _OUTPUT_KEYS, name, require_object=False)
+    schema, schema_key = _schema(entry, _SCHEMA_KEYS, name, require_object=True)
+    output, output_key = _schema(entry, _OUTPUT_KEYS, name, require_object=False)
     meta = entry.get("meta", {})
     if not isinstance(meta, Mapping):
         raise _EntryError(f"'{name}': meta must be a mapping", "meta")
@@ -220,26 +230,33 @@ def _entry_tool(
     if "required" in entry:
         meta["required"] = entry["required"]
     chosen = _choose(descriptions, lang)
-    return Tool(
-        name,
-        chosen,
-        schema or None,
-        output_schema=output or None,
-        source="file",
-        source_id=source_id,
-        origin=origin,
-        category=category,
-        tags=tags,
-        annotations=_annotations(entry, name),
-        permission=permission,
-        searchable=entry.get("searchable", True),
-        available=entry.get("available", True),
-        platforms=platforms,
-        defer=defer,
-        display=display,
-        descriptions=descriptions if len(descriptions) > 1 or "" not in descriptions else {},
-        meta=meta,
-    )
+    annotations = _annotations(entry, name)
+    try:
+        return Tool(
+            name,
+            chosen,
+            schema or None,
+            output_schema=output or None,
+            source="file",
+            source_id=source_id,
+            origin=origin,
+            category=category,
+            tags=tags,
+            annotations=annotations,
+            permission=permission,
+            searchable=entry.get("searchable", True),
+            available=entry.get("available", True),
+            platforms=platforms,
+            defer=defer,
+            display=display,
+            descriptions=descriptions if len(descriptions) > 1 or "" not in descriptions else {},
+            meta=meta,
+        )
+    except DeclarationError as exc:  # a value Tool refuses: not JSON data, a lone surrogate...
+        text_key = "desc" if "desc" in entry else "description"
+        field = {"input_schema": schema_key, "output_schema": output_key, "annotations.title": "annotations",
+                 "description": text_key, "descriptions": text_key}.get(exc.field or "", exc.field)
+        raise _EntryError(exc.message.removesuffix(f" (field '{exc.field}')"), field, exc.hint or None) from None
 
 
 def _languages(entry: Mapping[str, Any], key: str, name: str) -> dict[str, str]:
@@ -278,7 +295,7 @@ def _annotations(entry: Mapping[str, Any], name: str) -> Annotations | None:
     if not isinstance(data, Mapping):
         raise _EntryError(f"'{name}': annotations must be a mapping", "annotations")
     mcp = {_SNAKE_HINTS.get(k, k): v for k, v in data.items()}
-    bad = [k for k, v in mcp.items() if k.endswith("Hint") and not isinstance(v, bool)]
+    bad = [k for k, v in mcp.items() if isinstance(k, str) and k.endswith("Hint") and not isinstance(v, bool)]
     if bad:
         raise _EntryError(f"'{name}': annotation {bad[0]} must be true or false", "annotations")
     return Annotations.from_mcp(mcp)

@@ -25,7 +25,13 @@ from ..errors import DeclarationError
 from ..model import Annotations, Tool
 from ._schemacheck import schema_problem
 
-__all__ = ["definitions_from_mcp_tools", "detect_dialect", "normalize_openapi_types", "tool_from_definition"]
+__all__ = [
+    "definitions_from_mcp_tools",
+    "detect_dialect",
+    "normalize_openapi_types",
+    "tool_from_definition",
+    "tools_from_definitions",
+]
 
 _KNOWN = {"name", "description", "parameters", "input_schema", "inputSchema", "outputSchema",
           "annotations", "title", "type", "function", "strict", "source", "category", "tags",
@@ -48,9 +54,28 @@ def detect_dialect(d: Mapping[str, Any]) -> str:
     return "unknown" if "name" not in d else "bare"
 
 
+def tools_from_definitions(definitions: Iterable[Mapping[str, Any]], *, source: str = "definitions") -> list[Tool]:
+    """Tools from a list of definitions (``origin`` = ``source[i]``); refuses what is not a list."""
+    if isinstance(definitions, Mapping):
+        raise DeclarationError(
+            f"{source}: expected a list of tool definitions, got one definition (an object)",
+            hint="Wrap it in a list: add_definitions([definition]).",
+        )
+    if isinstance(definitions, str | bytes) or not isinstance(definitions, Iterable):
+        raise DeclarationError(f"{source}: expected a list of tool definitions, not {type(definitions).__name__}")
+    return [tool_from_definition(d, source=source, origin=f"{source}[{i}]") for i, d in enumerate(definitions)]
+
+
 def tool_from_definition(d: Mapping[str, Any], *, source: str = "definitions", origin: str | None = None) -> Tool:
     """Build a :class:`Tool` from one definition dict in any supported dialect."""
     where = origin or source
+    try:
+        return _definition_tool(d, source, origin, where)
+    except RecursionError:
+        raise DeclarationError(f"{where}: the definition nests too deeply") from None
+
+
+def _definition_tool(d: Mapping[str, Any], source: str, origin: str | None, where: str) -> Tool:
     if not isinstance(d, Mapping):
         raise DeclarationError(f"{where}: a tool definition must be an object, not {type(d).__name__}")
     for key in ("function_declarations", "functionDeclarations"):
@@ -100,18 +125,23 @@ def tool_from_definition(d: Mapping[str, Any], *, source: str = "definitions", o
         meta["_meta"] = dict(d["_meta"])
     if body.get("strict") is True:
         meta["strict"] = True
-    return Tool(
-        name,
-        description,
-        schema or None,
-        output_schema=output or None,
-        source=source,
-        origin=origin,
-        category=category if isinstance(category, str) else None,
-        tags=tags,
-        annotations=ann,
-        meta=meta,
-    )
+    try:
+        return Tool(
+            name,
+            description,
+            schema or None,
+            output_schema=output or None,
+            source=source,
+            origin=origin,
+            category=category if isinstance(category, str) else None,
+            tags=tags,
+            annotations=ann,
+            meta=meta,
+        )
+    except DeclarationError as exc:  # a value Tool refuses: not JSON data, a lone surrogate...
+        field = {"input_schema": key, "output_schema": "outputSchema"}.get(exc.field or "", exc.field)
+        reason = exc.message.removesuffix(f" (field '{exc.field}')")
+        raise DeclarationError(f"{where}: {reason}", field=field, hint=exc.hint or None) from None
 
 
 def definitions_from_mcp_tools(tools: Iterable[Any], *, source: str = "mcp", source_id: str | None = None) -> list[Tool]:
@@ -157,6 +187,6 @@ def normalize_openapi_types(schema: Any) -> Any:
     if schema.get("nullable") is True:
         if isinstance(out.get("type"), str):
             out["type"] = [out["type"], "null"]
-        elif "anyOf" in out:
+        elif isinstance(out.get("anyOf"), list):
             out["anyOf"] = [*out["anyOf"], {"type": "null"}]
     return out
