@@ -354,6 +354,7 @@ class Gateway:
                 category=request.category,
                 allow=self.visibility.predicate(allow),
                 exclude=request.exclude,
+                platform=self.visibility.platform,
                 autocut=autocut,
             )
             result.search_type = outcome.mode
@@ -418,13 +419,8 @@ class Gateway:
             found = self.index.suggest(clean_text(str(name))[:200], n=n * 3)
         except Exception:  # suggestions are a courtesy; never fail the caller over them
             return []
-        visible = self.visibility.predicate(allow)
-        out = []
-        for candidate in found:
-            tool = self.catalog.get(candidate)
-            if tool is not None and visible(tool):
-                out.append(candidate)
-        return out[:n]
+        tools = (self.catalog.get(candidate) for candidate in found)
+        return [t.name for t in tools if t is not None and self.visibility.admits(t, allow)][:n]
 
     # -- names --------------------------------------------------------------------
     def lookup(self, name: str) -> Tool | None:
@@ -458,10 +454,18 @@ class Gateway:
         self, request: CallRequest, *, timeout: float | None = None, allow: Allow | None = None
     ) -> CallResult:
         """Run a parsed call: resolve the name, admit, validate, execute. Never raises."""
-        started = time.perf_counter()
         try:
             tool = self.resolve(request.name, allow=allow)
-            args = self.validate(tool, request.arguments)
+        except ToolscoutError as exc:
+            return CallResult.failure(request.name, exc)
+        return await self.run(tool, request.arguments, timeout=timeout)
+
+    async def run(self, tool: Tool, arguments: dict[str, Any], *, timeout: float | None = None) -> CallResult:
+        """Validate and execute a tool already resolved and admitted (:meth:`resolve`).
+        Never raises."""
+        started = time.perf_counter()
+        try:
+            args = self.validate(tool, arguments)
             handler = self.catalog.handler(tool.name)
             if handler is None:
                 raise UpstreamUnavailable(
@@ -470,7 +474,7 @@ class Gateway:
                 )
             value = await self._run(tool, handler, args, timeout)
         except ToolscoutError as exc:
-            return CallResult.failure(request.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
+            return CallResult.failure(tool.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
         return _as_call_result(tool.name, value, (time.perf_counter() - started) * 1000)
 
     def call(self, name: str, arguments: Any = None, *, timeout: float | None = None) -> CallResult:

@@ -369,7 +369,7 @@ class Session:
                 hint=f"Call find_tools with query 'select:{tool.name}' (or describe the task){via}.",
             )
         self._touch(tool.name)
-        result = await self.gateway.execute(CallRequest(tool.name, request.arguments), allow=self.allow)
+        result = await self.gateway.run(tool, request.arguments)
         return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
     async def _use(self, request: UseRequest) -> ToolOutcome:

@@ -63,9 +63,14 @@ class Visibility:
     def admits(self, tool: Tool, allow: Allow | None = None) -> bool:
         return self.refusal(tool, allow) is None
 
-    def predicate(self, allow: Allow | None = None) -> Allow:
-        """The rule as one predicate, the same object for the same ``allow`` (the index
-        caches a mask per predicate object and catalog generation)."""
+    def predicate(self, allow: Allow | None = None) -> Allow | None:
+        """The rule as one predicate for the index's mask, the same object for the same
+        ``allow`` (the index caches a mask per predicate object and catalog generation).
+
+        ``None`` when only availability and platform apply: the index keeps precomputed
+        masks for those two, so the common case costs no predicate mask at all."""
+        if allow is None and self.policy is None:
+            return None
         found = self._predicates.get(allow)
         if found is not None:
             self._predicates.move_to_end(allow)

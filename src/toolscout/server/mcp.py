@@ -22,6 +22,7 @@ import logging
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
+from functools import lru_cache
 from typing import Any
 
 from .. import calls
@@ -102,9 +103,7 @@ class GatewayServer:
     # -- sessions -------------------------------------------------------------------
     @staticmethod
     def _stateful(ctx: Any) -> bool:
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-        return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        return ctx.protocol_version not in _modern_versions()
 
     def _session_key(self, ctx: Any) -> str | None:
         """A key unique to this client connection for its whole life (never reused, unlike
@@ -210,19 +209,17 @@ class GatewayServer:
     async def _dispatch(self, ctx: Any, params: Any) -> dict[str, Any]:
         """Hand the call to the connection's session; progress goes back to this caller."""
         session = self.session(ctx)
-        name = params.name
-        if name == "find_tools":
+        if params.name == "find_tools":
             await self._wait_for_sources()
-        before = session.revealed if session.progressive else ()
-        token = calls.progress.set(getattr(ctx.session, "report_progress", None))
-        try:
-            outcome = await session.ahandle(name, params.arguments)
-        finally:
-            calls.progress.reset(token)
-        if outcome.is_find:
-            if session.progressive and session.revealed != before:
+            outcome = await session.ahandle("find_tools", params.arguments)
+            if outcome.revealed:
                 await _notify_list_changed(ctx)
             return self._find_result(outcome)
+        token = calls.progress.set(getattr(ctx.session, "report_progress", None))
+        try:
+            outcome = await session.ahandle(params.name, params.arguments)
+        finally:
+            calls.progress.reset(token)
         return self._call_result(outcome)
 
     async def _wait_for_sources(self) -> None:
@@ -378,6 +375,14 @@ async def _notify_peer(peer: Any) -> None:
         await peer.send_tool_list_changed()
     except Exception as exc:  # the session is gone, or has no standalone stream
         log.debug("list_changed not delivered: %s", exc)
+
+
+@lru_cache(maxsize=1)
+def _modern_versions() -> frozenset[str]:
+    """Protocol versions without sessions (imported on first use: not on the start-up path)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return frozenset(MODERN_PROTOCOL_VERSIONS)
 
 
 def _version() -> str:
