@@ -18,6 +18,15 @@ _B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
 _ESCAPED = re.compile(r"(?:\\x[0-9A-Fa-f]{2}){8,}|(?:%[0-9A-Fa-f]{2}){8,}|(?:\\u00[0-9A-Fa-f]{2}){8,}")
 _HEXDIGITS = re.compile(r"[0-9A-Fa-f]{2}")
+_SPACED_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]){12,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])")
+_B32 = re.compile(r"(?<![A-Z2-7=])[A-Z2-7]{32,}={0,6}")
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm"
+)
+_ROT13_WORDS = frozenset(  # "the and to of you is it ignore all previous instructions user send read do not tell"
+    ("gur", "naq", "gb", "bs", "lbh", "vf", "vg", "vtaber", "nyy", "cerivbhf", "vafgehpgvbaf", "hfre", "fraq",
+     "ernq", "qb", "abg", "gryy")
+)
 _MARKERS = re.compile(
     r"\b(?:you|your|must|always|never|should|assistant|model|user|ignore|instructions?|"
     r"send|call|tool|recommend|read|include|do\s+not|don't)\b",
@@ -60,8 +69,11 @@ def _b64(blob: str) -> bytes | None:
 
 
 def decoded_texts(text: str) -> Iterator[tuple[str, str]]:
-    """``(blob, decoded text)`` for every blob in ``text`` that decodes to words."""
-    if len(text) < 32 or not any(len(word) >= 32 for word in text.split()):
+    """``(blob, decoded text)`` for every blob in ``text`` that decodes to words (base64,
+    base32, hex, escapes), and the whole text un-rotated when it reads as ROT13."""
+    yield from _rot13(text)
+    spaced = " 6" in text and " 7" in text and _SPACED_HEX.search(text) is not None  # hex of ASCII letters
+    if len(text) < 32 or (max(map(len, text.split()), default=0) < 32 and not spaced):
         return  # every blob is one long "word"; most texts have none
     for m in _B64.finditer(text):
         blob = m[0]
@@ -75,10 +87,34 @@ def decoded_texts(text: str) -> Iterator[tuple[str, str]]:
         decoded = _readable(bytes.fromhex(m[0]))
         if decoded:
             yield m[0], decoded
+    for m in _SPACED_HEX.finditer(text):
+        decoded = _readable(bytes.fromhex(m[0].replace(":", " ")))
+        if decoded:
+            yield m[0], decoded
+    for m in _B32.finditer(text):
+        if len(m[0].rstrip("=")) % 8 in (1, 3, 6):
+            continue  # not a length base32 produces
+        try:
+            data = base64.b32decode(m[0] + "=" * (-len(m[0]) % 8))
+        except (binascii.Error, ValueError):
+            continue
+        decoded = _readable(data)
+        if decoded:
+            yield m[0], decoded
     for m in _ESCAPED.finditer(text):
         decoded = _readable(bytes(int(h, 16) for h in _HEXDIGITS.findall(m[0].replace("\\u00", "\\x"))))
         if decoded:
             yield m[0], decoded
+
+
+def _rot13(text: str) -> Iterator[tuple[str, str]]:
+    """ROT13 keeps word shapes, so it shows as common English words rotated ("gur", "naq")."""
+    low = text.lower()
+    if " gur " not in low and " naq " not in low and " lbh " not in low and " nyy " not in low:
+        return
+    words = {w.strip(".,;:!?'\"").lower() for w in text.split()}
+    if len(words & _ROT13_WORDS) >= 2:
+        yield text[:24], text.translate(_ROT13)
 
 
 def looks_instructive(text: str) -> bool:

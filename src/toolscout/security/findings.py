@@ -34,6 +34,7 @@ CODES: dict[str, tuple[Severity, str, str]] = {
     "override_instructions": ("high", "hidden_instruction", "tells the model to ignore or replace its instructions"),
     "conceal_from_user": ("high", "hidden_instruction", "tells the model to hide something from the user or skip asking"),
     "line_jumping": ("medium", "hidden_instruction", "a standing order for every request or every tool, or to run a command before use"),
+    "model_directive": ("medium", "hidden_instruction", "orders to the model with claimed authority, wide scope, secrecy or personal data"),
     "secret_access": ("high", "secret_access", "asks the model to read or pass on keys, credential files or environment variables"),
     "exfiltration": ("high", "secret_access", "asks the model to send conversation, files or secrets somewhere"),
     "sensitive_path": ("low", "secret_access", "mentions a credential file (informational)"),

@@ -10,6 +10,7 @@ encoded blobs, whose decoding goes through the phrase rules in turn.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterator
 from typing import Any
 
@@ -24,11 +25,13 @@ __all__ = ["scan", "scan_text", "tool_texts"]
 _MIN_PHRASE = 16  # shorter texts cannot hold a sentence-level attack
 _MIN_BLOB = 32  # nor an encoded one
 _MAX_STRINGS = 5000  # strings per schema; a pathological schema is not walked forever
+_NAME_SPLIT = re.compile(r"[_\-.]+|(?<=[a-z])(?=[A-Z])")
 _SKIP_KEYS = frozenset({"type", "required", "$schema", "$ref", "$id", "format", "additionalProperties"})
 
 
-def tool_texts(tool: Tool) -> Iterator[tuple[str, str, bool]]:
-    """``(field, text, is_name)`` for every string of ``tool`` a model reads."""
+def tool_texts(tool: Tool, schema: Any = None) -> Iterator[tuple[str, str, bool]]:
+    """``(field, text, is_name)`` for every string of ``tool`` a model reads (``schema`` is
+    its input schema when the caller has parsed it already)."""
     yield "name", tool.name, True
     yield "description", tool.description, False
     for lang, text in tool.descriptions.items():
@@ -38,7 +41,8 @@ def tool_texts(tool: Tool) -> Iterator[tuple[str, str, bool]]:
         yield "title", title, False
     if tool.annotations is not None and tool.annotations.title:
         yield "annotations.title", tool.annotations.title, False
-    for count, item in enumerate(_walk(json.loads(tool.schema_json), "input_schema")):
+    schema = json.loads(tool.schema_json) if schema is None else schema
+    for count, item in enumerate(_walk(schema, "input_schema")):
         if count >= _MAX_STRINGS:
             return
         yield item
@@ -115,14 +119,22 @@ def scan(tool: Tool, *, siblings: Collection[str] = ()) -> list[Finding]:
     own = {tool.name.lower()}
     if tool.original_name:
         own.add(tool.original_name.lower())
+    schema = json.loads(tool.schema_json)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(props, dict):
+        own.update(str(k).lower() for k in props)
     sibs = {s.lower() for s in siblings} - own
     findings: list[Finding] = []
     texts: list[tuple[str, str]] = []
-    for field, text, is_name in tool_texts(tool):
+    for field, text, is_name in tool_texts(tool, schema):
         if is_name:
             problem = name_problems(text)
             if problem:
                 findings.append(Finding.of("deceptive_name", field, problem))
+            if field != "name" and len(text) >= 12:  # a parameter name can carry an order too
+                words = _NAME_SPLIT.sub(" ", text).strip()
+                if words.count(" ") >= 2:
+                    texts.append((field, words))
         elif text:
             texts.append((field, text))
     rules = active_rules(clean("\n".join(text for _, text in texts)))

@@ -22,7 +22,7 @@ Hit = tuple[str, str] | None
 _I = re.IGNORECASE
 
 # -- sentences and evidence ------------------------------------------------------------
-_SPLIT = re.compile(r"(?<=[.!?:;])\s+|\n\s*\n|\n(?=\s*[-*•#<\[])|</?\s*important\s*>", _I)
+_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=:)\s+(?=(?-i:[A-Z]))|\n\s*\n|\n(?=\s*[-*•#<\[])|</?\s*important\s*>", _I)
 
 
 @dataclass(slots=True)
@@ -116,6 +116,9 @@ _TAG = re.compile(
     r"|\[/?\s*(?:INST|SYSTEM|SYS)\s*\]"
     r"|<\|\s*(?:im_start|im_end|system|endoftext|eot_id|start_header_id)\s*\|>"
     r"|<<\s*/?\s*SYS\s*>>"
+    r"|\{\{\s*[#/]?\s*(?:system|assistant|instructions?)\s*\}\}"
+    rf"|<!--(?:(?!-->).){{0,400}}?\b(?:{_AI}|you|must|always|never|ignore|do\s+not|don'?t)\b"
+    rf"|\b(?:attention|dear|hey|hello|hi)\s*,?\s+(?:the\s+)?(?:ai\s+|large\s+)?(?:language\s+)?{_AI}\s*[:,!]"
     rf"|\b(?:note|message|instructions?|reminder|notice)\s+(?:to|for)\s+(?:the\s+|all\s+|any\s+)?{_AI}\s*:"
     rf"|\bp\.\s?s\.?\s+(?:to|for)\s+(?:the\s+)?{_AI}\b"
     r"|(?:^|\n)[ \t#*-]*(?:system|admin|developer|assistant|ai)\s+(?:notice|note|message|instructions?|override|"
@@ -129,7 +132,8 @@ _TAG = re.compile(
 
 
 _TAG_WORDS = _w("important system instruction instructions secret hidden admin critical sys ai im endoftext "
-                "eot start inst")
+                "eot start inst assistant")
+_GREETINGS = _w("attention dear hey hello hi")
 _HEADER_WORDS = _w("system admin developer assistant ai notice")
 _AI_WORDS = _w("ai assistant assistants model models llm llms agent agents claude gpt chatgpt copilot gemini bot bots")
 _VOCATIVE_NEXT = _w("you please pretend always never do don ignore remember make ensure before when first silently")
@@ -137,7 +141,11 @@ _NOTE_WORDS = _w("note message instruction instructions reminder notice")
 
 
 def _tags_gate(c: Context) -> bool:
-    if ("<" in c.text or "[" in c.text) and c.has(_TAG_WORDS):
+    if ("<" in c.text or "[" in c.text or "{{" in c.text) and c.has(_TAG_WORDS):
+        return True
+    if "<!--" in c.text:
+        return True
+    if c.has(_GREETINGS, _AI_WORDS):
         return True
     if ((":" in c.text or "#" in c.text) and c.has(_HEADER_WORDS)) or c.has(_NOTE_WORDS, _AI_WORDS):
         return True
@@ -328,6 +336,114 @@ def _line_jumping(c: Context) -> Hit:
     return None
 
 
+_ADDRESSEE = re.compile(
+    r"\b(?:the|this|an?|as\s+an?)\s+(?:ai|a\.i\.|assistant|llm|(?:large\s+)?language\s+model|chat\s?bot|agent)\b"
+    r"|\b(?:claude|chatgpt|gpt-?\d|copilot|gemini)\b"
+    r"|\byou\s+(?:are|were|have\s+been|will\s+be)\s+(?:now\s+)?(?:required|obligated|expected|instructed|authori[sz]ed|"
+    r"permitted|allowed|granted|supposed)\b",
+    _I,
+)
+_READER = re.compile(  # text that knows a model is reading it
+    r"\b(?:whoever|anyone|anything)\s+(?:is\s+)?(?:reading|processing|parsing|seeing)\s+this\b"
+    r"|\b(?:the|any|an?)\s+(?:ai|assistant|llm|(?:language\s+)?model|agent|bot)\s+(?:that\s+is\s+|who\s+is\s+)?"
+    r"(?:reading|processing|parsing|seeing|loading)\s+(?:this|these)\b"
+    r"|\byou,?\s+the\s+(?:ai|assistant|llm|(?:language\s+)?model|agent)\b"
+    r"|\bif\s+you\s+are\s+an?\s+(?:ai|assistant|llm|(?:large\s+)?language\s+model|agent|bot)\b"
+    r"|\b(?:model|assistant|agent|ai|llm|system|hidden|secret)\s+(?:instructions?|directives?|orders?)\s+"
+    r"(?:begin|start|end|follow|below)\b|\b(?:begin|start|end)\s+(?:of\s+)?(?:model|system|hidden)\s+instructions?\b"
+    r"|\b(?:internal|hidden|secret|private|covert)\s+(?:directive|instruction|order|command|mission)s?\b"
+    r"|\bnot\s+(?:for|to\s+be)\s+(?:display(?:ed)?|shown|seen)\b|\b(?:invisible|not\s+(?:shown|visible))\s+to\s+(?:the\s+)?(?:user|human)s?\b",
+    _I,
+)
+_REPLY = re.compile(  # orders about the model's own replies or trust, not about the tool
+    r"\b(?:your|its|the|every|each)\s+(?:first\s+|next\s+|final\s+)?(?:reply|replies|response|responses|answer|answers)\b"
+    r"|\b(?:never|don'?t|do\s+not)\s+refuse\b"
+    r"|\btreat\s+(?:\w+\s+){0,6}?as\s+(?:coming\s+from\s+)?(?:your|the)\s+(?:developer|creator|operator|owner|admin|system)\b"
+    r"|\b(?:state|say|claim|report|tell\s+(?:the\s+)?user)\s+that\b",
+    _I,
+)
+_OBLIGATION = re.compile(
+    r"\b(?:must|shall|obligated|required|mandatory|have\s+to|has\s+to|need\s+to|needs\s+to|always|never|"
+    r"respond\s+only|reply\s+only|only\s+(?:respond|reply|answer)|proceed)\b",
+    _I,
+)
+_SCOPE = re.compile(
+    r"\b(?:any|every|all|each)\s+(?:\w+\s+)?(?:questions?|answers?|requests?|responses?|messages?|replies|"
+    r"conversations?|purchases?|products?|tasks?|prompts?|times?|turns?|users?)\b"
+    r"|\bwhenever\b|\bregardless\b|\bat\s+all\s+times\b|\bbefore\s+(?:answering|responding|replying)\b",
+    _I,
+)
+_AUTHORITY = re.compile(
+    r"\b(?:admin(?:istrator)?|root|elevated|full|developer)\s+(?:rights|privileges|access|permissions|mode)\b"
+    r"|\b(?:your|the)\s+(?:developer|creator|operator|owner|administrator)\b"
+    r"|\b(?:pre-?)?(?:authori[sz]ed|approved|consented)\b|\bgranted\b|\bpolicy\b|\bviolat\w*|\bcompliance\b"
+    r"|\bskip\s+(?:all\s+|any\s+)?(?:the\s+)?(?:confirmations?|approvals?|verifications?|checks?|safety)\b",
+    _I,
+)
+_SECRECY = re.compile(
+    r"\b(?:hidden|secret|covert)\s+(?:requirement|rule|instruction|task|step|goal|objective)s?\b"
+    r"|\bwithout\s+(?:asking|telling|confirmation|confirming|permission|consent|approval|mentioning|saying|noting)\b"
+    r"|\b(?:silently|secretly|quietly|covertly)\b|\bto\s+yourself\b",
+    _I,
+)
+_PERSONAL = re.compile(
+    r"\b(?:full\s+name|home\s+address|(?:phone|card|credit\s+card|social\s+security|passport)\s+numbers?|"
+    r"address\s+book|contacts|location\s+history|browsing\s+history|date\s+of\s+birth|purchases?|payments?|checkout\w*)\b",
+    _I,
+)
+_MODEL_WORDS = _w("ai assistant llm language model chatbot agent bot claude chatgpt gpt copilot gemini")
+_PERMITTED = _w("required obligated expected instructed authorized authorised permitted allowed granted supposed")
+_READING = _w("reading processing parsing seeing loading")
+_ANYONE = _w("whoever anyone anything")
+_ORDERS = _w("instructions instruction directives directive orders order commands command mission")
+_BOUNDS = _w("begin start end follow below")
+_COVERT_ADJ = _w("internal hidden secret private covert")
+_SHOWN = _w("display displayed shown seen visible invisible")
+
+
+def _reader_gate(c: Context) -> bool:
+    return (
+        c.has(_ANYONE, _READING) or c.has(_READING, _MODEL_WORDS) or ("you" in c.words and c.has(_MODEL_WORDS))
+        or c.has(_ORDERS, _BOUNDS) or c.has(_COVERT_ADJ, _ORDERS) or c.has(_SHOWN, _NEGATION | _USER)
+    )
+
+
+def _addressee_gate(c: Context) -> bool:
+    return c.has(_MODEL_WORDS) or ("you" in c.words and c.has(_PERMITTED))
+
+
+def _directive_gate(c: Context) -> bool:
+    return _addressee_gate(c) or _reader_gate(c)
+
+
+def _directive(c: Context) -> Hit:
+    """Orders to the model that reach beyond using the tool. Text that names its reader
+    ("the agent reading this", "not for display") needs one more signal; text that merely
+    mentions an assistant needs two or three of obligation, wide scope, claimed authority,
+    secrecy, personal data. Any one of these is common in honest descriptions; together
+    they are not."""
+    strong = _READER.search(c.text) if _reader_gate(c) else None
+    if strong is None and (not _addressee_gate(c) or _ADDRESSEE.search(c.text) is None):
+        return None
+    sentences = c.sentences
+    for i, sentence in enumerate(sentences):
+        m = _READER.search(sentence) if strong else None
+        weak = m is None
+        m = m or _ADDRESSEE.search(sentence)
+        if m is None:
+            continue
+        if i + 1 < len(sentences):  # "...; failure to do so violates policy." belongs to it
+            sentence = f"{sentence} {sentences[i + 1]}"
+        score = sum(
+            pattern.search(sentence) is not None
+            for pattern in (_OBLIGATION, _SCOPE, _AUTHORITY, _SECRECY, _PERSONAL, _REPLY)
+        )
+        serious = _AUTHORITY.search(sentence) or _SECRECY.search(sentence)
+        if (not weak and score >= 1) or score >= 3 or (score >= 2 and serious):
+            return "model_directive", _window(sentence, m.start(), m.end())
+    return None
+
+
 # -- secrets ---------------------------------------------------------------------------
 _SECRET_PATH = re.compile(
     r"\.ssh\b(?:/[\w.-]+)?|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?\b"
@@ -336,7 +452,9 @@ _SECRET_PATH = re.compile(
     r"|\bmcp\.json\b|\bclaude_desktop_config\.json\b|~/\.(?:cursor|claude|codeium|continue)\b"
     r"|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|\.docker/config\.json\b|\.kube/config\b"
     r"|\bkubeconfig\b|/etc/(?:passwd|shadow|sudoers)\b|\.gnupg\b|\.(?:bash|zsh)_history\b"
-    r"|\bwallet\.dat\b|\.config/gcloud\b|\bapplication_default_credentials\.json\b",
+    r"|\bwallet\.dat\b|\.config/gcloud\b|\bapplication_default_credentials\.json\b"
+    r"|\bsecrets?\.(?:ya?ml|json|toml|env)\b|\*\.(?:pem|key|p12|pfx)\b|(?<![\w-])[\w-]+\.(?:pem|p12|pfx|keystore|jks)\b"
+    r"|\bcredentials\.json\b|\bservice[-_]?account[\w-]*\.json\b|\bkeychain\b",
     _I,
 )
 _ENV = re.compile(  # variable names are upper case; the words around them are any case
@@ -344,6 +462,8 @@ _ENV = re.compile(  # variable names are upper case; the words around them are a
     r"(?:environment|env)\s+(?:variables?|vars?)\b"
     r"|\b(?:environment|env)\s+(?:variables?|vars?)\s+(?:\([^)]*\)\s+)?(?:containing|with|that\s+contain|"
     r"like|such\s+as|named|matching|especially)\b)"
+    r"|(?i:\b(?:from|of|in)\s+(?:the\s+)?(?:process|shell|system|host|os|current|local|user'?s|machine)\s+environment\b"
+    r"|\bevery\s+(?:environment\s+)?variable\b|\ball\s+(?:environment\s+)?variables\s+(?:from|in|of)\b)"
     r"|\$\{?[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)\}?"
     r"|\b(?:[A-Z][A-Z0-9]*_)+(?:API_KEY|SECRET(?:_ACCESS)?_KEY|TOKEN|PASSWORD|SECRET|URL)\b.{0,40}"
     r"(?i:\b(?:environment|env)\b)",
@@ -353,18 +473,24 @@ _SECRET_NOUN = (
     r"passwords?|passphrases?|credentials|secrets|private[\s_-]?keys?|ssh[\s_-]?keys?|seed\s+phrases?|"
     r"recovery\s+phrases?|mnemonics?|session\s+(?:cookies|tokens)|cookies)"
 )
+_KEY_MATERIAL = re.compile(  # in a parameter, "the contents of a private key" asks for one
+    r"\b(?:contents?|text|output|body|copy|dump)\s+of\s+(?:the\s+|your\s+|an?\s+|user'?s\s+)?(?:\w+\s+)?"
+    r"(?:private[\s_-]?keys?|ssh[\s_-]?(?:private[\s_-]?)?keys?|seed\s+phrases?|mnemonics?|recovery\s+phrases?|"
+    r"wallet|keychain|credentials\s+file|secrets\s+file)\b",
+    _I,
+)
 _OWNED_SECRET = re.compile(
     rf"\b(?:the\s+user'?s|the\s+users'|your|their|his|her|saved|stored|cached|browser|keychain)\s+(?:\w+\s+){{0,2}}?{_SECRET_NOUN}\b",
     _I,
 )
 _BULK_SECRET = re.compile(
-    rf"\b(?:all|every|any|each)\s+(?:of\s+)?(?:the\s+|your\s+|their\s+)?(?:\w+\s+){{0,2}}?{_SECRET_NOUN}\b"
+    rf"\b(?:all|every|any|each|whatever|whichever)\s+(?:of\s+)?(?:the\s+|your\s+|their\s+)?(?:\w+\s+){{0,2}}?{_SECRET_NOUN}\b"
     rf"|\b(?:contents?|values?)\s+of\s+(?:the\s+|your\s+)?(?:\w+\s+)?{_SECRET_NOUN}\b"
     rf"|\b(?:seed|recovery)\s+phrases?\b|\bmnemonic\b",
     _I,
 )
 _FOREIGN = re.compile(
-    r"\b(?:mentioned|found|shared|seen|visible|available|stored|saved|you\s+(?:see|find|can\s+find|have))"
+    r"\b(?:mentioned|found|shared|seen|visible|available|stored|saved|present|lying\s+around|you\s+(?:see|find|can\s+find|have))"
     r"\s+(?:in|on|from|anywhere)?\s*(?:this|the|your)?\s*(?:conversation|chat|context|session|workspace|"
     r"files?|machine|computer|system|disk|memory)?"
     r"|\b(?:look|search|dig)\s+(?:through|in|for)\b",
@@ -393,6 +519,7 @@ _TOOL_READS = re.compile(  # the tool itself reads it (documentation), not an or
     r"|\b(?:is|are)\s+(?:read|taken|loaded|picked\s+up)\s+from\b",
     _I,
 )
+_DESCRIBES_ITSELF = re.compile(r"\s*(?:it\s+|this\s+tool\s+)?[A-Z]?[a-z]+s\b")  # "Returns all keys in `items`"
 _GATHER = re.compile(r"\b(?:collect|gather|harvest|exfiltrate|steal|grab)\b", _I)
 _WITH_THE = re.compile(r"\bwith\s+the\b", _I)
 _DEFAULT_FIELD = re.compile(r"\.(?:default|const|examples?)(?:\[\d+\])?$")
@@ -400,10 +527,11 @@ _EGRESS = re.compile(r"\b(?:upload|send|share|post|sync|backup|back\s+up|transmi
 
 
 _PATH_WORDS = _w("ssh rsa dsa ecdsa aws env environ printenv mcp claude npmrc pypirc netrc credentials docker kube "
-                 "kubeconfig etc gnupg history wallet gcloud cursor codeium continue")
-_ENV_WORDS = _w("environment env")
+                 "kubeconfig etc gnupg history wallet gcloud cursor codeium continue secret secrets pem p12 "
+                 "pfx keystore jks keychain")
+_ENV_WORDS = _w("environment env variable variables")
 _QUANTIFIERS = _w("all every any each contents content values value seed recovery mnemonic user users your their "
-                  "his her saved stored cached browser keychain")
+                  "his her saved stored cached browser keychain whatever whichever")
 _SECRET_WORDS = _w("key keys token tokens password passwords passphrase passphrases credentials secrets seed "
                    "phrase phrases mnemonic mnemonics cookies cookie")
 _TALK_WORDS = _w("conversation chat messages prompt")
@@ -417,8 +545,9 @@ def _secrets_gate(c: Context) -> bool:
 def _secrets(c: Context) -> Hit:
     path_hit = c.has(_PATH_WORDS) and _SECRET_PATH.search(c.text) is not None
     env_hit = (c.has(_ENV_WORDS) or "$" in c.text) and _ENV.search(c.text) is not None
-    bulk_hit = c.has(_QUANTIFIERS, _SECRET_WORDS) and (
-        _BULK_SECRET.search(c.text) is not None or _OWNED_SECRET.search(c.text) is not None
+    bulk_hit = (c.parameter and "of" in c.words) or (
+        c.has(_QUANTIFIERS, _SECRET_WORDS)
+        and (_BULK_SECRET.search(c.text) is not None or _OWNED_SECRET.search(c.text) is not None)
     )
     talk_hit = c.has(_TALK_WORDS) and _CONVERSATION.search(c.text) is not None
     if not (path_hit or env_hit or bulk_hit or talk_hit):
@@ -443,13 +572,18 @@ def _asks_for_secrets(
                 continue
             read, place = _READ.search(sentence), _TRANSFER_RE.search(sentence)
             dest = c.parameter or _handed_over(sentence)
-            if (read and (place or dest)) or (place and dest) or _EGRESS_VERB.search(sentence):
+            named = not c.parameter and _PARAM.search(sentence) is not None
+            if (read and (place or dest)) or (place and dest) or named or _EGRESS_VERB.search(sentence):
                 return "secret_access", _window(sentence, m.start(), m.end())
         m = _BULK_SECRET.search(sentence) if bulk_hit else None
         if m and (
             _GATHER.search(sentence)
             or (_TRANSFER_RE.search(sentence) and (_FOREIGN.search(sentence) or _handed_over(sentence[m.end():])))
+            or (_misplaced(sentence[m.end():]) and not _DESCRIBES_ITSELF.match(sentence))
         ):
+            return "secret_access", _window(sentence, m.start(), m.end())
+        m = _KEY_MATERIAL.search(sentence) if c.parameter else None
+        if m:
             return "secret_access", _window(sentence, m.start(), m.end())
         m = _OWNED_SECRET.search(sentence) if bulk_hit else None
         if m and (_TRANSFER_RE.search(sentence) or _EGRESS_VERB.search(sentence)) and _misplaced(sentence[m.end():]):
@@ -497,13 +631,16 @@ _BULK_DATA = re.compile(
     r"\b(?:all|every|each|entire|full|whole|complete|any)\s+(?:of\s+)?(?:the\s+|their\s+|your\s+)?(?:\w+\s+)?"
     r"(?:conversations?|chats?|history|messages?|emails?|mails?|files?|documents?|contacts?|keys?|tokens?|"
     r"passwords?|secrets?|credentials|results?|outputs?|data|responses?|prompts?|events?|transcripts?)\b"
-    r"|\ba\s+copy\b|\bcopies\b",
+    r"|\ba\s+copy\b|\bcopies\b"
+    r"|\b(?:the\s+user'?s|the\s+users'|their|your)\s+(?:\w+\s+)?(?:address\s+book|contacts|messages|emails|chats?|"
+    r"conversations?|history|files|documents|photos|location|calendar|notes|passwords|keys|cookies|clipboard)\b",
     _I,
 )
 
 
-_EXFIL_VERBS = _w("send forward post upload transmit copy share mirror leak exfiltrate deliver route redirect bcc cc")
-_BULK_WORDS = _w("all every each entire full whole complete any copy copies")
+_EXFIL_VERBS = _w("send forward post upload transmit copy share mirror leak exfiltrate deliver route redirect bcc cc "
+                  "email mail sync")
+_BULK_WORDS = _w("all every each entire full whole complete any copy copies user users their your")
 
 
 def _exfiltration_gate(c: Context) -> bool:
@@ -520,7 +657,7 @@ def _exfiltration(c: Context) -> Hit:
         if m is None:
             continue
         verb = re.search(r"(?<!\bbe )(?<!\bis )(?<!\bare )\b(?:send|forward|post|upload|transmit|copy|share|"
-                         r"mirror|leak|exfiltrate|deliver|route|redirect|bcc|cc)\b", sentence, _I)
+                         r"mirror|leak|exfiltrate|deliver|route|redirect|bcc|cc|e-?mail|mail|sync)\b", sentence, _I)
         if verb and _BULK_DATA.search(sentence):
             return "exfiltration", _window(sentence, min(verb.start(), m.start()), max(verb.end(), m.end()))
     return None
@@ -528,17 +665,24 @@ def _exfiltration(c: Context) -> Hit:
 
 # -- other tools -----------------------------------------------------------------------
 _REF = re.compile(
-    r"\b(?:use|uses|using|call|calls|calling|invoke|invokes|invoking|run|runs|running)\s+(?:the\s+)?"
+    r"\b(?:use|uses|using|call|calls|calling|invoke|invokes|invoking|run|runs|running)\s+(?:to\s+)?(?:the\s+)?"
     rf"(?:\([\w.-]+\)\s+)?`?(?P<a>{_IDENT})`?"
-    rf"|(?<![\w-])`?(?P<b>{_IDENT})`?\s+(?:tool\s+|function\s+)?(?:is|are|gets?|was)\s+"
+    rf"|(?<![\w-])`?(?P<b>{_IDENT})`?\s+(?:(?:tool\s+|function\s+)?(?:is|are|gets?|was)\s+"
     r"(?:used|called|invoked|run|executed|available|present|triggered)\b"
+    r"|(?:calls?|requests?|invocations?|results?|outputs?|responses?)\b)"
     rf"|\bthe\s+`?(?P<c>{_IDENT}|[A-Za-z]\w*)`?\s+(?:tool|function)\b"
+    r"|\b(?:calls?|requests?|invocations?|results?|outputs?|responses?)\s+(?:to|from|of)\s+(?:the\s+)?"
+    rf"`?(?P<e>{_IDENT})`?"
     r"|\b(?:use|uses|using|call|calls|calling|invoke|invokes|invoking|run|runs|running)\s+"
     r"(?P<d>(?:any|every|all|another)\s+(?:other\s+)?(?:\w+\s+)?(?:tools?|functions?))\b",
     _I,
 )
 _TRIGGER = re.compile(
-    r"\b(?:when|whenever|if|once|every\s+time|each\s+time|any\s*time|as\s+soon\s+as|in\s+case|before|after|while)\b", _I
+    r"\b(?:when|whenever|if|once|every\s+time|each\s+time|any\s*time|as\s+soon\s+as|in\s+case|before|after|while|"
+    r"(?:for|on)\s+(?:every|each|all|any))\b"
+    rf"|\b(?:notes?|instructions?|messages?|reminders?|rules?)\s+(?:for|to)\s+(?:the\s+)?`?{_IDENT}"
+    rf"|(?<![\w-])`?{_IDENT}`?\s+(?:calls?|requests?|invocations?)\s+(?:must|should|shall|need\s+to|needs\s+to|will|always)\b",
+    _I,
 )
 _CHANGE = re.compile(  # to another tool's call: where it sends, what it runs, what it carries
     r"\b(?:change|set|replace|redirect|switch|route|rewrite|modify|alter)\s+(?:the\s+|its\s+|their\s+|all\s+)?"
@@ -547,9 +691,13 @@ _CHANGE = re.compile(  # to another tool's call: where it sends, what it runs, w
     r"|\b(?:prepend|append|add|insert|inject)\b(?:[^.;\n]|[.;](?=\S)){0,80}?\bto\s+(?:the\s+|every\s+|each\s+|all\s+|its\s+)?"
     r"(?:commands?|messages?|body|bodies|emails?|requests?|quer(?:y|ies)|prompts?|text|content|code|scripts?)\b"
     r"|\b(?:recipients?|payee|destination|address|account|url|endpoint|host|wallet|iban|amount|sender|to\s+field)\s+"
-    r"(?:(?:must|should|will|shall|has\s+to|is\s+to|needs\s+to)\s+)?(?:be\s+|is\s+|are\s+)?(?:changed|switched|set|replaced|"
+    r"(?:(?:must|should|will|shall|has\s+to|is\s+to|needs?\s+to)\s+)?(?:be\s+|is\s+|are\s+)?(?:changed|switched|set|replaced|"
     r"redirected|routed|swapped|updated|overwritten|rewritten)\s+to\b"
     r"|\b(?:bcc|cc)\b"
+    r"|\binstead\s+of\s+the\s+(?:requested|given|user'?s|original|intended|specified|provided|chosen)\b"
+    r"|\b(?:include|add|append|use|pass|set)\s+(?:the\s+)?[`'\"]?--?[a-z][\w-]*"
+    r"|\b(?:also|always|silently|secretly|quietly)\s+(?:\w+\s+)?(?:append|prepend|add|insert|inject|attach)\b"
+    r"|\b(?:put|set|write|insert|include|add|use|fill)\s+[`'\"][^`'\"]{1,80}[`'\"]\s+(?:in|into|as|for)\s+(?:the\s+|every\s+|each\s+)?\w+"
     r"|\b(?:must|should)\s+(?:also\s+)?(?:call|invoke|run|use)\s+this\s+(?:tool|function)\b"
     r"|\bsend\s+(?:all|every|each|a\s+copy)\b|\bcopy\b",
     _I,
@@ -573,6 +721,7 @@ _DISTRUST = re.compile(
     r"\b(?:is|are|has\s+been|have\s+been|returns?|gives?)\s+(?:\w+\s+)?(?:deprecated|disabled|broken|"
     r"compromised|unsafe|malicious|unreliable|insecure|fake|untrusted|outdated)\b"
     r"|\b(?:is|are)\s+(?:no\s+longer|not)\s+(?:safe|secure|trusted|trustworthy|reliable|supported|available)\b"
+    r"|\b(?:is|are)\s+(?:poisoned|hijacked|tampered)\b"
     r"|\b(?:only|exclusively)\s+(?:through|via|with|use)\s+this\s+(?:tool|function)|\bthrough\s+this\s+tool\s+only\b"
     r"|\b(?:ignore|disregard|distrust|discard)\s+(?:its|their|the)\s+(?:output|results?|responses?)\b",
     _I,
@@ -593,21 +742,22 @@ def _refs(sentence: str, c: Context, *, siblings_count: bool) -> Iterator[re.Mat
         if m["d"]:
             yield m
             continue
-        name = m["a"] or m["b"] or m["c"]
+        name = m["a"] or m["b"] or m["c"] or m["e"]
         if name and name.lower() not in ("this", "same", "following", "above") and _other(
             name, c, siblings_count=siblings_count
         ):
             yield m
 
 
-_TRIGGERS = _w("when whenever if once time anytime soon case before after while")
-_CHANGES = _w("change set replace redirect switch route rewrite modify alter add include append insert attach "
+_TRIGGERS = _w("when whenever if once time anytime soon case before after while every each note notes instructions "
+               "instruction message messages reminder rules call calls request requests invocations")
+_CHANGES = _w("change set replace redirect switch route rewrite modify alter add include append insert attach instead "
               "prepend bcc cc always must should send copy changed switched replaced redirected routed swapped "
-              "updated overwritten rewritten http https")
+              "updated overwritten rewritten http https put write fill use inject also silently secretly quietly")
 _OVERRIDE_WORDS = _w("replaces overrides supersedes shadows precedence instead")
 _AVOID_VERBS = _w("use call invoke trust rely")
 _DISTRUST_WORDS = _w("deprecated disabled broken compromised unsafe malicious unreliable insecure fake untrusted "
-                     "outdated ignore disregard distrust discard longer only exclusively")
+                     "outdated ignore disregard distrust discard longer only exclusively poisoned hijacked tampered")
 
 
 def _shadow_refs_gate(c: Context) -> bool:
@@ -639,12 +789,12 @@ def _shadowing(c: Context) -> Hit:
         trigger = _TRIGGER.search(sentence) if refs else None
         if trigger:
             for ref in _refs(sentence, c, siblings_count=True):
-                if ref.start() < trigger.start() and not ref["d"]:
+                if ref.end() < trigger.start() and not ref["d"]:
                     continue
                 change = _CHANGE.search(sentence, ref.end()) or _SINK.search(sentence, ref.end())
                 if change is None:
                     continue
-                name = ref["a"] or ref["b"] or ref["c"] or ""
+                name = ref["a"] or ref["b"] or ref["c"] or ref["e"] or ""
                 sibling = not ref["d"] and (
                     not re.fullmatch(_IDENT, name) or not _other(name, c, siblings_count=False)
                 )
@@ -677,6 +827,7 @@ RULES: tuple[Rule, ...] = (
     (_secrets_gate, _secrets),
     (_exfiltration_gate, _exfiltration),
     (_shadowing_gate, _shadowing),
+    (_directive_gate, _directive),
 )
 
 
