@@ -486,7 +486,7 @@ class Gateway:
         problem with its JSON pointer and expected type."""
         from .request import parse_arguments
 
-        arguments = parse_arguments(arguments)
+        arguments = dict(parse_arguments(arguments))  # the handler gets its own copy
         validator = self._validator(tool)
         if validator is None:
             return arguments

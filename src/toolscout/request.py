@@ -52,6 +52,7 @@ _ALIASES: dict[str, str] = {
     "searchType": "search_type",
 }
 _FIND_KEYS = frozenset({"query", "limit", "search_type", "category", "exclude"})
+_SEARCH_TYPE_SET = frozenset(SEARCH_TYPES)
 
 
 def clean_text(text: str) -> str:
@@ -64,6 +65,8 @@ def clean_text(text: str) -> str:
 def parse_arguments(arguments: Any) -> dict[str, Any]:
     """Arguments as a dict: ``None`` is ``{}``, a JSON string is parsed, anything else that
     is not an object is an :class:`InvalidArguments` error."""
+    if type(arguments) is dict:  # the common case, as fast as possible
+        return arguments
     if arguments is None:
         return {}
     if isinstance(arguments, str | bytes):
@@ -91,6 +94,8 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
 def _limit(value: Any, default: int, cap: int, notes: list[str]) -> int:
     if value is None:
         return default
+    if type(value) is int and 1 <= value <= cap:
+        return value
     problem = InvalidRequest(
         f"limit must be a whole number from 1 to {cap}, not {value!r:.40}",
         hint=f"Use a limit from 1 to {cap}, or leave it out for {default}.",
@@ -117,6 +122,8 @@ def _limit(value: Any, default: int, cap: int, notes: list[str]) -> int:
 def _search_type(value: Any) -> str:
     if value is None or value == "":
         return DEFAULT_SEARCH_TYPE
+    if type(value) is str and value in _SEARCH_TYPE_SET:
+        return value
     mode = value.strip().lower() if isinstance(value, str) else None
     if mode not in SEARCH_TYPES:
         raise InvalidRequest(
@@ -153,6 +160,25 @@ def _query(value: Any, notes: list[str]) -> str:
     return text
 
 
+def _renamed(args: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """``args`` with seed 001's names read as the RFC's (a new dict; notes say what changed)."""
+    args = dict(args)
+    for alias, name in _ALIASES.items():
+        if alias not in args:
+            continue
+        value = args.pop(alias)
+        if name in args and args[name] is not None:
+            if args[name] != value:
+                notes.append(f"{alias} ignored: {name} was also given")
+            continue
+        args[name] = value
+        notes.append(f"{alias} read as {name}")
+    unknown = sorted(str(k) for k in args if k not in _FIND_KEYS)
+    if unknown:
+        notes.append("ignored unknown argument" + ("s " if len(unknown) > 1 else " ") + ", ".join(map(repr, unknown[:5])))
+    return args
+
+
 @dataclass(frozen=True, slots=True)
 class FindRequest:
     """One validated search: what every layer below the edge receives."""
@@ -170,19 +196,8 @@ class FindRequest:
         :class:`~toolscout.errors.RequestError` naming what to fix."""
         args = parse_arguments(arguments)
         notes: list[str] = []
-        for alias, name in _ALIASES.items():
-            if alias not in args:
-                continue
-            value = args.pop(alias)
-            if name in args and args[name] is not None:
-                if args[name] != value:
-                    notes.append(f"{alias} ignored: {name} was also given")
-                continue
-            args[name] = value
-            notes.append(f"{alias} read as {name}")
-        unknown = sorted(k for k in args if k not in _FIND_KEYS)
-        if unknown:
-            notes.append("ignored unknown argument" + ("s " if len(unknown) > 1 else " ") + ", ".join(map(repr, unknown[:5])))
+        if not _FIND_KEYS.issuperset(args):
+            args = _renamed(args, notes)
         query = _query(args.get("query"), notes)
         category = args.get("category")
         if category is not None and not isinstance(category, str):

@@ -22,6 +22,7 @@ from ... import calls
 from ...catalog import Catalog, Handler
 from ...errors import ToolFailed, ToolscoutError
 from ...model import Annotations, CallResult, DeferPolicy, Tool, canonical_json
+from ...security import Screen, blocking, findings_of, is_quarantined
 from .cache import ToolListCache
 from .config import GatewayConfig, ServerConfig
 from .upstream import Upstream, UpstreamState
@@ -55,6 +56,8 @@ class Aggregator:
         self.fetched_at: dict[str, float | None] = dict.fromkeys(self.upstreams)
         self.from_cache: dict[str, bool] = dict.fromkeys(self.upstreams, False)
         self._refreshing: dict[str, asyncio.Lock] = {name: asyncio.Lock() for name in self.upstreams}
+        self.screen = Screen.on_store(cache.store if cache is not None else None)  # poisoning scan, rug-pull pins
+        self.quarantined: dict[str, list[Tool]] = {name: [] for name in self.upstreams}
         self._queued: set[str] = set()  # servers with a refresh waiting: more changes coalesce
         self._list_error: dict[str, str | None] = dict.fromkeys(self.upstreams)
         self._listing = asyncio.Event()  # set and replaced whenever a listing ends
@@ -178,6 +181,7 @@ class Aggregator:
                 skipped.append(problem)
             else:
                 good.append((tool, raw))
+        good = self.screen.apply(f"upstream {name}", good, cfg.poisoning or self.config.poisoning, cfg.poisoning_allow)
         return good, skipped
 
     def _apply(self, name: str, converted: _Converted) -> list[dict[str, Any]]:
@@ -188,6 +192,7 @@ class Aggregator:
         handlers: dict[str, Handler] = {}
         kept: list[dict[str, Any]] = []
         seen: set[str] = set()
+        held: list[Tool] = []
         for tool, raw in good:
             other = self.catalog.get(tool.name)
             if tool.name in seen or (other is not None and other.source_id != name):
@@ -196,11 +201,15 @@ class Aggregator:
                 continue
             seen.add(tool.name)
             kept.append(raw)
+            if is_quarantined(tool):  # cached all the same: allowing it later needs no refetch
+                held.append(tool)
+                continue
             tools.append(tool)
             handlers[tool.name] = self._handler(name, tool.call_name)
         for problem in skipped:
             log.warning("upstream %s: skipped tool %s", name, problem)
         self.skipped[name] = skipped
+        self.quarantined[name] = held
         self.catalog.replace_source(name, tools, handlers=handlers)
         return kept
 
@@ -243,12 +252,29 @@ class Aggregator:
                 fetched_at=self.fetched_at[name],
                 from_cache=self.from_cache[name],
                 transport=up.config.transport,
+                **self._poisoning_status(name),
             )
             out[name] = row
         for name, cfg in self.config.servers.items():
             if not cfg.enabled:
                 out[name] = {"state": "disabled", "tools": 0, "last_error": None, "transport": cfg.transport}
         return out
+
+    def _poisoning_status(self, name: str) -> dict[str, Any]:
+        """Flagged (kept, with findings) and quarantined (held back) tools of a server."""
+        flagged = [t for t in self.catalog if t.source_id == name and blocking(findings_of(t))]
+        held = self.quarantined[name]
+
+        def worst(tool: Tool) -> str:
+            f = findings_of(tool)[0]
+            return f"{tool.name}: {f.code} ({f.severity}) in {f.field}"
+
+        return {
+            "flagged": len(flagged),
+            "flagged_tools": [worst(t) for t in flagged[:20]],
+            "quarantined": len(held),
+            "quarantined_tools": [worst(t) for t in held[:20]],
+        }
 
     def ready(self) -> list[str]:
         return [n for n, u in self.upstreams.items() if u.state is UpstreamState.READY]

@@ -48,6 +48,10 @@ class ServerConfig(BaseModel):
     deny: list[str] = Field(default_factory=list)
     timeout: float | None = Field(default=60.0, gt=0)
     connect_timeout: float = Field(default=30.0, gt=0, alias="connectTimeout")
+    # Tool-poisoning policy (docs/security.md); excluded from the dump, so from the cache key:
+    # the cache keeps quarantined entries, and a policy change needs no refetch.
+    poisoning: Literal["warn", "quarantine", "off"] | None = Field(default=None, exclude=True)
+    poisoning_allow: list[str] = Field(default_factory=list, alias="poisoningAllow", exclude=True)
 
     @field_validator("url")
     @classmethod
@@ -141,6 +145,7 @@ class GatewayConfig(BaseModel):
     servers: dict[str, ServerConfig] = Field(default_factory=dict, alias="mcpServers")
     max_revealed: int = Field(default=64, ge=1, le=1000, alias="maxRevealed")
     cache: str | None = None
+    poisoning: Literal["warn", "quarantine", "off"] = "warn"  # servers' default (docs/security.md)
 
     @field_validator("servers")
     @classmethod
