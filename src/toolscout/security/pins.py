@@ -28,7 +28,7 @@ NAMESPACE = "security.pins"
 class _Blobs(Protocol):
     """The part of :class:`toolscout.store.Store` pins need."""
 
-    def put_many(self, ns: str, items: Iterable[tuple[str, bytes | str, dict[str, Any] | None]]) -> int: ...
+    def put(self, ns: str, key: str, value: bytes | str, meta: dict[str, Any] | None = None) -> None: ...
     def get(self, ns: str, key: str) -> Any: ...
 
 
@@ -78,7 +78,12 @@ class Pins:
             self._memory[key] = record
             items.append((key, json.dumps(record, ensure_ascii=False), {"version": tool.version, "pinned_at": time.time()}))
         if self.store is not None and items:
-            self.store.put_many(self.namespace, items)
+            put_many = getattr(self.store, "put_many", None)
+            if put_many is not None:
+                put_many(self.namespace, items)  # one transaction for a whole list
+            else:
+                for key, value, meta in items:
+                    self.store.put(self.namespace, key, value, meta)
         return len(items)
 
     def check(self, items: Iterable[tuple[str, Tool]], *, pin_new: bool = True) -> dict[str, Finding]:
