@@ -16,6 +16,6 @@ app = typer.Typer(
 )
 
 # Command modules register themselves on import (keep this list sorted).
-from . import catalog_commands, demo_command, eval_command, serve_command  # noqa: E402,F401
+from . import audit_command, catalog_commands, demo_command, eval_command, serve_command  # noqa: E402,F401
 
 __all__ = ["app"]

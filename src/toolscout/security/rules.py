@@ -78,6 +78,9 @@ def _window(text: str, start: int, end: int, width: int = 120) -> str:
         space = text.find(" ", lo, start)
         lo = space + 1 if space != -1 else lo
     hi = min(len(text), max(end, lo + width))
+    if hi < len(text):
+        space = text.rfind(" ", end, hi)
+        hi = space if space != -1 else hi
     return text[lo:hi]
 
 
