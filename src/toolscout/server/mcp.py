@@ -80,7 +80,7 @@ class GatewayServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._meta_cache: tuple[int, list[dict[str, Any]]] | None = None
         self._pinned: tuple[int, frozenset[str]] = (-1, frozenset())
-        if aggregator is not None and gateway.pending_sources is None and hasattr(aggregator, "pending"):
+        if aggregator is not None and gateway.pending_sources is None:
             gateway.pending_sources = aggregator.pending
         gateway.catalog.subscribe(self._on_catalog_change)
         self.version = _version()
@@ -226,9 +226,7 @@ class GatewayServer:
         """Cold start: before the first searches, give upstreams that have never listed
         their tools a bounded moment to do so (a search then says which are still loading)."""
         aggregator = self.aggregator
-        if aggregator is None or self.cold_start_wait <= 0 or not hasattr(aggregator, "wait_listed"):
-            return
-        if not aggregator.pending():
+        if aggregator is None or self.cold_start_wait <= 0 or not aggregator.pending():
             return
         try:
             await aggregator.wait_listed(self.cold_start_wait)
