@@ -14,7 +14,11 @@ pattern example anyOf propertyOrdering default minimum maximum``. The conversion
   ``int32``/``int64``, ``float``/``double``); every other keyword is dropped.
 
 A tool without parameters is declared without ``parameters`` (Gemini rejects an object
-with no properties). Names Gemini would reject are sent as their wire name (:mod:`.names`).
+with no properties). Names Gemini would reject are sent as their wire name
+(:mod:`toolscout.naming`), and so are property names outside
+``[A-Za-z_][A-Za-z0-9_]{0,63}`` (``X-Request-Id`` -> ``X_Request_Id_<hash>``, also in
+``required`` and ``propertyOrdering``, at every depth). :func:`gemini_arguments` maps the
+arguments of a call back to the schema's own names, walking the schema the same way.
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import Tool
-from ..naming import wire_name
+from ..naming import param_names, wire_name
 from ._schema import local_defs, resolve_ref
 
-__all__ = ["gemini_schema", "render_gemini"]
+__all__ = ["gemini_arguments", "gemini_schema", "render_gemini"]
 
 _KEEP = {"title", "description", "minItems", "maxItems", "minProperties", "maxProperties",
          "minLength", "maxLength", "pattern", "example", "default", "minimum", "maximum",
@@ -50,6 +54,16 @@ def gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         return _Converter(schema).convert(schema, ())
     except RecursionError:
         return {"type": "OBJECT", "description": "(schema nested too deeply to convert)"}
+
+
+def gemini_arguments(schema: Mapping[str, Any], arguments: Any) -> Any:
+    """``arguments`` a model sent for the declaration of ``schema``, with every renamed
+    property name mapped back to the schema's own (unknown keys are left for validation
+    to report)."""
+    try:
+        return _Converter(schema).restore(arguments, schema, ())
+    except RecursionError:
+        return arguments
 
 
 class _Converter:
@@ -109,10 +123,14 @@ class _Converter:
             out["format"] = fmt
         props = node.get("properties")
         if isinstance(props, Mapping):
-            out["properties"] = {k: self.convert(v, stack) for k, v in props.items()}
-            required = [r for r in node.get("required") or [] if r in props]
+            names = param_names(map(str, props), "gemini")
+            out["properties"] = {names[str(k)]: self.convert(v, stack) for k, v in props.items()}
+            required = [names[r] for r in node.get("required") or [] if isinstance(r, str) and r in names]
             if required:
                 out["required"] = required
+            order = out.get("propertyOrdering")
+            if isinstance(order, list):
+                out["propertyOrdering"] = [names.get(n, n) if isinstance(n, str) else n for n in order]
         items = node.get("items")
         if isinstance(items, Mapping):
             out["items"] = self.convert(items, stack)
@@ -121,6 +139,63 @@ class _Converter:
         if nullable:
             out["nullable"] = True
         return out
+
+    def _resolve(self, node: Any, stack: tuple[str, ...]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+        """``node`` with its ``$ref`` followed and ``allOf`` merged, as :meth:`convert`
+        reads it; None where the converter declared an opaque object instead."""
+        if not isinstance(node, Mapping):
+            return None, stack
+        node = dict(node)
+        ref = node.pop("$ref", None)
+        if isinstance(ref, str):
+            target = resolve_ref(ref, self.root, self.defs)
+            if ref in stack or target is None:
+                return None, stack
+            merged = {**target, **{k: v for k, v in node.items() if k in ("description", "title", "default")}}
+            return self._resolve(merged, (*stack, ref))
+        if "allOf" in node:
+            node = self._merge_all_of(node, stack)
+        return node, stack
+
+    def restore(self, value: Any, node: Any, stack: tuple[str, ...]) -> Any:
+        """``value`` (sent for the converted ``node``) with property names mapped back."""
+        node, stack = self._resolve(node, stack)
+        if node is None:
+            return value
+        variants = node.get("anyOf", node.get("oneOf"))
+        variants = [v for v in variants if isinstance(v, Mapping)] if isinstance(variants, list) else []
+        if isinstance(value, dict):
+            props = node.get("properties")
+            if isinstance(props, Mapping) and props:
+                back = {sent: name for name, sent in param_names(map(str, props), "gemini").items()}
+                out = {}
+                for key, item in value.items():
+                    name = back.get(key, key)
+                    out[name] = self.restore(item, props.get(name), stack)
+                return out
+            if variants:
+                return self.restore(value, max(variants, key=lambda v: self._fit(value, v, stack)), stack)
+            return value
+        if isinstance(value, list):
+            items = node.get("items")
+            if isinstance(items, list):
+                items = items[0] if items else None
+            if isinstance(items, Mapping):
+                return [self.restore(item, items, stack) for item in value]
+            for variant in variants:
+                resolved, _ = self._resolve(variant, stack)
+                if resolved is not None and ("items" in resolved or resolved.get("type") == "array"):
+                    return self.restore(value, variant, stack)
+        return value
+
+    def _fit(self, value: dict[str, Any], variant: Any, stack: tuple[str, ...]) -> int:
+        """How many of ``value``'s keys ``variant`` declares (under the names it sends)."""
+        node, _ = self._resolve(variant, stack)
+        props = node.get("properties") if node is not None else None
+        if not isinstance(props, Mapping):
+            return 0
+        sent = set(param_names(map(str, props), "gemini").values())
+        return sum(1 for key in value if key in sent)
 
     def _enum(self, node: Mapping[str, Any], out: dict[str, Any]) -> None:
         values = node.get("enum")
