@@ -48,12 +48,13 @@ class Pins:
     def __init__(self, store: _Blobs | None = None, namespace: str = NAMESPACE) -> None:
         self.store = store
         self.namespace = namespace
-        self._memory: dict[str, dict[str, Any]] = {}
+        self._memory: dict[str, dict[str, Any] | Tool] = {}  # a tool itself when nothing is stored
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The pinned record of ``key`` (version and texts), or ``None``."""
         if key in self._memory:
-            return self._memory[key]
+            pinned = self._memory[key]
+            return _record(pinned) if isinstance(pinned, Tool) else pinned
         if self.store is None:
             return None
         entry = self.store.get(self.namespace, key)
@@ -71,19 +72,23 @@ class Pins:
 
     def approve(self, tools: Iterable[tuple[str, Tool]]) -> int:
         """Pin each ``(key, tool)`` at its current content (first sight, or a person's
-        approval after a change); returns how many were written."""
+        approval after a change); returns how many were pinned."""
+        if self.store is None:  # a Tool is immutable: pin the object; records only on a change
+            pinned = dict(tools)
+            self._memory.update(pinned)
+            return len(pinned)
         items = []
         for key, tool in tools:
             record = _record(tool)
             self._memory[key] = record
-            items.append((key, json.dumps(record, ensure_ascii=False), {"version": tool.version, "pinned_at": time.time()}))
-        if self.store is not None and items:
-            put_many = getattr(self.store, "put_many", None)
-            if put_many is not None:
-                put_many(self.namespace, items)  # one transaction for a whole list
-            else:
-                for key, value, meta in items:
-                    self.store.put(self.namespace, key, value, meta)
+            meta = {"version": tool.version, "pinned_at": time.time()}
+            items.append((key, json.dumps(record, ensure_ascii=False), meta))
+        put_many = getattr(self.store, "put_many", None)
+        if put_many is not None:
+            put_many(self.namespace, items)  # one transaction for a whole list
+        else:
+            for key, value, meta in items:
+                self.store.put(self.namespace, key, value, meta)
         return len(items)
 
     def check(self, items: Iterable[tuple[str, Tool]], *, pin_new: bool = True) -> dict[str, Finding]:
@@ -92,6 +97,11 @@ class Pins:
         found: dict[str, Finding] = {}
         new: list[tuple[str, Tool]] = []
         for key, tool in items:
+            pinned = self._memory.get(key)
+            if isinstance(pinned, Tool):
+                if pinned.version != tool.version:
+                    found[key] = _describe(_record(pinned), tool)
+                continue
             record = self.get(key)
             if record is None:
                 new.append((key, tool))

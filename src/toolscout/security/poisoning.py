@@ -115,7 +115,9 @@ def scan_text(
 
 def scan(tool: Tool, *, siblings: Collection[str] = ()) -> list[Finding]:
     """Every finding for ``tool``, most severe first (rug pulls need a pin store: see
-    :class:`~toolscout.security.pins.Pins`)."""
+    :class:`~toolscout.security.pins.Pins`). ``siblings`` are the names of tools from the
+    same source; a ``frozenset`` is taken as already lower-cased (scan a big source with one
+    set, not one per tool)."""
     own = {tool.name.lower()}
     if tool.original_name:
         own.add(tool.original_name.lower())
@@ -123,7 +125,7 @@ def scan(tool: Tool, *, siblings: Collection[str] = ()) -> list[Finding]:
     props = schema.get("properties") if isinstance(schema, dict) else None
     if isinstance(props, dict):
         own.update(str(k).lower() for k in props)
-    sibs = {s.lower() for s in siblings} - own
+    sibs = siblings if isinstance(siblings, frozenset) else frozenset(s.lower() for s in siblings)
     findings: list[Finding] = []
     texts: list[tuple[str, str]] = []
     for field, text, is_name in tool_texts(tool, schema):

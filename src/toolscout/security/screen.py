@@ -76,7 +76,7 @@ class Screen:
             return list(tools)
         if mode not in MODES:
             raise ValueError(f"poisoning mode must be one of {MODES}, not {mode!r}")
-        siblings = {t.name for t in tools} | {t.call_name for t in tools}
+        siblings = frozenset(n.lower() for t in tools for n in (t.name, t.call_name))
         rug = self.pins.check((t.name, t) for t in tools)
         out: list[Tool] = []
         logged = 0
