@@ -135,7 +135,7 @@ def report(catalog: Catalog, *, min_severity: str = "low", approved: tuple[str, 
     return {"tools": len(catalog), "flagged": flagged}
 
 
-def _print_table(result: dict[str, Any]) -> None:
+def _print_table(result: dict[str, Any], versions: dict[str, str]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -143,13 +143,16 @@ def _print_table(result: dict[str, Any]) -> None:
         out().print(f"no findings in {result['tools']} tools")
         return
     colour = {"high": "bold red", "medium": "yellow", "low": "dim"}
-    table = Table(title=f"{len(result['flagged'])} of {result['tools']} tools flagged")
+    table = Table(
+        title=f"{len(result['flagged'])} of {result['tools']} tools flagged",
+        caption="name@version allows exactly this content (poisoningAllow); --approve accepts a rug pull",
+    )
     for column in ("tool", "severity", "code", "field", "evidence"):
         table.add_column(column, overflow="fold")
     for row in result["flagged"]:
         for i, f in enumerate(row["findings"]):
             table.add_row(
-                escape(row["name"]) if i == 0 else "",
+                f"{escape(row['name'])}\n[dim]@{versions.get(row['name'], '?')}[/]" if i == 0 else "",
                 f"[{colour[f['severity']]}]{f['severity']}[/]",
                 f["code"],
                 escape(f["field"]),
@@ -204,7 +207,7 @@ def audit(
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False))
     else:
-        _print_table(result)
+        _print_table(result, {t.name: t.version for t in cat})
         for name in approved:
             err().print(f"approved the current content of {name}", markup=False)
     if any(f["severity"] == "high" for row in result["flagged"] for f in row["findings"]):
