@@ -12,7 +12,6 @@ import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
+from mcp_fixtures.fake_upstream import build as build_normal
 from mcp_fixtures.fake_upstream import tools_for
 from mcp_fixtures.hostile import hostile
+from mcp_fixtures.hostile.web import failing_calls, status_app
 from toolscout import calls
 from toolscout.catalog import Catalog
 from toolscout.errors import ConfigError, UpstreamUnavailable
@@ -56,42 +57,62 @@ async def until_in_catalog(agg: Aggregator, name: str, timeout: float) -> None:
 
 # -- 1. a slow first start is retried ---------------------------------------------------
 async def test_slow_first_start_is_retried_and_its_tools_appear(tmp_path: Path) -> None:
-    slow = hostile("slow_first", "--marker", str(tmp_path / "started"), "--first-delay", "1.5", connectTimeout=0.5)
+    slow = hostile(
+        "slow_first",
+        "--marker",
+        str(tmp_path / "started"),
+        "--first-delay",
+        "1.5",
+        connectTimeout=0.5,
+    )
     agg = make({"slow": slow, "ok": fake("normal")})
     changes: list[Any] = []
     agg.catalog.subscribe(changes.append)
     try:
-        await agg.start()
-        status = agg.status()["slow"]  # failed, or already retrying (start waited for "ok")
-        assert status["state"] in ("failed", "connecting") and status["tools"] == 0
+        with pytest.raises(UpstreamUnavailable, match=r"did not start within 0\.5 s"):
+            await agg.refresh("slow")
+        status = agg.status()["slow"]
+        assert status["state"] == "failed" and status["tools"] == 0 and status["retry_in"] is not None
         assert "did not start within 0.5 s" in status["last_error"]
+        assert agg.pending()["slow"].startswith("failed: did not start within 0.5 s; retry in ")
+        await agg.refresh("ok")  # the others are served meanwhile
         await until_in_catalog(agg, "slow_echo", 30)
-        assert any("slow_echo" in c.added for c in changes)  # what makes the MCP server send list_changed
+        assert any(
+            "slow_echo" in c.added for c in changes
+        )  # what makes the MCP server send list_changed
         assert (await agg.catalog.handler("slow_echo")({"text": "late"})).text() == "late"
-        assert agg.status()["slow"]["state"] == "ready" and agg.status()["slow"]["last_error"] is None
+        assert (
+            agg.status()["slow"]["state"] == "ready" and agg.status()["slow"]["last_error"] is None
+        )
     finally:
         await agg.aclose()
 
 
 def test_backoff_schedule_is_jittered_and_capped() -> None:
     assert [backoff_delay(n, lambda: 0.5) for n in (1, 2, 3, 4)] == [0.5, 1.0, 2.0, 4.0]
-    assert backoff_delay(1, lambda: 0.0) == pytest.approx(0.4) and backoff_delay(1, lambda: 1.0) == pytest.approx(0.6)
+    assert backoff_delay(1, lambda: 0.0) == pytest.approx(0.4) and backoff_delay(
+        1, lambda: 1.0
+    ) == pytest.approx(0.6)
     assert backoff_delay(50, lambda: 1.0) == pytest.approx(BACKOFF_MAX * 1.2)
-    assert backoff_delay(10_000, lambda: 0.5) == BACKOFF_MAX  # no overflow however long it stays down
+    assert (
+        backoff_delay(10_000, lambda: 0.5) == BACKOFF_MAX
+    )  # no overflow however long it stays down
 
 
 # -- 2. cold start: wait until every server listed or failed ------------------------------
 async def test_wait_listed_reports_loading_and_failed_servers(tmp_path: Path) -> None:
     slow = fake("normal", delay=60, connectTimeout=0.5)  # slow at every start
-    agg = make({"ok": fake("normal"), "slow": slow, "gone": {"command": str(tmp_path / "no-such-binary")}})
+    agg = make(
+        {"ok": fake("normal"), "slow": slow, "gone": {"command": str(tmp_path / "no-such-binary")}}
+    )
     try:
         assert set(agg.pending()) == {"ok", "slow", "gone"}  # nothing listed yet
         assert await agg.wait_listed(0) == agg.pending()  # a zero budget answers at once
         starting = asyncio.ensure_future(agg.start())
         pending = await agg.wait_listed(20)
         assert set(pending) == {"slow", "gone"} and agg.tool_count("ok") == 6
-        assert pending["slow"].startswith("failed: did not start within 0.5 s")
-        assert pending["gone"].startswith("failed: ") and "retry" in pending["gone"]
+        assert pending["slow"].startswith("failed: did not start within")  # 0.5 s, or a retry's
+        assert pending["gone"].startswith("failed: ") and "no-such-binary" in pending["gone"]
         assert set(agg.pending()) == {"slow", "gone"}
         await starting
     finally:
@@ -99,16 +120,26 @@ async def test_wait_listed_reports_loading_and_failed_servers(tmp_path: Path) ->
 
 
 async def test_wait_listed_is_bounded_and_counts_the_cache_as_listed(tmp_path: Path) -> None:
-    servers = {"slow": hostile("slow_first", "--marker", str(tmp_path / "m"), "--first-delay", "60", connectTimeout=30)}
+    servers = {
+        "slow": hostile(
+            "slow_first", "--marker", str(tmp_path / "m"), "--first-delay", "60", connectTimeout=30
+        )
+    }
     with Store(tmp_path / "cache.db") as store:
-        agg = Aggregator(parse_config({"mcpServers": servers}), Catalog(), cache=ToolListCache(store))
+        agg = Aggregator(
+            parse_config({"mcpServers": servers}), Catalog(), cache=ToolListCache(store)
+        )
         try:
             starting = asyncio.ensure_future(agg.start())
-            assert await agg.wait_listed(0.2) == {"slow": "starting"}  # still starting: bounded wait
+            assert await agg.wait_listed(0.2) == {
+                "slow": "starting"
+            }  # still starting: bounded wait
             starting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await starting
-            ToolListCache(store).save("slow", agg.upstreams["slow"].config.config_hash(), tools_for("normal", False))
+            ToolListCache(store).save(
+                "slow", agg.upstreams["slow"].config.config_hash(), tools_for("normal", False)
+            )
             assert agg.load_cached() == ["slow"] and await agg.wait_listed(5) == {}
         finally:
             await agg.aclose()
@@ -147,7 +178,9 @@ def test_stderr_relay_prefixes_and_redacts_even_across_chunks() -> None:
     relay.close()
     text = "".join(lines)
     assert lines[:2] == ["[s] key=*** ok\n", "[s] second line\n"]
-    assert secret not in text.replace("\n[s] ", "") and all(line.startswith("[s] ") for line in lines)
+    assert secret not in text.replace("\n[s] ", "") and all(
+        line.startswith("[s] ") for line in lines
+    )
 
 
 def test_servers_command_redacts_upstream_stderr(tmp_path: Path) -> None:
@@ -174,10 +207,14 @@ async def test_serve_redacts_upstream_stderr(tmp_path: Path) -> None:
     with Store(cache) as store:  # cached list: the upstream starts on the first call, for sure
         hash_ = parse_config({"mcpServers": servers}).servers["leaky"].config_hash()
         ToolListCache(store).save("leaky", hash_, tools_for("normal", False))
-    params = StdioServerParameters(command=TOOLSCOUT, args=["serve", "-c", str(cfg), "--cache", str(cache)])
+    params = StdioServerParameters(
+        command=TOOLSCOUT, args=["serve", "-c", str(cfg), "--cache", str(cache)]
+    )
     with (tmp_path / "stderr.txt").open("w+") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
-            echoed = await client.call_tool("call_tool", {"name": "leaky_echo", "arguments": {"text": "hi"}})
+            echoed = await client.call_tool(
+                "call_tool", {"name": "leaky_echo", "arguments": {"text": "hi"}}
+            )
             assert echoed.content[0].text == "hi"
         errlog.seek(0)
         stderr = errlog.read()  # the gateway has exited: its relays are drained
@@ -189,7 +226,9 @@ async def test_serve_redacts_upstream_stderr(tmp_path: Path) -> None:
 # -- 5. servers --json exits 1 when a server failed ---------------------------------------------
 def test_servers_json_exits_1_when_a_server_failed(tmp_path: Path) -> None:
     cfg = tmp_path / "servers.json"
-    cfg.write_text(json.dumps({"mcpServers": {"ok": fake("normal"), "dead": hostile("exit_start")}}))
+    cfg.write_text(
+        json.dumps({"mcpServers": {"ok": fake("normal"), "dead": hostile("exit_start")}})
+    )
     done = subprocess.run(
         [TOOLSCOUT, "servers", "-c", str(cfg), "--cache", str(tmp_path / "c.db"), "--json"],
         capture_output=True,
@@ -197,42 +236,48 @@ def test_servers_json_exits_1_when_a_server_failed(tmp_path: Path) -> None:
         timeout=60,
     )
     rows = json.loads(done.stdout)
-    assert done.returncode == 1 and rows["dead"]["state"] == "failed" and rows["ok"]["state"] == "ready"
+    assert (
+        done.returncode == 1
+        and rows["dead"]["state"] == "failed"
+        and rows["ok"]["state"] == "ready"
+    )
     assert "[dead] fatal: no configuration found" in done.stderr
 
 
 # -- 6. URL credentials and an Authorization header --------------------------------------------
 def test_url_credentials_with_an_authorization_header_is_a_config_error() -> None:
-    server = {"url": "https://bob:pw-1234567@mcp.example.test/mcp", "headers": {"authorization": "Bearer tok-98765"}}
+    server = {
+        "url": "https://bob:pw-1234567@mcp.example.test/mcp",
+        "headers": {"authorization": "Bearer tok-98765"},
+    }
     with pytest.raises(ConfigError) as info:
         parse_config({"mcpServers": {"remote": server}})
     text = f"{info.value} {info.value.hint}"
     assert "server 'remote'" in text and "'url'" in text and "Authorization" in text
     assert "pw-1234567" not in text and "tok-98765" not in text
-    parse_config({"mcpServers": {"remote": {**server, "headers": {"X-Key": "k"}}}})  # alone, each is fine
+    parse_config(
+        {"mcpServers": {"remote": {**server, "headers": {"X-Key": "k"}}}}
+    )  # alone, each is fine
 
 
 # -- 7. upstream HTTP errors say which and what to do ---------------------------------------------
-def status_app(status: int) -> Callable[..., Any]:
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
-        await send({"type": "http.response.body", "body": b"nope"})
-
-    return app
-
-
 @pytest.mark.parametrize(
     ("status", "expected"),
     [(401, ("HTTP 401", "credentials", "headers")), (500, ("HTTP 500", "retry later", "logs"))],
 )
-async def test_upstream_http_errors_name_the_status_and_the_fix(status: int, expected: tuple[str, ...]) -> None:
+async def test_upstream_http_errors_name_the_status_and_the_fix(
+    status: int, expected: tuple[str, ...]
+) -> None:
     async with serving(status_app(status)) as base:
-        agg = make({"web": {"url": f"{base}/mcp", "headers": {"X-Api-Key": "key-5555-secret"}, "connectTimeout": 10}})
+        agg = make(
+            {
+                "web": {
+                    "url": f"{base}/mcp",
+                    "headers": {"X-Api-Key": "key-5555-secret"},
+                    "connectTimeout": 10,
+                }
+            }
+        )
         try:
             await agg.start()
             row = agg.status()["web"]
@@ -247,8 +292,28 @@ async def test_upstream_http_errors_name_the_status_and_the_fix(status: int, exp
         assert word in row["last_error"]
 
 
+@pytest.mark.parametrize(
+    ("status", "expected"), [(401, "HTTP 401 Unauthorized"), (503, "HTTP 503 Service Unavailable")]
+)
+async def test_http_error_during_a_call_names_the_status(status: int, expected: str) -> None:
+    upstream = build_normal("normal").streamable_http_app(host="127.0.0.1")
+    async with serving(failing_calls(upstream, status)) as base:
+        agg = make({"web": {"url": f"{base}/mcp"}})
+        try:
+            await agg.start()
+            assert agg.tool_count("web") == 6  # listing works; only calls fail
+            with pytest.raises(UpstreamUnavailable) as info:
+                await agg.catalog.handler("web_echo")({"text": "x"})
+        finally:
+            await agg.aclose()
+    assert expected in str(info.value) and "error response" not in str(info.value)
+    assert ("credentials" if status == 401 else "logs") in str(info.value.hint)
+
+
 # -- 8. progress and cancellation, upstream side ------------------------------------------------
-async def test_upstream_progress_reaches_the_calls_reporter_and_cancel_reaches_the_upstream() -> None:
+async def test_upstream_progress_reaches_the_calls_reporter_and_cancel_reaches_the_upstream() -> (
+    None
+):
     agg = make({"t": hostile("tricky")})
     seen: list[tuple[float, float | None, str | None]] = []
     started = asyncio.Event()
@@ -272,7 +337,9 @@ async def test_upstream_progress_reaches_the_calls_reporter_and_cancel_reaches_t
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
-        assert (await agg.catalog.handler("t_cancel_seen")({})).text() == "yes"  # notifications/cancelled
+        assert (
+            await agg.catalog.handler("t_cancel_seen")({})
+        ).text() == "yes"  # notifications/cancelled
         assert (await agg.catalog.handler("t_echo")({"text": "after"})).text() == "after"
     finally:
         await agg.aclose()
@@ -334,7 +401,9 @@ async def test_five_megabyte_result_passes_through() -> None:
         await agg.aclose()
 
 
-async def test_gateway_environment_is_not_forwarded_to_stdio_upstreams(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_gateway_environment_is_not_forwarded_to_stdio_upstreams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("TOOLSCOUT_TOKEN", "gateway-token-123")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-gateway-456")
     agg = make({"up": fake("normal", env={"UPSTREAM_OWN": "mine"})})

@@ -457,7 +457,7 @@ def _hint(reason: str, default: str | None) -> str | None:
     if reason.startswith(("HTTP 401", "HTTP 403")):
         return "Fix the credentials in this server's config entry ('headers' or 'env'), then restart the gateway."
     if reason.startswith("HTTP 5"):
-        return "The upstream server failed; retry later or check its logs. toolscout retries it with backoff."
+        return "The upstream server failed; retry later or check its logs."
     return default
 
 
