@@ -18,6 +18,11 @@ the list (``removed``).
 The reveal set is bounded (``max_revealed``): past it the least recently used revealed
 tool is dropped (ledger event ``evicted``); it can simply be found again. Dropping one
 tool breaks the cached prefix once, which is cheaper than an unbounded list.
+
+Native deferral (OpenAI ``tool_search``, Anthropic ``tool_reference``) is different: the
+provider keeps a loaded tool in the conversation, so eviction cannot take it away. Native
+adapters call :meth:`Session.mark_loaded` for the tools they load, and the session runs
+those whatever its reveal set holds.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from .errors import ErrorInfo, NotRevealed, ToolscoutError
 from .gateway import refused_find
 from .ledger import Ledger, count_definitions
 from .model import CallResult, DeferPolicy, Tool
-from .naming import wire_name
+from .naming import WIRE_FORMATS, wire_name
 from .request import CallRequest, UseRequest
 
 if TYPE_CHECKING:
@@ -136,6 +141,7 @@ class Session:
         """The host format this session's tools were last listed in: texts the model reads
         name tools as that format does (its wire names)."""
         self._revealed: OrderedDict[str, None] = OrderedDict()  # reveal order (list order)
+        self._loaded: OrderedDict[str, None] = OrderedDict()  # held by the provider (native)
         self._recency: OrderedDict[str, None] = OrderedDict()  # least recently used first
         self._versions: dict[str, str] = {}  # version last sent, per revealed/pinned name
         self._pinned: list[str] = []
@@ -187,6 +193,10 @@ class Session:
                 self.ledger.note("removed", tool=name)
             elif name in self._pinned_set:
                 self._drop(name)
+        for name in list(self._loaded):
+            tool = catalog.get(name)
+            if tool is None or not self._permitted(tool):
+                del self._loaded[name]
         for name in [*self._pinned, *self._revealed]:
             tool = catalog.get(name)
             old = self._versions.get(name)
@@ -228,9 +238,30 @@ class Session:
         return any(n in self._revealed or n in self._pinned_set for n in names)
 
     def is_callable(self, name: str) -> bool:
-        """Whether the model has this tool's schema (pinned or revealed) right now."""
+        """Whether the model has this tool's schema (pinned, revealed, or loaded by the
+        provider through :meth:`mark_loaded`) right now."""
         self._sync()
-        return name in self._revealed or name in self._pinned_set
+        return name in self._revealed or name in self._pinned_set or name in self._loaded
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        """Tools the provider holds from native loading (:meth:`mark_loaded`), oldest first."""
+        self._sync()
+        return tuple(self._loaded)
+
+    def mark_loaded(self, *names: str) -> None:
+        """Record that the provider now holds these tools' schemas for the rest of the
+        conversation (a native ``tool_search_output`` or ``tool_reference`` loaded them).
+
+        Only native adapters call this. Such a tool stays callable after the reveal set
+        evicts it: the model still has its schema, so refusing the call would be an error
+        the provider never causes. Kept in :meth:`state`.
+        """
+        self._sync()
+        for name in names:
+            tool = self.gateway.catalog.get(name)
+            if tool is not None and self._permitted(tool) and name not in self._pinned_set:
+                self._loaded[name] = None
 
     def deferred(self) -> list[Tool]:
         """Visible tools whose schemas are withheld (for native deferral: ``defer_loading``)."""
@@ -343,14 +374,43 @@ class Session:
         label = name if isinstance(name, str) else repr(name)
         try:
             if name == "find_tools":
-                return self._find(arguments)
-            if name == "call_tool" and self.call_tool:
-                return await self._call(CallRequest.from_call_tool(arguments), direct=False)
-            if name == "use_tool" and self.use_tool:
-                return await self._use(UseRequest.parse(arguments, max_limit=self.gateway.max_limit))
-            return await self._call(CallRequest.parse(name, arguments), direct=True)
+                outcome = self._find(arguments)
+            elif name == "call_tool" and self.call_tool:
+                outcome = await self._call(CallRequest.from_call_tool(arguments), direct=False)
+            elif name == "use_tool" and self.use_tool:
+                outcome = await self._use(UseRequest.parse(arguments, max_limit=self.gateway.max_limit))
+            else:
+                outcome = await self._call(CallRequest.parse(name, arguments), direct=True)
         except ToolscoutError as exc:
-            return ToolOutcome.failure(label, exc)
+            outcome = ToolOutcome.failure(label, exc)
+        return self._as_seen(outcome)
+
+    def _as_seen(self, outcome: ToolOutcome) -> ToolOutcome:
+        """Tool names in an error's suggestions and candidates as the model sees them
+        (this session's format), in the structured error and in its text."""
+        info = outcome.error
+        if info is None or self.format not in WIRE_FORMATS:
+            return outcome
+        details = info.details
+        suggestions, candidates = details.get("suggestions"), details.get("candidates")
+        if not suggestions and not candidates:
+            return outcome
+        named = dict(details)
+        if isinstance(suggestions, list):
+            named["suggestions"] = [self.wire(s) if isinstance(s, str) else s for s in suggestions]
+        if isinstance(candidates, list):
+            named["candidates"] = [
+                {**c, "name": self.wire(c["name"])} if isinstance(c, dict) and isinstance(c.get("name"), str) else c
+                for c in candidates
+            ]
+        if named == details:
+            return outcome
+        old, new = info.text(), info.model_copy(update={"details": named})
+        outcome.error = new
+        outcome.content = [
+            {**b, "text": new.text()} if b.get("type") == "text" and b.get("text") == old else b for b in outcome.content
+        ]
+        return outcome
 
     def handle(self, name: str, arguments: Any = None) -> ToolOutcome:
         """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
@@ -366,7 +426,7 @@ class Session:
             via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
             raise NotRevealed(
                 f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session",
-                hint=f"Call find_tools with query 'select:{tool.name}' (or describe the task){via}.",
+                hint=f"Call find_tools with query 'select:{self.wire(tool.name)}' (or describe the task){via}.",
             )
         self._touch(tool.name)
         result = await self.gateway.run(tool, request.arguments)
@@ -383,7 +443,7 @@ class Session:
         except ToolscoutError as exc:
             found = refused_find(arguments, exc)
             return ToolOutcome(name="find_tools", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error, find=found)
-        loaded = self._pinned_set.union(self._revealed) if self._active else self._pinned_set
+        loaded = self._pinned_set.union(self._revealed, self._loaded) if self._active else self._pinned_set
         found = self.gateway.search(request, allow=self.allow, loaded=loaded)
         if found.error is not None:
             return ToolOutcome(
@@ -431,6 +491,7 @@ class Session:
         return {
             "id": self.id,
             "revealed": list(self._revealed),
+            "loaded": list(self._loaded),
             "recency": list(self._recency),
             "versions": dict(self._versions),
             "searches": dict(self._searches),
@@ -439,6 +500,7 @@ class Session:
     def restore(self, state: dict[str, Any]) -> Session:
         self._sync()
         self.reveal(*state.get("revealed", ()))
+        self.mark_loaded(*state.get("loaded", ()))
         for name in state.get("recency", ()):
             self._touch(name)
         self._versions.update({k: v for k, v in state.get("versions", {}).items() if k in self._versions})

@@ -5,6 +5,13 @@ next request, appended. Native mode declares every deferred tool with
 ``defer_loading: true`` (the API keeps them out of the model's context) and answers a
 ``find_tools`` call with ``tool_reference`` blocks, which the API expands into the full
 definitions. The ``tools`` list is then identical on every request.
+
+A ``tool_reference`` names the wire name its ``defer_loading`` definition carries, and
+only tools the session will run (a tool the reveal cap left out is not referenced). Native
+mode needs ``anthropic>=0.80``, the first release whose ``messages.create`` types carry
+``defer_loading`` and ``tool_reference`` outside the beta namespace (before it they were
+beta-only, behind the ``advanced-tool-use-2025-11-20`` header); an older SDK is refused up
+front.
 """
 
 from __future__ import annotations
@@ -12,10 +19,15 @@ from __future__ import annotations
 from typing import Any
 
 from .._sync import run_sync
+from ..naming import wire_name
 from ..session import Session, ToolOutcome
-from ._common import Call, answer, as_dict, field, require
+from ._common import Call, answer, as_dict, field, require, require_version
 
 __all__ = ["MessagesAdapter"]
+
+NATIVE_MIN_SDK = (0, 80)
+"""The first ``anthropic`` release typing ``defer_loading`` and ``tool_reference`` in
+``messages.create`` (they were beta-only before)."""
 
 
 class MessagesAdapter:
@@ -25,6 +37,8 @@ class MessagesAdapter:
     format = "anthropic"
 
     def __init__(self, session: Session, *, native: bool = False) -> None:
+        if native:
+            require_version("anthropic", NATIVE_MIN_SDK, "MessagesAdapter(native=True)", "anthropic")
         self.session = session
         self.native = native
         self._deferred_key: tuple[int, int] | None = None
@@ -37,11 +51,14 @@ class MessagesAdapter:
         head = session.tools(self.format, record=False, meta=True)
         visible = len(session.meta_tools(self.format)) + len(session.pinned)
         sent = head[:visible]
-        loaded = head[visible:]
+        # What the model holds: meta-tools, pinned tools, and every tool a tool_reference
+        # loaded earlier in the conversation (evicted from the reveal set or not).
+        held = list(dict.fromkeys([*session.loaded, *session.revealed]))
+        loaded = [session.render(n, self.format) for n in held]
         session.record_turn(
             self.format,
-            sent + loaded,
-            [*session.tool_names()],
+            sent + [d for d in loaded if d is not None],
+            [*session.tool_names()[:visible], *held],
         )
         return sent + self._deferred_defs()
 
@@ -66,7 +83,7 @@ class MessagesAdapter:
         ]
         if not calls:
             return None
-        blocks = [self._result(call, outcome) for call, outcome in await answer(self.session, calls)]
+        blocks = [self._result(call, outcome) for call, outcome in await answer(self.session, calls, self.format)]
         return {"role": "user", "content": blocks}
 
     def tool_results(self, message: Any) -> dict[str, Any] | None:
@@ -74,10 +91,16 @@ class MessagesAdapter:
 
     def _result(self, call: Call, outcome: ToolOutcome) -> dict[str, Any]:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id}
-        refs = [r.tool_name for r in outcome.references if r.tool_name not in self.session.pinned]
-        if self.native and outcome.is_find and outcome.ok and refs and self.session.deferring:
-            block["content"] = [{"type": "tool_reference", "tool_name": n} for n in refs]
-            return block
+        session = self.session
+        if self.native and outcome.is_find and outcome.ok and session.deferring:
+            # Only tools the session will run, each by the wire name its defer_loading
+            # definition carries (pinned ones are loaded already).
+            pinned = set(session.pinned)
+            refs = [r.tool_name for r in outcome.references if session.is_callable(r.tool_name) and r.tool_name not in pinned]
+            if refs:
+                session.mark_loaded(*refs)
+                block["content"] = [{"type": "tool_reference", "tool_name": wire_name(n, self.format)} for n in refs]
+                return block
         block["content"] = [{"type": "text", "text": outcome.text() or "(no output)"}]
         if not outcome.ok:
             block["is_error"] = True

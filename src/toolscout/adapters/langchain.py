@@ -1,10 +1,13 @@
-"""LangChain / LangGraph adapter: the session's tools as ``StructuredTool``s, bound per step.
+"""LangChain / LangGraph adapter: the session's tools bound per step, as definitions or tools.
 
-Bind ``adapter.tools()`` to the chat model at every step (``model.bind_tools(...)``): the
-list grows as ``find_tools`` reveals tools, in append-only order. Answer an ``AIMessage``
-with ``adapter.tool_messages(ai)``, which handles every tool call (also unknown names and
-``invalid_tool_calls`` with broken JSON) and returns one ``ToolMessage`` per call id; in a
-LangGraph graph that is the body of the tools node.
+Bind the tools at every step with ``adapter.bind(model)``: the list grows as
+``find_tools`` reveals tools, in append-only order. It binds the OpenAI-format definition
+dicts, not tool objects, because ``bind_tools`` passes a dict through unchanged but
+rebuilds a ``BaseTool`` from its schema alone, dropping the ``strict: true`` toolscout set
+on schemas that qualify. ``adapter.tools()`` gives the same tools as ``StructuredTool``s
+for a LangGraph ``ToolNode``. Answer an ``AIMessage`` with ``adapter.tool_messages(ai)``,
+which handles every tool call (also unknown names and ``invalid_tool_calls`` with broken
+JSON) and returns one ``ToolMessage`` per call id.
 """
 
 from __future__ import annotations
@@ -31,11 +34,24 @@ class LangChainAdapter:
         self.session = session
         self._cache: dict[str, tuple[int, Any]] = {}
 
-    def tools(self) -> list[Any]:
-        """This step's tools as ``StructuredTool`` objects (cached while unchanged)."""
+    def definitions(self) -> list[dict[str, Any]]:
+        """This step's tools as OpenAI-format dicts for ``model.bind_tools``: names are
+        OpenAI wire names and ``strict`` is kept (cached dicts: do not mutate)."""
+        return self.session.tools(self.format)
+
+    def bind(self, model: Any, **kwargs: Any) -> Any:
+        """``model`` with this step's :meth:`definitions` bound (``model`` itself when the
+        list is empty); ``kwargs`` go to ``bind_tools``."""
+        definitions = self.definitions()
+        return model.bind_tools(definitions, **kwargs) if definitions else model
+
+    def tools(self, *, record: bool = True) -> list[Any]:
+        """This step's tools as ``StructuredTool`` objects (cached while unchanged), for a
+        ``ToolNode``; bind with :meth:`bind` (a ``BaseTool`` loses ``strict`` in
+        ``bind_tools``). ``record=False`` when :meth:`bind` already recorded this step."""
         structured = _lc("langchain_core.tools").StructuredTool
         out = []
-        for definition in self.session.tools(self.format):
+        for definition in self.session.tools(self.format, record=record):
             fn = definition["function"]
             name = fn["name"]
             cached = self._cache.get(name)
@@ -83,7 +99,7 @@ class LangChainAdapter:
                 name=call.name or None,
                 status="success" if outcome.ok else "error",
             )
-            for call, outcome in await answer(self.session, calls)
+            for call, outcome in await answer(self.session, calls, self.format)
         ]
 
     def tool_messages(self, message: Any) -> list[Any]:
@@ -94,9 +110,7 @@ class LangChainAdapter:
         place; returns the last ``AIMessage``."""
         ai = None
         for _ in range(max_turns):
-            tools = self.tools()
-            bound = model.bind_tools(tools) if tools else model
-            ai = bound.invoke(messages)
+            ai = self.bind(model).invoke(messages)
             messages.append(ai)
             if not (field(ai, "tool_calls") or field(ai, "invalid_tool_calls")):
                 break

@@ -5,6 +5,10 @@ the next request, appended after the ones already there. Native mode (Responses 
 declares a client-executed ``tool_search`` tool: the model emits ``tool_search_call``
 items, and the adapter answers with ``tool_search_output`` items carrying the found
 tools' definitions, which the API then keeps loaded for the rest of the conversation.
+
+Every name the model reads is the wire name of the format sent (``openai`` or
+``openai-responses``), and every such name is callable. Native mode needs an SDK whose
+request types know ``tool_search`` (``openai>=2.25``); an older one is refused up front.
 """
 
 from __future__ import annotations
@@ -13,9 +17,13 @@ from typing import Any
 
 from .._sync import run_sync
 from ..session import Session, ToolOutcome
-from ._common import Call, answer, as_dict, field, require
+from ._common import Call, answer, as_dict, field, require, require_version
 
 __all__ = ["ChatCompletionsAdapter", "ResponsesAdapter"]
+
+NATIVE_MIN_SDK = (2, 25)
+"""The first ``openai`` release whose types carry ``tool_search``, ``tool_search_call``,
+``tool_search_output`` and ``defer_loading``."""
 
 
 def _require_sdk() -> Any:
@@ -46,7 +54,7 @@ class ChatCompletionsAdapter:
                 calls.append(Call(field(tc, "id") or f"call_{i}", field(fn, "name", ""), field(fn, "arguments")))
         return [
             {"role": "tool", "tool_call_id": call.id, "content": outcome.text()}
-            for call, outcome in await answer(self.session, calls)
+            for call, outcome in await answer(self.session, calls, self.format)
         ]
 
     def tool_messages(self, message: Any) -> list[dict[str, Any]]:
@@ -81,6 +89,8 @@ class ResponsesAdapter:
     format = "openai-responses"
 
     def __init__(self, session: Session, *, native: bool = False) -> None:
+        if native:
+            require_version("openai", NATIVE_MIN_SDK, "ResponsesAdapter(native=True)", "openai")
         self.session = session
         self.native = native
 
@@ -100,13 +110,15 @@ class ResponsesAdapter:
         search = self._search_tool()
         pinned = [session.render(n, self.format) for n in session.pinned]
         sent = [search, *(d for d in pinned if d is not None)]
-        loaded = [session.render(n, self.format) for n in session.revealed]
+        held = list(dict.fromkeys([*session.loaded, *session.revealed]))
+        loaded = [session.render(n, self.format) for n in held]
         # What the model holds in context: the search tool, pinned tools, and every tool a
-        # tool_search_output loaded earlier in the conversation.
+        # tool_search_output loaded earlier in the conversation (record_turn also sets the
+        # session's format, so texts name tools by this format's wire names).
         session.record_turn(
             self.format,
             [*sent, *(d for d in loaded if d is not None)],
-            ["tool_search", *session.pinned, *session.revealed],
+            ["tool_search", *session.pinned, *held],
         )
         return sent
 
@@ -127,7 +139,7 @@ class ResponsesAdapter:
                 continue
             kinds.setdefault(call_id, kind)
         out: list[dict[str, Any]] = []
-        for call, outcome in await answer(self.session, calls):
+        for call, outcome in await answer(self.session, calls, self.format):
             kind = kinds[call.id]
             if kind == "tool_search_call":
                 out.append(self._search_output(call.id, outcome))
@@ -140,14 +152,20 @@ class ResponsesAdapter:
         return run_sync(self.aoutput_items(response))
 
     def _search_output(self, call_id: str, outcome: ToolOutcome) -> dict[str, Any]:
-        names = [r.tool_name for r in outcome.references if self.session.is_callable(r.tool_name)]
-        defs = [self.session.render(n, self.format) for n in names]
+        """Load the found tools the session will run (not pinned ones: they are in
+        ``tools`` already). Each keeps ``defer_loading: true``, as the provider's own
+        client-executed example does: a loaded tool is still a deferred one."""
+        session = self.session
+        pinned = set(session.pinned)
+        names = [r.tool_name for r in outcome.references if session.is_callable(r.tool_name) and r.tool_name not in pinned]
+        session.mark_loaded(*names)
+        defs = [session.render(n, self.format) for n in names]
         return {
             "type": "tool_search_output",
             "call_id": call_id,
             "execution": "client",
             "status": "completed",
-            "tools": [d for d in defs if d is not None],
+            "tools": [{**d, "defer_loading": True} for d in defs if d is not None],
         }
 
     def run(self, client: Any, *, model: str, input: list[Any], max_turns: int = 10, **create: Any) -> Any:

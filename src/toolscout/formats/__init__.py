@@ -16,9 +16,9 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from ..model import Tool
-from ..naming import wire_name, wire_names
+from ..naming import param_names, wire_name, wire_names
 from .anthropic import render_anthropic
-from .gemini import gemini_schema, render_gemini
+from .gemini import gemini_arguments, gemini_schema, render_gemini
 from .generic import render_generic
 from .mcp import render_mcp
 from .openai import render_openai_chat, render_openai_responses
@@ -28,9 +28,11 @@ from .strict import openai_strict, openai_strict_reason, strict_refusal
 __all__ = [
     "FORMATS",
     "Renderer",
+    "gemini_arguments",
     "gemini_schema",
     "openai_strict",
     "openai_strict_reason",
+    "param_names",
     "register",
     "render",
     "render_many",
