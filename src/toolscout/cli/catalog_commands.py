@@ -168,3 +168,48 @@ def tokens(
     out().print(table)
     if report.to_dict()["estimate"]:
         out().print(f"[dim]{format} counts are o200k estimates of the JSON definitions.[/dim]")
+
+
+catalog_app = typer.Typer(help="The shared catalog in PostgreSQL (what every replica serves).", no_args_is_help=True)
+app.add_typer(catalog_app, name="catalog")
+
+
+@catalog_app.command("sync")
+def sync(
+    source: Annotated[str, typer.Argument(help="Declaration file, OpenAPI document, or directory holding tools.jsonl.")],
+    store: Annotated[str, typer.Option("--store", help="postgresql://user@host:port/dbname")],
+    prefix: Annotated[str | None, typer.Option("--prefix", help="Name tools {prefix}_{name}; also the source id.")] = None,
+    source_id: Annotated[
+        str | None, typer.Option("--source-id", help="The source to replace (default: the prefix, else the file name).")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAPI: base URL (default: servers[0].url).")] = None,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip malformed entries instead of failing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print what changed as JSON.")] = False,
+) -> None:
+    """Replace what SOURCE held in the shared catalog, in one transaction; replicas follow.
+
+    Example: toolscout catalog sync tools.yaml --store postgresql://toolscout@db/toolscout --prefix crm
+    """
+    from ..pgstore import describe_dsn, is_postgres_url
+    from ..replica import sync_source
+
+    if not is_postgres_url(store):
+        err().print("[red]config_error[/red]: catalog sync needs a PostgreSQL store: --store postgresql://user@host:port/dbname")
+        raise typer.Exit(2)
+    try:
+        done = sync_source(source, store, prefix=prefix, source_id=source_id, base_url=base_url, skip_invalid=skip_invalid)
+    except ToolscoutError as exc:
+        err().print(f"[red]{exc.code}[/red]: {exc.message}")
+        if exc.hint:
+            err().print(exc.hint)
+        raise typer.Exit(2) from None
+    where = describe_dsn(store)
+    if as_json:
+        report = {"source": done.source, "version": done.version, "store": where, "added": list(done.added),
+                  "changed": list(done.changed), "removed": list(done.removed)}
+        typer.echo(json.dumps(report))
+        return
+    out().print(
+        f"synced {source} into source '{done.source}' on {where}: {len(done.added)} added, "
+        f"{len(done.changed)} changed, {len(done.removed)} removed (version {done.version})"
+    )

@@ -1,0 +1,357 @@
+"""A catalog shared by replicas through PostgreSQL, kept current by LISTEN/NOTIFY.
+
+Why: replicas behind a load balancer must answer from one catalog, yet each keeps its index in
+memory (the fast path; a search never waits on the database). So every change is written once,
+in a transaction, and each replica's :class:`SharedCatalog` applies it to its own memory:
+
+* :meth:`SharedCatalog.replace_source` (what the MCP aggregator calls after a ``tools/list``)
+  writes the source's tools to :class:`~toolscout.pgstore.PostgresStore`, then applies them
+  locally. The write notifies ``{"source", "version"}``.
+* A listener thread holds a LISTEN connection. On a notification it reads the rows of that
+  source changed since the version this replica holds and applies them with
+  :meth:`Catalog.replace_source`, so the index updates incrementally.
+* If the connection drops (PostgreSQL restarted), the listener reconnects with backoff and
+  resyncs every source whose version moved. Meanwhile searches answer from memory and writes
+  raise :class:`~toolscout.errors.StoreError` naming the cause.
+
+:func:`sync_source` loads a declaration file, an OpenAPI document or a directory holding
+``tools.jsonl`` into the shared catalog as one source (``toolscout catalog sync``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .catalog import Catalog, CatalogChange, Handler, prefixed
+from .errors import DeclarationError, NameCollision
+from .model import Tool
+from .pgstore import CHANNEL, PostgresStore, SourceState, SourceWrite
+
+__all__ = ["SharedCatalog", "load_source", "sync_source"]
+
+log = logging.getLogger("toolscout.replica")
+
+LISTEN_POLL = 0.25
+"""Seconds the listener waits for a notification before checking whether it should stop."""
+RETRY_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0)
+"""Reconnect delays after PostgreSQL drops the LISTEN connection (the last one repeats)."""
+
+
+class SharedCatalog(Catalog):
+    """A :class:`Catalog` whose sources live in PostgreSQL and follow every replica's writes.
+
+    ``store`` is a :class:`PostgresStore` or its DSN. ``kind`` labels this writer's sources
+    (``"mcp"`` for a gateway's upstreams) so a synced file can never overwrite them.
+    ``handler_factory(tool)`` attaches handlers to tools that arrive from other replicas (the
+    gateway passes its aggregator's, so a tool refreshed elsewhere is callable here too).
+
+    Only sources are shared: tools added with :meth:`add`/:meth:`extend` stay local.
+    """
+
+    def __init__(
+        self,
+        store: PostgresStore | str,
+        *,
+        kind: str = "catalog",
+        handler_factory: Callable[[Tool], Handler | None] | None = None,
+        listen: bool = True,
+    ) -> None:
+        super().__init__()
+        self.shared = store if isinstance(store, PostgresStore) else PostgresStore(store)
+        self.store = self.shared  # type: ignore[assignment]  # same interface: caches, index snapshots
+        self.kind = kind
+        self.handler_factory = handler_factory
+        self.versions: dict[str, int] = {}
+        """The version of each shared source this replica holds."""
+        self.connected = False
+        self.last_error: str | None = None
+        self.applied: list[tuple[str, int, float]] = []
+        """Recent ``(source, version, time.time())`` applied from other writers (last 100)."""
+        self._apply_lock = threading.RLock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pending: dict[str, int] = {}
+        self._pending_lock = threading.Lock()
+        self._resync = False
+        self._stop = threading.Event()
+        self._reconnect_listeners: list[Callable[[], None]] = []
+        self._listener: threading.Thread | None = None
+        for state in self.shared.read_all():
+            self._apply_state(state)
+        if listen:
+            self.start()
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the listener thread (the constructor does, unless ``listen=False``)."""
+        if self._listener is None or not self._listener.is_alive():
+            self._stop.clear()
+            self._listener = threading.Thread(target=self._listen, name="toolscout-listen", daemon=True)
+            self._listener.start()
+
+    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Apply remote changes on ``loop`` (the server's) instead of the listener thread, so
+        catalog listeners (the MCP server's list_changed) run where they expect to."""
+        self._loop = loop
+
+    def on_reconnected(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the bound loop, if any) after the listener reconnects and resyncs."""
+        self._reconnect_listeners.append(callback)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop listening and close the store's connection."""
+        self._stop.set()
+        if self._listener is not None and self._listener is not threading.current_thread():
+            self._listener.join(timeout)
+        self.shared.close()
+
+    def __enter__(self) -> SharedCatalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def status(self) -> dict[str, Any]:
+        """Whether the LISTEN connection is up, the last error, and the sources held."""
+        return {
+            "store": self.shared.where,
+            "connected": self.connected,
+            "last_error": self.last_error,
+            "sources": dict(self.versions),
+            "tools": len(self),
+        }
+
+    # -- writing: once to PostgreSQL, then to memory ---------------------------------------
+    def replace_source(
+        self, source_id: str, tools: Iterable[Tool], *, handlers: Mapping[str, Handler | None] | None = None
+    ) -> CatalogChange:
+        """Write ``source_id``'s tools to the shared store (every replica gets them), then here.
+
+        Raises :class:`StoreError` if PostgreSQL cannot take the write; memory is then
+        untouched, so this replica never serves what the others do not have.
+        """
+        batch = [t if t.source_id == source_id else t.replace(source_id=source_id) for t in tools]
+        with self._apply_lock:
+            for tool in batch:  # refuse before writing anything: memory and database stay equal
+                other = self.get(tool.name)
+                if other is not None and other.source_id != source_id:
+                    raise NameCollision(
+                        f"tool name '{tool.name}' from {tool.origin} is already taken by {other.origin}",
+                        name=tool.name,
+                        origins=[other.origin, tool.origin],
+                    )
+        written = self.shared.write_source(source_id, batch, kind=self.kind)
+        with self._apply_lock:
+            if self.versions.get(source_id, 0) > written.version:
+                return CatalogChange()  # a newer write from another replica is already applied
+            change = super().replace_source(source_id, batch, handlers=handlers)
+            self.versions[source_id] = written.version
+            return change
+
+    def remove_source(self, source_id: str) -> None:
+        """Delete a source from the shared store and from memory."""
+        version = self.shared.delete_source(source_id)
+        with self._apply_lock:
+            if version is not None and self.versions.get(source_id, 0) > version:
+                return
+            self._drop_local(source_id)
+
+    def _drop_local(self, source_id: str) -> None:
+        gone = [t.name for t in self if t.source_id == source_id]
+        self.versions.pop(source_id, None)
+        if gone:
+            self.remove(*gone)
+
+    # -- applying what other writers did ---------------------------------------------------
+    def _apply_state(self, state: SourceState) -> None:
+        """Bring one source to ``state`` (only if newer than what is held)."""
+        with self._apply_lock:
+            held = self.versions.get(state.source, 0)
+            if held >= state.version:
+                return
+            if state.since > held:  # memory moved back since the read: read it whole
+                self._queue(state.source, state.version)
+                return
+            tools: list[Tool] = []
+            for name in state.names:
+                tool = state.changed.get(name)
+                if tool is None:
+                    tool = self.get(name)
+                    if tool is None or tool.source_id != state.source:
+                        self.versions[state.source] = 0  # not what we thought we held: reread whole
+                        self._queue(state.source, state.version)
+                        return
+                tools.append(tool)
+            for tool in tools:  # the database's unique names are the truth: drop stale holders
+                other = self.get(tool.name)
+                if other is not None and other.source_id != state.source:
+                    self.versions[other.source_id or ""] = 0
+                    self._queue(other.source_id or "", 1)
+                    self.remove(tool.name)
+            factory = self.handler_factory
+            handlers = {t.name: factory(t) for t in state.changed.values()} if factory else None
+            super().replace_source(state.source, tools, handlers=handlers)
+            self.versions[state.source] = state.version
+            self.applied.append((state.source, state.version, time.time()))
+            del self.applied[:-100]
+
+    def _apply_deleted(self, source: str) -> None:
+        with self._apply_lock:
+            if source in self.versions:
+                self._drop_local(source)
+
+    def _dispatch(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn`` on the bound loop (if it is running), else here under the apply lock."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(fn, *args)
+                return
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+        fn(*args)
+
+    # -- the listener ----------------------------------------------------------------------
+    def _queue(self, source: str, version: int) -> None:
+        with self._pending_lock:
+            self._pending[source] = max(version, self._pending.get(source, 0))
+
+    def _listen(self) -> None:
+        attempt = 0
+        while not self._stop.is_set():
+            conn = None
+            try:
+                conn = self.shared.connect()
+                conn.execute(f"LISTEN {CHANNEL}")
+                self._resync = True  # anything committed while we were not listening
+                self._drain(conn)
+            except Exception as exc:  # StoreError, psycopg errors: the server went away
+                if self._stop.is_set():
+                    break
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if self.connected or self.last_error != reason:
+                    log.warning("shared catalog %s: listener disconnected: %s", self.shared.where, reason)
+                self.connected = False
+                self.last_error = reason
+                delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
+                attempt += 1
+                self._stop.wait(delay)
+                continue
+            finally:
+                if conn is not None:
+                    with contextlib.suppress(Exception):
+                        conn.close()
+            attempt = 0
+
+    def _drain(self, conn: Any) -> None:
+        """Serve notifications until stopped; raises when the connection fails."""
+        while not self._stop.is_set():
+            if self._resync:
+                self._full_resync()
+                self._resync = False
+                if not self.connected:
+                    self.connected, self.last_error = True, None
+                    log.info("shared catalog %s: listening", self.shared.where)
+                    for callback in list(self._reconnect_listeners):
+                        self._dispatch(callback)
+            self._process_pending()
+            for note in conn.notifies(timeout=LISTEN_POLL, stop_after=1):
+                try:
+                    data = json.loads(note.payload)
+                    self._queue(str(data["source"]), int(data["version"]))
+                except (ValueError, KeyError, TypeError):
+                    log.warning("shared catalog: ignoring a malformed notification %r", note.payload[:200])
+
+    def _full_resync(self) -> None:
+        current = self.shared.source_versions()
+        for source, version in current.items():
+            if self.versions.get(source, 0) < version:
+                self._queue(source, version)
+        for source in list(self.versions):
+            if source not in current:
+                self._dispatch(self._apply_deleted, source)
+
+    def _process_pending(self) -> None:
+        with self._pending_lock:
+            pending, self._pending = self._pending, {}
+        for source, version in pending.items():
+            if self.versions.get(source, 0) >= version:
+                continue
+            state = self.shared.read_source(source, since=self.versions.get(source, 0))
+            if state is None:
+                self._dispatch(self._apply_deleted, source)
+            else:
+                self._dispatch(self._apply_state, state)
+
+
+# -- catalog sync ---------------------------------------------------------------------------
+def load_source(
+    path: str | Path,
+    *,
+    prefix: str | None = None,
+    source_id: str | None = None,
+    base_url: str | None = None,
+    skip_invalid: bool = False,
+) -> tuple[str, list[Tool]]:
+    """The tools of a declaration file, an OpenAPI document or a directory holding
+    ``tools.jsonl``, named ``{prefix}_{name}`` and tagged with their source id (``source_id``,
+    else the prefix, else the file's or directory's name)."""
+    p = Path(path)
+    sid = source_id or prefix or (p.name if p.is_dir() else p.stem)
+    if p.is_dir():
+        p = p / "tools.jsonl"
+    if not p.is_file():
+        raise DeclarationError(f"no tools at {path}", file=str(path), hint="Pass a declaration file, an OpenAPI document or a directory holding tools.jsonl.")
+    doc = _openapi_document(p)
+    if doc is not None:
+        from .sources.openapi import tools_from_openapi
+
+        servers = doc.get("servers")
+        default = servers[0].get("url") if isinstance(servers, list) and servers and isinstance(servers[0], dict) else None
+        tools = [t for t, _ in tools_from_openapi(doc, base_url=base_url or default or "http://localhost")]
+    else:
+        from .sources.declarations import load_declarations
+
+        tools, _skipped = load_declarations(p, skip_invalid=skip_invalid)
+    return sid, [prefixed(t, prefix).replace(source_id=sid) for t in tools]
+
+
+def _openapi_document(path: Path) -> dict[str, Any] | None:
+    if path.suffix.lower() not in (".json", ".yaml", ".yml"):
+        return None
+    from .sources._yaml import load_yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        doc = json.loads(text) if path.suffix.lower() == ".json" else load_yaml(text)[0]
+    except Exception:
+        return None  # the declaration loader reports what is wrong with it
+    return doc if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) else None
+
+
+def sync_source(
+    path: str | Path,
+    store: PostgresStore | str,
+    *,
+    prefix: str | None = None,
+    source_id: str | None = None,
+    base_url: str | None = None,
+    skip_invalid: bool = False,
+) -> SourceWrite:
+    """Replace what one source held in the shared catalog with the tools at ``path``, in one
+    transaction; every replica applies the difference within a second."""
+    sid, tools = load_source(path, prefix=prefix, source_id=source_id, base_url=base_url, skip_invalid=skip_invalid)
+    own = not isinstance(store, PostgresStore)
+    pg = PostgresStore(store) if isinstance(store, str) else store
+    try:
+        return pg.write_source(sid, tools, kind="sync")
+    finally:
+        if own:
+            pg.close()
