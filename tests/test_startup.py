@@ -72,10 +72,11 @@ def test_restore_refuses_inconsistent_arrays() -> None:
 
 
 def test_serve_path_imports_stay_light() -> None:
-    """What the CLI and the gateway import before serving: no scipy, jsonschema or rich."""
+    """What the CLI and the gateway import before serving: no scipy, jsonschema or rich, and
+    nothing of the HTTP API or metrics (stdio never needs them)."""
     code = (
         "import sys, json, toolscout.cli, toolscout.server.mcp, toolscout.sources.mcp.cache, toolscout.sources.mcp.config;"
-        "print(json.dumps([m for m in ('scipy', 'jsonschema', 'rich', 'tiktoken') if m in sys.modules]))"
+        "print(json.dumps([m for m in ('scipy', 'jsonschema', 'rich', 'tiktoken', 'fastapi', 'prometheus_client') if m in sys.modules]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []

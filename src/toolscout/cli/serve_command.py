@@ -76,6 +76,10 @@ def serve(
         bool,
         typer.Option("--use-tool", help="Also offer use_tool (RFC 0001): find and run in one step."),
     ] = False,
+    metrics: Annotated[
+        bool,
+        typer.Option("--metrics", help="HTTP: serve Prometheus metrics at /metrics (toolscout[metrics])."),
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -86,6 +90,9 @@ def serve(
         logging.getLogger("toolscout").setLevel(logging.INFO)
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
+    if metrics and transport != "http":
+        err().print("[red]config_error[/]: --metrics needs --transport http (it is served at /metrics).")
+        raise typer.Exit(2)
     if transport == "http" and not is_loopback(host) and not token:
         err().print(
             f"[red]config_error[/]: binding {host} (not loopback) needs a bearer token.\n"
@@ -108,14 +115,19 @@ def serve(
     import uvicorn
 
     try:
-        asgi = server.http_app(host=host, token=token, allow_origins=allow_origin or (), allow_hosts=allow_host or ())
+        asgi = server.http_app(
+            host=host, token=token, allow_origins=allow_origin or (), allow_hosts=allow_host or (), metrics=metrics
+        )
     except ValueError as exc:
         err().print(f"[red]config_error[/]: {exc}")
+        raise typer.Exit(2) from None
+    except ToolscoutError as exc:  # --metrics without toolscout[metrics]
+        err().print(f"[red]{exc.code}[/]: {exc} {exc.hint}")
         raise typer.Exit(2) from None
     bind = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     config_ = uvicorn.Config(asgi, host=bind, port=port, log_level="warning", lifespan="on")
     shown = f"[{bind}]" if ":" in bind else bind
-    err().print(f"toolscout MCP gateway on http://{shown}:{port}/mcp")
+    err().print(f"toolscout MCP gateway on http://{shown}:{port}/mcp, HTTP API under /v1")
     asyncio.run(run_with(aggregator, uvicorn.Server(config_).serve))
 
 

@@ -302,16 +302,37 @@ class GatewayServer:
         token: str | None = None,
         allow_origins: Iterable[str] = (),
         allow_hosts: Iterable[str] = (),
+        metrics: bool = False,
     ) -> Any:
-        """The streamable HTTP ASGI app (``/mcp``); with ``token``, every request needs it.
+        """The streamable HTTP ASGI app (``/mcp``) with the HTTP API (``/v1``, see
+        :mod:`.http_api`) on the same port; with ``token``, every request needs it.
 
         Host and Origin are checked by :class:`HostOriginGuard` for ``host`` (the bind
-        address), which replaces the SDK's narrower check.
+        address), which replaces the SDK's narrower check. ``metrics`` adds ``/metrics``
+        (Prometheus; needs ``toolscout[metrics]``), counting MCP and HTTP requests alike.
         """
         from mcp.server.transport_security import TransportSecuritySettings
 
+        from .http_api import create_app, mount
+
         off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         app = self.lowlevel.streamable_http_app(host=host, transport_security=off)
+        counters = None
+        if metrics:
+            from .metrics import Metrics
+
+            counters = Metrics(aggregator=self.aggregator, catalog=self.gateway.catalog)
+            counters.watch_mcp(self)
+            if self.aggregator is not None:
+                counters.watch_cache(self.aggregator)
+        api = create_app(
+            self.gateway,
+            aggregator=self.aggregator,
+            capabilities=self.capabilities,
+            metrics=counters,
+            cold_start_wait=self.cold_start_wait,
+        )
+        app = mount(api, app)
         if token:
             app = BearerGuard(app, token)
         return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)

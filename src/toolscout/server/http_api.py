@@ -1,0 +1,414 @@
+"""The HTTP API under ``/v1``: find and call tools from any language, without speaking MCP.
+
+Same gateway, same rules, same errors as data as ``find_tools``/``call_tool``: a problem a
+model can act on (no match, unknown tool, invalid arguments, a failing upstream) is a 200
+whose body carries ``error``, exactly what the library returns. Only a request the API
+itself cannot read (broken JSON, a wrong type, a body over 4 MiB) is a 4xx, with
+``{"error": {"code", "message", "hint"}}``; so is an unknown name in ``GET /v1/tools/{name}``
+(404, with did-you-mean names), where there is no model result to carry it.
+
+FastAPI does the routing and builds the OpenAPI document (``/v1/openapi.json``) from the
+pydantic models below. Only whoever serves HTTP imports this module: never the stdio path.
+
+:func:`create_app` serves a :class:`~toolscout.gateway.Gateway` alone (mount it in your own
+service); :meth:`GatewayServer.http_app <toolscout.server.mcp.GatewayServer.http_app>`
+serves it next to ``/mcp`` on one port, behind the same guards.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any, Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from starlette.exceptions import HTTPException
+
+from .. import formats
+from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
+from ..gateway import FindResult
+from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
+from .capabilities import capabilities as gateway_capabilities
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from .metrics import Metrics
+
+__all__ = ["API_PREFIX", "MAX_BODY_BYTES", "create_app", "mount"]
+
+log = logging.getLogger("toolscout.http")
+
+API_PREFIX = "/v1"
+MAX_BODY_BYTES = 4 * 1024 * 1024
+"""Bodies above this get a 413, as on ``/mcp``: a find or a call never needs more."""
+SERVER_FIELDS = (
+    "state",
+    "transport",
+    "tools",
+    "skipped",
+    "fetched_at",
+    "from_cache",
+    "last_error",
+    "retry_in",
+    "connected_at",
+    "calls",
+    "flagged",
+    "quarantined",
+)
+"""The status fields ``/v1/servers`` passes on. A list, not "all but": a field added to the
+aggregator later is not served until someone checks that it carries no secret."""
+_STARTING = ("starting", "listing tools")
+_TOO_LARGE = f"The body may hold at most {MAX_BODY_BYTES} bytes."
+
+
+# -- models: requests -----------------------------------------------------------------
+class FindBody(BaseModel):
+    """``find_tools`` arguments plus the format to render the found tools in."""
+
+    model_config = ConfigDict(
+        extra="allow",  # seed 001's names (max_results, ...) reach the one parser, which notes them
+        json_schema_extra={"examples": [{"query": "send an email", "limit": 5, "format": "openai"}]},
+    )
+    query: StrictStr = Field(description="What the caller wants to do, or a tool name; 'select:a,b' loads by name.")
+    limit: StrictInt | None = Field(
+        None, description=f"Tools to return, 1-{MAX_LIMIT} (default {DEFAULT_LIMIT}); out of range is clamped."
+    )
+    search_type: StrictStr | None = Field(None, description=f"One of {', '.join(SEARCH_TYPES)} (default auto).")
+    category: StrictStr | None = Field(None, description="Only search this category.")
+    exclude: list[StrictStr] | None = Field(None, description="Tool names never to return.")
+    format: StrictStr = Field(
+        "generic", description="Tool format of `tools`: " + ", ".join(formats.FORMATS) + "."
+    )
+
+
+class CallBody(BaseModel):
+    """``call_tool`` arguments: a tool name and its arguments."""
+
+    model_config = ConfigDict(
+        extra="forbid",  # a misspelt "args" must not run the tool with no arguments
+        json_schema_extra={"examples": [{"name": "web_add", "arguments": {"a": 1, "b": 2}}]},
+    )
+    name: StrictStr = Field(description="The tool's name as find returned it (other spellings resolve too).")
+    arguments: dict[str, Any] | None = Field(None, description="Arguments matching the tool's input schema.")
+
+
+# -- models: responses (documentation and tests; bodies are the library's own dicts) -----
+class ErrorModel(BaseModel):
+    code: str = Field(description="Stable error code, e.g. unknown_tool, invalid_arguments, no_match.")
+    message: str
+    hint: str | None = Field(None, description="What to do next.")
+    details: dict[str, Any] | None = Field(None, description="suggestions, categories, errors, ...")
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorModel
+
+
+class ToolReferenceModel(BaseModel):
+    tool_name: str
+    relevance_score: float
+    summary: str
+    version: str
+    already_loaded: bool | None = None
+
+
+class SearchMetadata(BaseModel):
+    search_type: str
+    query: str
+    execution_time_ms: float
+    warnings: list[str] | None = None
+    loading: dict[str, str] | None = Field(None, description="Sources still loading (cold start), with why.")
+
+
+class FindResponse(BaseModel):
+    """What ``find_tools`` returns: rendered schemas plus references, as in the library."""
+
+    tools: list[dict[str, Any]] = Field(description="Schemas of the found tools, in the requested format.")
+    tool_references: list[ToolReferenceModel]
+    total_matches: int
+    search_metadata: SearchMetadata
+    error: ErrorModel | None = None
+
+
+class CallResponse(BaseModel):
+    """What ``call_tool`` returns: MCP content blocks, structured output, or an error."""
+
+    tool: str
+    ok: bool
+    content: list[dict[str, Any]]
+    structured: Any = None
+    error: ErrorModel | None = None
+
+
+class HealthResponse(BaseModel):
+    status: Literal["ok"]
+
+
+class ReadyResponse(BaseModel):
+    status: Literal["ready", "starting"]
+    tools: int = Field(description="Tools in the catalog.")
+    pending: dict[str, str] = Field(default_factory=dict, description="Sources still on their first listing.")
+    failed: dict[str, str] = Field(
+        default_factory=dict, description="Sources whose first listing failed (retried in the background)."
+    )
+
+
+class ServerStatus(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    state: str
+    transport: str | None = None
+    tools: int = 0
+    last_error: str | None = None
+
+
+class ServersResponse(BaseModel):
+    servers: dict[str, ServerStatus]
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "The body is not valid JSON."},
+    413: {"model": ErrorResponse, "description": "The body is larger than 4 MiB."},
+    422: {"model": ErrorResponse, "description": "A field is missing or has the wrong type."},
+}
+
+
+# -- the app --------------------------------------------------------------------------
+def create_app(
+    gateway: Gateway,
+    *,
+    aggregator: Any = None,
+    capabilities: Callable[[], dict[str, Any]] | None = None,
+    metrics: Metrics | None = None,
+    cold_start_wait: float = 5.0,
+    docs: bool = True,
+) -> FastAPI:
+    """The ``/v1`` API over ``gateway`` as an ASGI app (no MCP, no guards: mount it behind
+    your own auth, or serve it with :meth:`GatewayServer.http_app`).
+
+    ``aggregator`` (an MCP :class:`~toolscout.sources.mcp.aggregator.Aggregator`) adds its
+    servers to ``/v1/servers`` and readiness; ``metrics`` adds ``/metrics`` and counts every
+    find and call; ``cold_start_wait`` bounds how long a find waits for upstreams that have
+    never listed their tools, as ``find_tools`` over MCP does.
+    """
+    app = FastAPI(
+        title="toolscout HTTP API",
+        version=_version(),
+        summary="Find and call tools through the toolscout gateway.",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs" if docs else None,
+        redoc_url=None,
+    )
+    app.add_middleware(_BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.state.gateway = gateway
+    caps = capabilities or (lambda: gateway_capabilities(gateway, aggregator, max_revealed=0, version=_version()))
+
+    def pending() -> dict[str, str]:
+        source = getattr(aggregator, "pending", None) or gateway.pending_sources
+        return dict(source()) if source is not None else {}
+
+    def observe(op: str, started: float, error: ErrorInfo | None) -> None:
+        if metrics is not None:
+            metrics.observe("http", op, time.perf_counter() - started, error.code if error else None)
+
+    @app.exception_handler(RequestValidationError)
+    async def unreadable(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = exc.errors()
+        if any(p.get("type") == "json_invalid" for p in problems):
+            status, message = 400, "the body is not valid JSON"
+        else:
+            status = 422
+            message = "; ".join(_problem(p) for p in problems[:5]) or "the request does not match its schema"
+        hint = "Send one JSON object with Content-Type: application/json; see /v1/openapi.json."
+        errors = [{"loc": list(p.get("loc", ())), "msg": p.get("msg"), "type": p.get("type")} for p in problems[:20]]
+        error = InvalidRequest(message, hint=hint, errors=errors).info()
+        if metrics is not None:
+            metrics.error("http", _op(request.url.path), error.code)
+        return _error(status, error)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        code = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
+            exc.status_code, "http_error"
+        )
+        hint = _TOO_LARGE if exc.status_code == 413 else ""
+        if exc.status_code == 404:
+            hint = "See /v1/openapi.json for the endpoints."
+        info = ErrorInfo(code=code, message=str(exc.detail), hint=hint)
+        return _error(exc.status_code, info, dict(exc.headers or {}))
+
+    @app.post(f"{API_PREFIX}/find", response_model=FindResponse, responses=_ERRORS, tags=["tools"])
+    async def find(body: FindBody) -> Response:
+        """Search the catalog (``find_tools``). Model-facing problems come back as `error`."""
+        started = time.perf_counter()
+        arguments = body.model_dump(exclude={"format"}, exclude_none=True)
+        try:
+            formats.renderer(body.format)
+        except InvalidRequest as exc:
+            result = FindResult(query=body.query, search_type="", error=exc.info())
+        else:
+            await _wait_for_sources(aggregator, cold_start_wait)
+            result = gateway.find(arguments).render(body.format)
+        observe("find", started, result.error)
+        return JSONResponse(result.to_dict())
+
+    @app.post(f"{API_PREFIX}/call", response_model=CallResponse, responses=_ERRORS, tags=["tools"])
+    async def call(body: CallBody) -> Response:
+        """Validate the arguments against the tool's schema and run it (``call_tool``)."""
+        started = time.perf_counter()
+        result = await gateway.acall(body.name, body.arguments)
+        error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message="isError"))
+        observe("call", started, error)
+        return JSONResponse(result.to_dict())
+
+    @app.get(
+        f"{API_PREFIX}/tools/{{name:path}}",
+        response_model=dict[str, Any],
+        responses={
+            400: {"model": ErrorResponse, "description": "Unknown format."},
+            403: {"model": ErrorResponse, "description": "The tool exists but policy denies it."},
+            404: {"model": ErrorResponse, "description": "No such tool; `details.suggestions` has near names."},
+        },
+        tags=["tools"],
+    )
+    async def tool(
+        name: str, format: str = Query("generic", description="Tool format: " + ", ".join(formats.FORMATS))
+    ) -> Response:
+        """One tool's definition, rendered in ``format`` (the name resolves as in a call)."""
+        try:
+            render = formats.renderer(format)
+        except InvalidRequest as exc:
+            return _error(400, exc.info())
+        try:
+            found = gateway.resolve(name)
+        except ToolscoutError as exc:
+            info = exc.info()
+            return _error(404 if info.code == "unknown_tool" else 403, info)
+        return JSONResponse(render(found))
+
+    @app.get(f"{API_PREFIX}/servers", response_model=ServersResponse, tags=["gateway"])
+    async def servers() -> Response:
+        """Each upstream server's state and tool count (never its command, env or headers)."""
+        rows = aggregator.status() if aggregator is not None else {}
+        out = {name: {k: row[k] for k in SERVER_FIELDS if k in row} for name, row in rows.items()}
+        return JSONResponse({"servers": out})
+
+    @app.get(f"{API_PREFIX}/capabilities", response_model=dict[str, Any], tags=["gateway"])
+    async def capabilities() -> Response:
+        """Search backends, counts, limits and formats (the MCP capabilities resource, plus
+        the formats this API renders)."""
+        body = dict(caps())
+        body["http"] = {"version": "v1", "formats": list(formats.FORMATS)}
+        return JSONResponse(body)
+
+    @app.get(f"{API_PREFIX}/health", response_model=HealthResponse, tags=["gateway"])
+    async def health() -> Response:
+        """Liveness: the process answers. Says nothing about upstreams (see ``/v1/ready``)."""
+        return JSONResponse({"status": "ok"})
+
+    @app.get(
+        f"{API_PREFIX}/ready",
+        response_model=ReadyResponse,
+        responses={503: {"model": ReadyResponse, "description": "Some source is still on its first listing."}},
+        tags=["gateway"],
+    )
+    async def ready() -> Response:
+        """Readiness: 200 once every source has listed its tools once (or failed to, and is
+        retried in the background), else 503 naming the sources still loading."""
+        waiting = pending()
+        starting = {k: v for k, v in waiting.items() if v in _STARTING}
+        failed = {k: v for k, v in waiting.items() if k not in starting}
+        body = {"status": "starting" if starting else "ready", "tools": len(gateway.catalog)}
+        body.update(pending=starting, failed=failed)
+        return JSONResponse(body, status_code=503 if starting else 200)
+
+    if metrics is not None:
+
+        @app.get("/metrics", include_in_schema=False)
+        async def scrape() -> Response:
+            body, content_type = metrics.render()
+            return Response(body, media_type=content_type)
+
+    return app
+
+
+def mount(api: Any, other: Any, prefixes: Iterable[str] = (API_PREFIX, "/metrics")) -> Any:
+    """One ASGI app: paths under ``prefixes`` go to ``api``, everything else (``/mcp``,
+    and the lifespan, which the MCP session manager needs) to ``other``."""
+    heads = tuple(prefixes)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if any(path == p or path.startswith(p + "/") for p in heads):
+            await api(scope, receive, send)
+        else:
+            await other(scope, receive, send)
+
+    return app
+
+
+class _BodyLimit:
+    """413 for a body over ``max_bytes``, declared or streamed, with the API's JSON error
+    (FastAPI's own limit answers in plain text when Content-Length is too large)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = next((v for k, v in scope.get("headers") or [] if k == b"content-length"), b"")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            info = ErrorInfo(code="too_large", message="Content Too Large", hint=_TOO_LARGE)
+            await _error(413, info)(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> dict[str, Any]:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:  # raised inside the handler: answered by http_error
+                raise HTTPException(413, "Content Too Large")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+async def _wait_for_sources(aggregator: Any, timeout: float) -> None:
+    """Cold start: give upstreams that have never listed their tools a bounded moment."""
+    if aggregator is None or timeout <= 0 or not hasattr(aggregator, "wait_listed"):
+        return
+    waiting = aggregator.pending()
+    if not any(v in _STARTING for v in waiting.values()):
+        return
+    try:
+        await aggregator.wait_listed(timeout)
+    except Exception as exc:  # a courtesy: the search answers regardless, naming what loads
+        log.debug("cold-start wait failed: %s", exc)
+
+
+def _error(status: int, info: ErrorInfo, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": info.to_dict()}, status_code=status, headers=dict(headers or {}))
+
+
+def _problem(p: Mapping[str, Any]) -> str:
+    where = ".".join(str(x) for x in p.get("loc", ()) if x != "body") or "body"
+    return f"{where}: {p.get('msg', 'invalid')}"
+
+
+def _op(path: str) -> str:
+    return path.removeprefix(API_PREFIX + "/").split("/", 1)[0] or "other"
+
+
+def _version() -> str:
+    try:
+        return version("toolscout")
+    except PackageNotFoundError:
+        return "0"
