@@ -19,6 +19,7 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
     │   ├── ToolTimeout           timeout
     │   └── UpstreamUnavailable   upstream_unavailable
     ├── PolicyDenied              denied
+    ├── SessionStoreUnavailable   session_store_unavailable
     └── ConfigError               misuse by the developer, raised at load time
         ├── DeclarationError      invalid_declaration
         ├── NameCollision         name_collision
@@ -55,6 +56,7 @@ __all__ = [
     "NotRevealed",
     "PolicyDenied",
     "RequestError",
+    "SessionStoreUnavailable",
     "StoreError",
     "ToolFailed",
     "ToolTimeout",
@@ -189,6 +191,14 @@ class UpstreamUnavailable(ExecutionFailed):
 class PolicyDenied(ToolscoutError):
     code = "denied"
     default_hint = "This tool is not allowed here; pick another tool."
+
+
+class SessionStoreUnavailable(ToolscoutError):
+    """A shared session store (Redis) cannot be reached: returned before anything runs, so
+    the caller can simply retry; the session's state is kept in the store."""
+
+    code = "session_store_unavailable"
+    default_hint = "The session store is unreachable; retry in a moment. Nothing ran, and nothing this session revealed is lost."
 
 
 class ConfigError(ToolscoutError):

@@ -45,7 +45,7 @@ from .request import CallRequest, UseRequest
 if TYPE_CHECKING:
     from .gateway import FindResult, Gateway, ToolReference
 
-__all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
+__all__ = ["InMemorySessionStore", "Session", "SessionStore", "StateStore", "ToolOutcome"]
 
 DEFAULT_THRESHOLD = 15
 DEFAULT_MAX_REVEALED = 128
@@ -109,7 +109,10 @@ class Session:
     adds the ``call_tool`` meta-tool for hosts that cannot change their tool list between
     turns; ``use_tool=True`` adds RFC 0001's ``use_tool`` (find and run in one step).
     ``progressive=False`` never reveals (a stateless client: every call goes through
-    ``call_tool``).
+    ``call_tool``). ``store`` (a :class:`StateStore`, e.g.
+    :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps the state outside this
+    process: loaded now, refreshed before each handled call and saved after it, so another
+    worker or replica continues the conversation with what it revealed.
     """
 
     def __init__(
@@ -125,6 +128,7 @@ class Session:
         use_tool: bool = False,
         progressive: bool = True,
         allow: Callable[[Tool], bool] | None = None,
+        store: StateStore | None = None,
     ) -> None:
         self.gateway = gateway
         self.id = session_id or uuid.uuid4().hex
@@ -152,6 +156,10 @@ class Session:
         self._searches: OrderedDict[str, int] = OrderedDict()
         self._render_cache: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
         self._meta_cache: dict[str, list[dict[str, Any]]] = {}
+        self.store = store
+        self._stored: Any = None  # the store's bookkeeping (revision, state last synced)
+        if store is not None:
+            store.attach(self)
 
     # -- what is visible --------------------------------------------------------------
     @property
@@ -335,7 +343,14 @@ class Session:
 
     # -- revealing --------------------------------------------------------------------
     def reveal(self, *names: str) -> tuple[str, ...]:
-        """Add tools to the list (after those already there); returns the newly added."""
+        """Add tools to the list (after those already there); returns the newly added.
+        With a ``store``, the change is saved at once."""
+        added = self._reveal(*names)
+        if self.store is not None and added:
+            self.store.save(self)
+        return added
+
+    def _reveal(self, *names: str) -> tuple[str, ...]:
         self._sync()
         if not self.progressive:
             return ()
@@ -370,7 +385,24 @@ class Session:
 
     # -- handling calls ---------------------------------------------------------------
     async def ahandle(self, name: str, arguments: Any = None) -> ToolOutcome:
-        """Handle any tool call the model made. Never raises for bad input."""
+        """Handle any tool call the model made. Never raises for bad input.
+
+        With a ``store``: refreshed first (an unreachable store answers
+        ``session_store_unavailable`` and nothing runs, so a retry is safe), saved after
+        when the state changed (a failed save never turns a result that ran into an error:
+        the change is kept here and written with the next save).
+        """
+        if self.store is None:
+            return await self._ahandle(name, arguments)
+        try:
+            await self.store.arefresh(self)
+        except ToolscoutError as exc:
+            return ToolOutcome.failure(name if isinstance(name, str) else repr(name), exc)
+        outcome = await self._ahandle(name, arguments)
+        await self.store.asave(self)
+        return outcome
+
+    async def _ahandle(self, name: str, arguments: Any = None) -> ToolOutcome:
         label = name if isinstance(name, str) else repr(name)
         try:
             if name == "find_tools":
@@ -414,7 +446,15 @@ class Session:
 
     def handle(self, name: str, arguments: Any = None) -> ToolOutcome:
         """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
-        return run_sync(self.ahandle(name, arguments))
+        if self.store is None:
+            return run_sync(self.ahandle(name, arguments))
+        try:
+            self.store.refresh(self)
+        except ToolscoutError as exc:
+            return ToolOutcome.failure(name if isinstance(name, str) else repr(name), exc)
+        outcome = run_sync(self._ahandle(name, arguments))
+        self.store.save(self)
+        return outcome
 
     async def _call(self, request: CallRequest, *, direct: bool) -> ToolOutcome:
         """A direct call needs the tool's schema loaded in this session; ``call_tool`` only
@@ -449,7 +489,7 @@ class Session:
             return ToolOutcome(
                 name="find_tools", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error, find=found
             )
-        added = self.reveal(*(t.name for t in found.found))
+        added = self._reveal(*(t.name for t in found.found))
         outcome = ToolOutcome(
             name="find_tools",
             ok=True,
@@ -499,13 +539,23 @@ class Session:
 
     def restore(self, state: dict[str, Any]) -> Session:
         self._sync()
-        self.reveal(*state.get("revealed", ()))
+        self._reveal(*state.get("revealed", ()))
         self.mark_loaded(*state.get("loaded", ()))
         for name in state.get("recency", ()):
             self._touch(name)
         self._versions.update({k: v for k, v in state.get("versions", {}).items() if k in self._versions})
         self._searches.update(state.get("searches", {}))
         return self
+
+    def adopt(self, state: dict[str, Any]) -> Session:
+        """Become ``state`` (a shared store's merge of this session with other workers'):
+        tools it no longer holds leave the list, new ones join at its end, so the tools
+        that stay keep their place and bytes."""
+        self._sync()
+        keep = set(state.get("revealed", ()))
+        for name in [n for n in self._revealed if n not in keep]:
+            self._drop(name)
+        return self.restore(state)
 
 
 class SessionStore(Protocol):
@@ -515,6 +565,17 @@ class SessionStore(Protocol):
     def get(self, session_id: str) -> Session | None: ...
     def put(self, session: Session) -> None: ...
     def drop(self, session_id: str) -> None: ...
+
+
+class StateStore(Protocol):
+    """Keeps one session's state outside this process (``Session(..., store=...)``);
+    :class:`~toolscout.redis_sessions.RedisSessionStore` is the one toolscout ships."""
+
+    def attach(self, session: Session) -> None: ...
+    def refresh(self, session: Session) -> None: ...
+    async def arefresh(self, session: Session) -> None: ...
+    def save(self, session: Session) -> bool: ...
+    async def asave(self, session: Session) -> bool: ...
 
 
 class InMemorySessionStore:

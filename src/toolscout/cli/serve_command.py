@@ -30,7 +30,13 @@ CacheOpt = Annotated[
 
 
 def _load(
-    config: Path, cache: str | None, no_cache: bool, embed: bool = False, use_tool: bool = False
+    config: Path,
+    cache: str | None,
+    no_cache: bool,
+    embed: bool = False,
+    use_tool: bool = False,
+    sessions: str | None = None,
+    session_ttl: float | None = None,
 ) -> tuple[GatewayServer, Aggregator]:
     from ..server.mcp import build
     from ..sources.mcp.cache import default_cache_path
@@ -39,7 +45,10 @@ def _load(
     cfg = load_config(config)
     path = cache or cfg.cache or str(default_cache_path(config))
     embeddings = "auto" if embed else None
-    return build(cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool)
+    return build(
+        cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool,
+        sessions=sessions, session_ttl=session_ttl,
+    )
 
 
 @app.command()
@@ -76,6 +85,26 @@ def serve(
         bool,
         typer.Option("--use-tool", help="Also offer use_tool (RFC 0001): find and run in one step."),
     ] = False,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Where tools and tool-list caches live: postgresql://user@host:port/db (one catalog for every "
+            "replica, toolscout[postgres]) or an SQLite file (default: the --cache file).",
+            envvar="TOOLSCOUT_STORE",
+        ),
+    ] = None,
+    sessions: Annotated[
+        str | None,
+        typer.Option(
+            "--sessions",
+            help="HTTP: keep stateful sessions in Redis (redis://host:6379/0, toolscout[redis]) so any replica serves them.",
+            envvar="TOOLSCOUT_SESSIONS",
+        ),
+    ] = None,
+    session_ttl: Annotated[
+        float, typer.Option("--session-ttl", min=1, help="Seconds an unused session is kept in Redis.")
+    ] = 86400.0,
     metrics: Annotated[
         bool,
         typer.Option("--metrics", help="HTTP: serve Prometheus metrics at /metrics (toolscout[metrics])."),
@@ -93,17 +122,23 @@ def serve(
     if metrics and transport != "http":
         err().print("[red]config_error[/]: --metrics needs --transport http (it is served at /metrics).")
         raise typer.Exit(2)
+    if sessions and transport != "http":
+        err().print("[red]config_error[/]: --sessions needs --transport http (a stdio session lives and dies with its process).")
+        raise typer.Exit(2)
     if transport == "http" and not is_loopback(host) and not token:
         err().print(
             f"[red]config_error[/]: binding {host} (not loopback) needs a bearer token.\n"
             "Pass --token or set TOOLSCOUT_TOKEN; clients then send 'Authorization: Bearer <token>'."
         )
         raise typer.Exit(2)
+    cache = store or cache  # --store wins: the same place holds the tools and the caches
     try:
-        server, aggregator = _load(config, cache, no_cache, embed, use_tool)
+        server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl)
     except ToolscoutError as exc:
         err().print(f"[red]{exc.code}[/]: {exc}")
         raise typer.Exit(2) from None
+    if server.shared is not None and not server.shared.ping():
+        err().print(f"[yellow]warning[/]: session store {server.shared.where} does not answer yet; stateful calls get session_store_unavailable until it does.")
     if embed and server.gateway.hybrid is None:
         err().print("[yellow]warning[/]: --embed needs toolscout[embed]; serving keyword search.")
 

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from .. import calls
-from ..errors import ErrorInfo
+from ..errors import ErrorInfo, SessionStoreUnavailable
 from ..formats import render
 from ..gateway import Gateway
 from ..model import CallResult, Tool
@@ -64,7 +64,10 @@ class GatewayServer:
         use_tool: bool = False,
         max_sessions: int = MAX_SESSIONS,
         cold_start_wait: float = COLD_START_WAIT,
+        session_store: Any = None,
     ) -> None:
+        """``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
+        stateful sessions where every replica sees them (see :mod:`.shared_sessions`)."""
         from mcp.server.lowlevel.server import NotificationOptions, Server
 
         self.gateway = gateway
@@ -75,6 +78,7 @@ class GatewayServer:
         options: dict[str, Any] = {"threshold": 0, "call_tool": True, "use_tool": use_tool}
         self.sessions = InMemorySessionStore(gateway, max_sessions=max_sessions, max_revealed=max_revealed, **options)
         self.stateless = Session(gateway, session_id="stateless", progressive=False, **options)
+        self.shared = session_store
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
         self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -126,7 +130,23 @@ class GatewayServer:
     def session(self, ctx: Any) -> Session:
         """The :class:`Session` serving this request's connection."""
         key = self._session_key(ctx) if self._stateful(ctx) else None
-        return self.sessions.session(key) if key is not None else self.stateless
+        if key is None:
+            return self.stateless
+        session = self.sessions.session(key)
+        if self.shared is not None and session.store is None:  # loaded by its first request
+            self.shared.attach(session, load=False)
+        return session
+
+    async def _refreshed(self, ctx: Any) -> Session:
+        """The session, caught up with what other replicas did (if the store cannot be
+        reached, as this replica last saw it)."""
+        session = self.session(ctx)
+        if session.store is not None:
+            try:
+                await session.store.arefresh(session)
+            except SessionStoreUnavailable as exc:
+                log.debug("listing session %s from this replica's copy: %s", session.id[:8], exc)
+        return session
 
     def instructions(self) -> str:
         """The gateway's system prompt (categories = servers) plus how to run what is found."""
@@ -186,6 +206,8 @@ class GatewayServer:
         import mcp_types as types
 
         tools = [types.Tool.model_validate(t) for t in self.meta_tools()]
+        if self.shared is not None:
+            await self._refreshed(ctx)
         for tool in self.listed(ctx):
             try:
                 tools.append(types.Tool.model_validate(render(tool, "mcp")))
@@ -236,6 +258,8 @@ class GatewayServer:
     @staticmethod
     def _find_result(outcome: ToolOutcome) -> dict[str, Any]:
         found = outcome.find
+        if found is None and outcome.error is not None:  # refused before searching
+            return error_result(outcome.error, outcome.content)
         structured = found.render("mcp").to_dict() if found is not None else {}
         hard = outcome.error is not None and outcome.error.code != "no_match"
         return {"content": outcome.content, "structuredContent": structured, "isError": hard}
@@ -317,6 +341,10 @@ class GatewayServer:
 
         off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         app = self.lowlevel.streamable_http_app(host=host, transport_security=off)
+        if self.shared is not None:  # any replica serves any session: no affinity needed
+            from .shared_sessions import accept_shared_sessions
+
+            accept_shared_sessions(self.lowlevel.session_manager, self.shared)
         counters = None
         if metrics:
             from .metrics import Metrics
@@ -416,6 +444,9 @@ def _version() -> str:
 async def run_with(aggregator: Aggregator | None, serve: Callable[[], Awaitable[None]]) -> None:
     """Load cached tool lists, fetch the rest in the background, serve, then close upstreams."""
     background: asyncio.Task[None] | None = None
+    replicated = getattr(aggregator, "catalog", None)
+    if hasattr(replicated, "bind_loop"):  # a SharedCatalog: other replicas' changes apply on this loop
+        replicated.bind_loop(asyncio.get_running_loop())  # type: ignore[union-attr]
     if aggregator is not None:
         aggregator.load_cached()
         background = asyncio.ensure_future(aggregator.start(lazy=True))
@@ -426,6 +457,8 @@ async def run_with(aggregator: Aggregator | None, serve: Callable[[], Awaitable[
             background.cancel()
         if aggregator is not None:
             await aggregator.aclose()
+        if hasattr(replicated, "close"):
+            replicated.close()  # type: ignore[union-attr]
 
 
 def build(
@@ -435,18 +468,39 @@ def build(
     use_cache: bool = True,
     embeddings: Any = None,
     use_tool: bool = False,
+    sessions: str | None = None,
+    session_ttl: float | None = None,
 ) -> tuple[GatewayServer, Aggregator]:
-    """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server."""
+    """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server.
+    ``sessions`` (``redis://...``) keeps stateful sessions in Redis for ``session_ttl`` s."""
     from ..catalog import Catalog
+    from ..pgstore import is_postgres_url
     from ..sources.mcp.cache import ToolListCache, default_cache_path
 
     cache = None
-    if use_cache:
-        cache = ToolListCache.open(cache_path or config.cache or default_cache_path())
     catalog = Catalog()
+    replicated = None
+    location = cache_path or config.cache
+    if is_postgres_url(location):  # tools and caches in PostgreSQL: every replica serves one catalog
+        from ..replica import SharedCatalog
+
+        catalog = replicated = SharedCatalog(location, kind="mcp")
+        cache = ToolListCache(replicated.shared) if use_cache else None
+    elif use_cache:
+        cache = ToolListCache.open(location or default_cache_path())
     aggregator = Aggregator(config, catalog, cache=cache)
+    if replicated is not None:  # tools another replica listed run on our upstreams
+        replicated.handler_factory = aggregator.handler_for
+        replicated.on_reconnected(aggregator.rewrite_unsaved)
     gateway = Gateway(  # each upstream has its own timeout; vectors live beside the tool lists
         catalog, call_timeout=None, embeddings=embeddings, vector_store=cache.store if cache else None
     )
-    server = GatewayServer(gateway, aggregator, max_revealed=config.max_revealed, use_tool=use_tool)
+    shared = None
+    if sessions:
+        from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
+
+        shared = RedisSessionStore(sessions, gateway, ttl=session_ttl or DEFAULT_TTL)
+    server = GatewayServer(
+        gateway, aggregator, max_revealed=config.max_revealed, use_tool=use_tool, session_store=shared
+    )
     return server, aggregator

@@ -1,0 +1,510 @@
+"""Sessions in Redis: a conversation keeps what it revealed across worker processes and
+gateway replicas (``toolscout[redis]``).
+
+Each session is one Redis hash, ``{prefix}{session id}``, with two fields: ``rev`` (a
+revision number) and ``state`` (:meth:`Session.state` as JSON). Its TTL is refreshed
+whenever the session is used, so an idle conversation expires and an active one never does.
+
+Per handled call a session costs at most two round trips, both Lua scripts:
+
+- **refresh** (before the call): returns only the revision when the session did not
+  change elsewhere (a few bytes), or the revision and state when it did;
+- **save** (after the call, only when the state changed): a compare-and-set on the
+  revision. When another worker wrote first, the same reply carries the stored state; the
+  two are merged here (three-way: the state last synced, ours, theirs) and the write is
+  retried. Both sides' reveals survive; a tool one side evicted or lost stays out; search
+  counters add up; the reveal cap holds (least recently used first out).
+
+Why compare-and-set and not a merge in Lua: the merge needs the session's rules (the cap,
+recency, counters) and is plain Python here, testable on its own (:func:`merge_states`);
+the script only makes "write if nobody else did" atomic, in one round trip.
+
+Failures: a refresh that cannot reach Redis raises :class:`SessionStoreUnavailable` (the
+session answers it as a structured error before anything runs); a save that cannot reach
+it logs a warning and keeps the change in this process, written with the next save. The
+client reconnects on its own once Redis is back: nothing needs a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .errors import ConfigError, MissingExtra, SessionStoreUnavailable
+from .session import _MAX_SEARCHES, Session
+
+if TYPE_CHECKING:
+    from .gateway import Gateway
+
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_TTL", "RedisSessionStore", "merge_states"]
+
+log = logging.getLogger("toolscout.sessions")
+
+DEFAULT_TTL = 86_400
+"""Seconds an unused session is kept (refreshed on every use)."""
+DEFAULT_PREFIX = "toolscout:session:"
+DEFAULT_TIMEOUT = 1.0
+"""Seconds to connect or to wait for an answer: a dead Redis fails fast."""
+_MAX_ATTEMPTS = 16
+
+# KEYS[1] session; ARGV: revision known here ("" for none), TTL in ms.
+_LOAD = """
+local rev = redis.call('HGET', KEYS[1], 'rev')
+if not rev then return false end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if rev == ARGV[1] then return {rev} end
+return {rev, redis.call('HGET', KEYS[1], 'state') or ''}
+"""
+# KEYS[1] session; ARGV: expected revision ("0" when absent), state JSON, TTL in ms.
+_SAVE = """
+local rev = redis.call('HGET', KEYS[1], 'rev') or '0'
+if rev ~= ARGV[1] then return {rev, redis.call('HGET', KEYS[1], 'state') or ''} end
+local new = tostring(tonumber(rev) + 1)
+redis.call('HSET', KEYS[1], 'rev', new, 'state', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {new}
+"""
+# KEYS[1] session; ARGV: TTL in ms. Makes a session known (an MCP session at initialize).
+_MARK = """
+redis.call('HSETNX', KEYS[1], 'rev', '0')
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+
+@dataclass(slots=True)
+class _Book:
+    """What a session knows of its stored copy: the revision, the state stored at that
+    revision (``remote``) and this session's own state when it last matched (``base``)."""
+
+    rev: str | None = None  # None: never loaded
+    remote: dict[str, Any] | None = None
+    base: dict[str, Any] | None = None
+
+
+def _book(session: Session) -> _Book:
+    book = session._stored
+    if not isinstance(book, _Book):
+        book = session._stored = _Book()
+    return book
+
+
+def _newer(rev: str, than: str | None) -> bool:
+    try:
+        return than is None or int(rev) >= int(than)
+    except ValueError:
+        return True
+
+
+def _decode(raw: Any) -> dict[str, Any] | None:
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        log.warning("a stored session state is not JSON; treating it as empty")
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _encode(state: dict[str, Any]) -> str:
+    return json.dumps(state, separators=(",", ":"), ensure_ascii=False)
+
+
+def _where(url: str) -> str:
+    """The URL without credentials (it appears in errors and logs)."""
+    parts = urlsplit(url)
+    host = parts.hostname or parts.path or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
+
+
+def _moved(before: list[str], after: list[str]) -> list[str]:
+    """The tail of ``after`` (a recency order) that is no longer in ``before``'s order:
+    the names used since ``before``, in the order they were used."""
+    rest = iter(before)
+    for i, name in enumerate(after):
+        if not any(b == name for b in rest):
+            return after[i:]
+    return []
+
+
+def merge_states(
+    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any] | None, *, max_revealed: int
+) -> dict[str, Any]:
+    """Three-way merge of session states: ``base`` is ours when it last matched the store,
+    ``theirs`` what the store holds now (``None``: nothing, so ours stands).
+
+    Reveals from both sides are kept (theirs first, then ours in our order); a name one
+    side dropped since ``base`` stays dropped; names used here move to the recent end;
+    search counters add our increments to theirs; past ``max_revealed`` the least recently
+    used go. Fields this merge does not know take ours when we changed them (lists: the
+    union), else theirs.
+    """
+    if theirs is None:
+        return dict(ours)
+    base = base or {}
+    b_rev, o_rev, t_rev = base.get("revealed", []), ours.get("revealed", []), theirs.get("revealed", [])
+    b_set, o_set, t_set = set(b_rev), set(o_rev), set(t_rev)
+    dropped = b_set - o_set
+    revealed = [n for n in t_rev if n not in dropped]
+    revealed += [n for n in o_rev if n not in b_set and n not in t_set]
+    keep = set(revealed)
+    moved = _moved(base.get("recency", []), ours.get("recency", []))
+    moved_set = set(moved)
+    recency = [n for n in theirs.get("recency", []) if n in keep and n not in moved_set]
+    recency += [n for n in moved if n in keep]
+    listed = set(recency)
+    recency = [n for n in revealed if n not in listed] + recency  # unknown recency: oldest
+    over = len(revealed) - max(1, max_revealed)
+    if over > 0:
+        evicted, recency = set(recency[:over]), recency[over:]
+        revealed = [n for n in revealed if n not in evicted]
+        keep -= evicted
+    t_ver, o_ver = theirs.get("versions", {}), ours.get("versions", {})
+    versions = {k: v for k, v in {**t_ver, **o_ver}.items() if k in keep or k in o_ver}
+    b_search, searches = base.get("searches", {}), dict(theirs.get("searches", {}))
+    for key, count in ours.get("searches", {}).items():
+        grew = count - b_search.get(key, 0)
+        if grew > 0:
+            searches[key] = searches.pop(key, 0) + grew  # re-inserted: most recent last
+    while len(searches) > _MAX_SEARCHES:
+        del searches[next(iter(searches))]
+    out = dict(theirs)
+    for key, value in ours.items():
+        if value == base.get(key):
+            continue
+        other = theirs.get(key)
+        if isinstance(value, list) and isinstance(other, list):
+            seen = set(map(_hashable, other))
+            out[key] = [*other, *(v for v in value if _hashable(v) not in seen)]
+        else:
+            out[key] = value
+    out.update(id=ours.get("id", theirs.get("id")), revealed=revealed, recency=recency)
+    out.update(versions=versions, searches=searches)
+    return out
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, str | int | float | bool | None) else json.dumps(value, sort_keys=True)
+
+
+class RedisSessionStore:
+    """Session state in Redis, shared by every process that points at the same server.
+
+    As a :class:`~toolscout.session.StateStore`: ``Session(gateway, session_id=...,
+    store=RedisSessionStore(url))`` loads the session now, refreshes it before each handled
+    call and saves it after. As a :class:`~toolscout.session.SessionStore` (with
+    ``gateway``): :meth:`session` gets or creates, :meth:`get`, :meth:`put`, :meth:`drop`.
+
+    ``ttl``: seconds an unused session is kept (every use restarts it). ``prefix``: the key
+    prefix (several gateways can share one Redis). ``timeout``: seconds to connect or wait.
+    ``session_options`` are passed to every :class:`Session` this store creates.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        gateway: Gateway | None = None,
+        *,
+        ttl: float = DEFAULT_TTL,
+        prefix: str = DEFAULT_PREFIX,
+        timeout: float = DEFAULT_TIMEOUT,
+        **session_options: Any,
+    ) -> None:
+        try:
+            import redis  # noqa: F401
+        except ImportError:
+            raise MissingExtra("Sessions in Redis", "redis") from None
+        if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+            raise ConfigError(
+                f"not a Redis URL: {_where(url)!r}", hint="Use redis://host:6379/0 (rediss:// for TLS, unix:///path.sock)."
+            )
+        if not ttl > 0:
+            raise ConfigError(f"session TTL must be positive seconds, not {ttl!r}")
+        self.url = url
+        self.where = _where(url)
+        self.gateway = gateway
+        self.ttl = ttl
+        self.prefix = prefix
+        self.timeout = timeout
+        self.session_options = session_options
+        self._ttl_ms = str(max(1, round(ttl * 1000)))
+        self._client: Any = None
+        self._scripts: Any = None
+        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._down = False
+
+    def __repr__(self) -> str:
+        return f"RedisSessionStore({self.where!r}, ttl={self.ttl}, prefix={self.prefix!r})"
+
+    def key(self, session_id: str) -> str:
+        return f"{self.prefix}{session_id}"
+
+    # -- clients ----------------------------------------------------------------------
+    def _options(self, retry_cls: Any) -> dict[str, Any]:
+        from redis.backoff import NoBackoff
+
+        # One immediate retry: a pooled connection that died with a Redis restart is
+        # replaced on the spot, while a Redis that is down still fails within ``timeout``.
+        return {
+            "decode_responses": True,
+            "socket_connect_timeout": self.timeout,
+            "socket_timeout": self.timeout,
+            "retry": retry_cls(NoBackoff(), 1),
+        }
+
+    def _sync(self) -> tuple[Any, Any]:
+        if self._client is None:
+            import redis
+            from redis.retry import Retry
+
+            self._client = redis.Redis.from_url(self.url, **self._options(Retry))
+            self._scripts = _Scripts(self._client)
+        return self._client, self._scripts
+
+    def _async(self) -> tuple[Any, Any]:
+        loop = asyncio.get_running_loop()
+        entry = self._aclients.get(loop)
+        if entry is None:  # a client per event loop: its connections belong to that loop
+            import redis.asyncio
+            from redis.asyncio.retry import Retry
+
+            client = redis.asyncio.Redis.from_url(self.url, **self._options(Retry))
+            entry = self._aclients[loop] = (client, _Scripts(client))
+        return entry
+
+    def _failed(self, exc: Exception, doing: str) -> SessionStoreUnavailable:
+        if not self._down:
+            log.warning("session store %s unreachable (%s): %s", self.where, doing, exc)
+        self._down = True
+        return SessionStoreUnavailable(
+            f"the session store ({self.where}) cannot be reached: {type(exc).__name__}: {exc}", store=self.where
+        )
+
+    def _ok(self) -> None:
+        if self._down:
+            log.warning("session store %s reachable again", self.where)
+            self._down = False
+
+    @staticmethod
+    def _errors() -> tuple[type[Exception], ...]:
+        from redis.exceptions import RedisError
+
+        return (RedisError, OSError)
+
+    # -- StateStore: one session's state --------------------------------------------
+    def attach(self, session: Session, *, load: bool = True) -> None:
+        """Bind ``session`` to this store and, with ``load``, bring in its stored state
+        (if Redis cannot be reached now, the first handled call loads it or says why)."""
+        session.store = self
+        book = _book(session)
+        if load:
+            try:
+                self.refresh(session)
+            except SessionStoreUnavailable:
+                book.rev = None
+
+    def refresh(self, session: Session) -> None:
+        """Catch up with what other workers wrote for this session (one round trip)."""
+        _, scripts = self._sync()
+        book = _book(session)
+        try:
+            reply = scripts.load(keys=[self.key(session.id)], args=[book.rev or "", self._ttl_ms])
+        except self._errors() as exc:
+            raise self._failed(exc, "refresh") from None
+        self._ok()
+        self._loaded(session, book, reply)
+
+    async def arefresh(self, session: Session) -> None:
+        _, scripts = self._async()
+        book = _book(session)
+        try:
+            reply = await scripts.load(keys=[self.key(session.id)], args=[book.rev or "", self._ttl_ms])
+        except self._errors() as exc:
+            raise self._failed(exc, "refresh") from None
+        self._ok()
+        self._loaded(session, book, reply)
+
+    def _loaded(self, session: Session, book: _Book, reply: Any) -> None:
+        if reply is None:  # not stored (new, expired or dropped): the next save writes ours
+            book.rev, book.remote = "0", None
+            return
+        rev = str(reply[0])
+        if len(reply) == 1 or not _newer(rev, book.rev):
+            book.rev = rev if _newer(rev, book.rev) else book.rev
+            return
+        self._take(session, book, rev, _decode(reply[1]))
+
+    def _take(self, session: Session, book: _Book, rev: str, theirs: dict[str, Any] | None) -> None:
+        """Fold the stored state at ``rev`` into the session, keeping its unsaved changes."""
+        ours = session.state()
+        pending = book.base is not None and ours != book.base
+        merged = merge_states(book.base, ours, theirs, max_revealed=session.max_revealed)
+        if merged != ours:
+            session.adopt(merged)
+        book.rev, book.remote = rev, theirs
+        if not pending:
+            book.base = session.state()
+
+    def save(self, session: Session) -> bool:
+        """Write the session if it changed (one round trip; more only when another worker
+        wrote it meanwhile). Never raises: an unreachable store keeps the change here."""
+        _, scripts = self._sync()
+        try:
+            for _ in range(_MAX_ATTEMPTS):
+                job = self._job(session)
+                if job is None:
+                    return False
+                if self._saved(session, job, scripts.save(keys=[job.key], args=job.args)):
+                    return True
+        except self._errors() as exc:
+            self._failed(exc, "save")
+            return False
+        log.warning("session %s: gave up saving after %d conflicting writes", session.id, _MAX_ATTEMPTS)
+        return False
+
+    async def asave(self, session: Session) -> bool:
+        _, scripts = self._async()
+        try:
+            for _ in range(_MAX_ATTEMPTS):
+                job = self._job(session)
+                if job is None:
+                    return False
+                if self._saved(session, job, await scripts.save(keys=[job.key], args=job.args)):
+                    return True
+        except self._errors() as exc:
+            self._failed(exc, "save")
+            return False
+        log.warning("session %s: gave up saving after %d conflicting writes", session.id, _MAX_ATTEMPTS)
+        return False
+
+    def _job(self, session: Session) -> _Job | None:
+        book = _book(session)
+        ours = session.state()
+        if book.rev not in (None, "0") and ours == book.base:  # "0": Redis does not hold it
+            return None
+        merged = merge_states(book.base, ours, book.remote, max_revealed=session.max_revealed)
+        expected = book.rev if book.rev is not None else "0"
+        return _Job(self.key(session.id), ours, merged, [expected, _encode(merged), self._ttl_ms])
+
+    def _saved(self, session: Session, job: _Job, reply: Any) -> bool:
+        self._ok()
+        book = _book(session)
+        rev = str(reply[0])
+        if len(reply) == 1:  # written
+            now = session.state()
+            local = merge_states(job.ours, now, job.merged, max_revealed=session.max_revealed)
+            if local != now:
+                session.adopt(local)
+            book.rev, book.remote = rev, job.merged
+            book.base = session.state() if now == job.ours else job.ours
+            return True
+        book.rev, book.remote = rev, _decode(reply[1])  # someone wrote first: merge, retry
+        if book.base is None:
+            book.base = {}
+        return False
+
+    # -- SessionStore: whole sessions ----------------------------------------------------
+    def session(self, session_id: str | None = None) -> Session:
+        """The session with this id, loaded from Redis, or a new one."""
+        if self.gateway is None:
+            raise ConfigError("RedisSessionStore.session() needs the gateway: RedisSessionStore(url, gateway)")
+        return Session(self.gateway, session_id=session_id, store=self, **self.session_options)
+
+    def get(self, session_id: str) -> Session | None:
+        return self.session(session_id) if self.exists(session_id) else None
+
+    def put(self, session: Session) -> None:
+        if session.store is not self:
+            self.attach(session, load=False)
+        self.save(session)
+
+    def drop(self, session_id: str) -> None:
+        client, _ = self._sync()
+        try:
+            client.delete(self.key(session_id))
+        except self._errors() as exc:
+            raise self._failed(exc, "drop") from None
+
+    async def adrop(self, session_id: str) -> None:
+        client, _ = self._async()
+        try:
+            await client.delete(self.key(session_id))
+        except self._errors() as exc:
+            raise self._failed(exc, "drop") from None
+
+    def exists(self, session_id: str) -> bool:
+        client, _ = self._sync()
+        try:
+            return bool(client.exists(self.key(session_id)))
+        except self._errors() as exc:
+            raise self._failed(exc, "lookup") from None
+
+    async def aexists(self, session_id: str) -> bool:
+        client, _ = self._async()
+        try:
+            return bool(await client.exists(self.key(session_id)))
+        except self._errors() as exc:
+            raise self._failed(exc, "lookup") from None
+
+    async def amark(self, session_id: str) -> None:
+        """Make a session known before it has any state (an MCP session at initialize), so
+        another replica accepts its id."""
+        _, scripts = self._async()
+        try:
+            await scripts.mark(keys=[self.key(session_id)], args=[self._ttl_ms])
+        except self._errors() as exc:
+            raise self._failed(exc, "mark") from None
+        self._ok()
+
+    def ping(self) -> bool:
+        """Whether Redis answers now (for readiness checks); never raises."""
+        client, _ = self._sync()
+        try:
+            return bool(client.ping())
+        except self._errors():
+            return False
+
+    async def aping(self) -> bool:
+        client, _ = self._async()
+        try:
+            return bool(await client.ping())
+        except self._errors():
+            return False
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        """Close this event loop's client (and the sync one)."""
+        entry = self._aclients.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[0].aclose()
+        self.close()
+
+
+@dataclass(slots=True)
+class _Job:
+    key: str
+    ours: dict[str, Any]
+    merged: dict[str, Any]
+    args: list[str]
+
+
+class _Scripts:
+    """The three scripts, registered on one client (loaded again after a Redis restart)."""
+
+    def __init__(self, client: Any) -> None:
+        self.load = client.register_script(_LOAD)
+        self.save = client.register_script(_SAVE)
+        self.mark = client.register_script(_MARK)
