@@ -61,6 +61,8 @@ class Aggregator:
         self._queued: set[str] = set()  # servers with a refresh waiting: more changes coalesce
         self._list_error: dict[str, str | None] = dict.fromkeys(self.upstreams)
         self._listing = asyncio.Event()  # set and replaced whenever a listing ends
+        self._unsaved: set[str] = set()  # listed, but a shared catalog refused the write
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- loading ----------------------------------------------------------------------
     def load_cached(self) -> list[str]:
@@ -71,7 +73,12 @@ class Aggregator:
         for name, up in self.upstreams.items():
             cached = self.cache.load(name, up.config.config_hash())
             if cached is not None:
-                self._install(name, cached.tools, trusted=True)
+                try:
+                    self._install(name, cached.tools, trusted=True)
+                except ToolscoutError as exc:  # a shared catalog that cannot be written now
+                    self._unsaved.add(name)
+                    log.warning("upstream %s: cached tools not installed: %s", name, exc)
+                    continue
                 self.fetched_at[name] = cached.fetched_at
                 self.from_cache[name] = True
                 hit.append(name)
@@ -100,7 +107,15 @@ class Aggregator:
             self._list_error[name] = None
             # Converting thousands of tools takes a while: off the loop, so calls keep flowing.
             converted = await asyncio.to_thread(self._convert, name, raw)
-            kept = self._apply(name, converted)
+            try:
+                kept = self._apply(name, converted)
+            except ToolscoutError as exc:  # a shared catalog (PostgreSQL) refused the write
+                self._unsaved.add(name)
+                self._list_error[name] = f"catalog not written: {exc}"
+                log.warning("upstream %s: tools listed but not written: %s", name, exc)
+                self._listing_ended()
+                raise
+            self._unsaved.discard(name)
             self.fetched_at[name] = time.time()
             self.from_cache[name] = False
             self._listing_ended()
@@ -125,6 +140,22 @@ class Aggregator:
             raise
         except Exception:
             pass  # refresh logged it and recorded it for status
+
+    def rewrite_unsaved(self) -> None:
+        """List again the servers whose tools a shared catalog refused (it was down); called
+        on the event loop once it is back, so a change seen meanwhile is not lost."""
+        for name in sorted(self._unsaved):
+            up = self.upstreams.get(name)
+            if up is not None:
+                task = asyncio.get_running_loop().create_task(self._changed(up))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+
+    def handler_for(self, tool: Tool) -> Handler | None:
+        """The handler for a tool of one of these upstreams that another replica listed."""
+        if tool.source_id not in self.upstreams:
+            return None
+        return self._handler(tool.source_id, tool.call_name)
 
     def _listing_ended(self) -> None:
         event, self._listing = self._listing, asyncio.Event()
