@@ -5,8 +5,10 @@ answers as the library, secrets never served, the OpenAPI document valid, and /v
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -351,3 +353,17 @@ async def test_mcp_and_http_api_on_one_port_behind_the_same_guards(gateway: Gate
         assert browser.status_code == 403 and browser.json()["error"] == "forbidden_origin"
         assert (await http.get("/v1/health", headers=auth)).json() == {"status": "ok"}
         assert (await http.get("/metrics", headers=auth)).status_code == 404  # only with --metrics
+
+
+async def test_the_docs_library_example_serves_v1_under_a_mount() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "http-api.md").read_text()
+    block = re.search(r"## From a Python service \(no MCP\)\n.*?```python\n(.*?)```", text, re.S)
+    assert block is not None
+    scope: dict[str, Any] = {}
+    exec(compile(block.group(1), "docs/http-api.md", "exec"), scope)
+    transport = httpx.ASGITransport(app=scope["service"])
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        found = (await http.post("/tools/v1/find", json={"query": "add integers"})).json()
+        assert found["tool_references"][0]["tool_name"] == "add"
+        summed = (await http.post("/tools/v1/call", json={"name": "add", "arguments": {"a": 1, "b": 2}})).json()
+        assert summed["ok"] and summed["content"][0]["text"] == "3"
