@@ -83,6 +83,7 @@ class SharedCatalog(Catalog):
         self._stop = threading.Event()
         self._reconnect_listeners: list[Callable[[], None]] = []
         self._listener: threading.Thread | None = None
+        self._changed = threading.Condition()  # notified on every apply and connection change
         for state in self.shared.read_all():
             self._apply_state(state)
         if listen:
@@ -117,6 +118,23 @@ class SharedCatalog(Catalog):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def wait_until(self, predicate: Callable[[SharedCatalog], bool], timeout: float) -> bool:
+        """Block until ``predicate(self)`` holds (checked after every applied change and
+        connection change) or ``timeout`` s pass; returns whether it held. For readiness
+        probes and tests; never call it on the loop this catalog is bound to."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate(self):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._changed.wait(remaining)
+        return True
+
+    def _signal(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
 
     def status(self) -> dict[str, Any]:
         """Whether the LISTEN connection is up, the last error, and the sources held."""
@@ -153,7 +171,8 @@ class SharedCatalog(Catalog):
                 return CatalogChange()  # a newer write from another replica is already applied
             change = super().replace_source(source_id, batch, handlers=handlers)
             self.versions[source_id] = written.version
-            return change
+        self._signal()
+        return change
 
     def remove_source(self, source_id: str) -> None:
         """Delete a source from the shared store and from memory."""
@@ -201,11 +220,13 @@ class SharedCatalog(Catalog):
             self.versions[state.source] = state.version
             self.applied.append((state.source, state.version, time.time()))
             del self.applied[:-100]
+        self._signal()
 
     def _apply_deleted(self, source: str) -> None:
         with self._apply_lock:
             if source in self.versions:
                 self._drop_local(source)
+        self._signal()
 
     def _dispatch(self, fn: Callable[..., None], *args: Any) -> None:
         """Run ``fn`` on the bound loop (if it is running), else here under the apply lock."""
@@ -240,6 +261,7 @@ class SharedCatalog(Catalog):
                     log.warning("shared catalog %s: listener disconnected: %s", self.shared.where, reason)
                 self.connected = False
                 self.last_error = reason
+                self._signal()
                 delay = RETRY_DELAYS[min(attempt, len(RETRY_DELAYS) - 1)]
                 attempt += 1
                 self._stop.wait(delay)
@@ -258,6 +280,7 @@ class SharedCatalog(Catalog):
                 self._resync = False
                 if not self.connected:
                     self.connected, self.last_error = True, None
+                    self._signal()
                     log.info("shared catalog %s: listening", self.shared.where)
                     for callback in list(self._reconnect_listeners):
                         self._dispatch(callback)

@@ -1,0 +1,226 @@
+"""Replicas sharing one catalog through a real PostgreSQL: a change written through one is
+searchable on the others within a second (LISTEN/NOTIFY, incremental), concurrent refreshes
+never duplicate, and a PostgreSQL restart mid-serve gives clear errors, then recovers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import pytest
+
+from toolscout.catalog import CatalogChange
+from toolscout.errors import StoreError
+from toolscout.gateway import Gateway
+from toolscout.model import Tool
+from toolscout.pgstore import PostgresStore
+from toolscout.replica import SharedCatalog, sync_source
+
+if TYPE_CHECKING:
+    from _postgres import PostgresServer
+
+pytest_plugins = ["_postgres"]  # the session's server (postgres) and a database per test (pg_dsn)
+
+PROPAGATION = 1.0
+"""The promise: a change is searchable on every replica within a second."""
+
+
+def crm_tools(tag: str = "", extra: int = 0) -> list[Tool]:
+    base = [
+        Tool("crm_update_deal", f"Update a deal's stage or amount{tag}.", source_id="crm"),
+        Tool("crm_close_deal", f"Close a deal as won or lost{tag}.", source_id="crm"),
+    ]
+    return base + [Tool(f"crm_note_{i}", f"Attach note number {i} to a contact{tag}.", source_id="crm") for i in range(extra)]
+
+
+@pytest.fixture
+def pair(pg_dsn: str) -> Iterator[tuple[SharedCatalog, SharedCatalog]]:
+    a = SharedCatalog(pg_dsn, kind="mcp")
+    b = SharedCatalog(pg_dsn, kind="mcp")
+    try:
+        assert a.wait_until(lambda c: c.connected, 10) and b.wait_until(lambda c: c.connected, 10)
+        yield a, b
+    finally:
+        a.close()
+        b.close()
+
+
+def top(gateway: Gateway, query: str) -> str | None:
+    refs = gateway.find_tools(query, 3).tool_references
+    return refs[0].tool_name if refs else None
+
+
+def test_a_change_through_one_replica_is_searchable_on_the_other_within_a_second(
+    pair: tuple[SharedCatalog, SharedCatalog],
+) -> None:
+    a, b = pair
+    search_b = Gateway(b)
+    assert top(search_b, "invoice") is None
+    a.replace_source("billing", [Tool("billing_send_invoice", "Send an invoice to a customer.")])
+    assert b.wait_until(lambda c: "billing_send_invoice" in c, PROPAGATION)
+    assert top(search_b, "send an invoice") == "billing_send_invoice"
+    assert b.get("billing_send_invoice") == a.get("billing_send_invoice")
+    # a change and a removal travel the same way
+    a.replace_source("billing", [Tool("billing_void_invoice", "Void an invoice that was sent by mistake.")])
+    assert b.wait_until(lambda c: "billing_send_invoice" not in c and "billing_void_invoice" in c, PROPAGATION)
+    assert top(search_b, "void invoice") == "billing_void_invoice"
+    a.remove_source("billing")
+    assert b.wait_until(lambda c: len(c) == 0, PROPAGATION)
+    assert b.versions == {} and top(search_b, "invoice") is None
+
+
+def test_replicas_apply_only_what_changed(pair: tuple[SharedCatalog, SharedCatalog]) -> None:
+    a, b = pair
+    a.replace_source("crm", crm_tools(extra=200))
+    assert b.wait_until(lambda c: len(c) == 202, PROPAGATION)
+    changes: list[CatalogChange] = []
+    b.subscribe(changes.append)
+    edited = crm_tools(extra=200)
+    edited[5] = Tool("crm_note_3", "Attach a pinned note to a contact.", source_id="crm")
+    a.replace_source("crm", edited[:-1])  # one tool edited, the last one removed
+    assert b.wait_until(lambda c: "crm_note_199" not in c, PROPAGATION)
+    assert changes == [CatalogChange(added=("crm_note_3",), removed=("crm_note_199",))]
+    assert b.get("crm_note_3").description == "Attach a pinned note to a contact."  # type: ignore[union-attr]
+    assert top(Gateway(b), "pinned note") == "crm_note_3"
+
+
+def test_a_new_replica_starts_with_the_whole_catalog(pg_dsn: str, tmp_path: Path) -> None:
+    (tmp_path / "tools.jsonl").write_text("\n".join(json.dumps({"name": f"op_{i}", "description": f"Operation {i}."}) for i in range(300)))
+    sync_source(tmp_path, pg_dsn, prefix="ops")
+    with SharedCatalog(pg_dsn, listen=False) as fresh:
+        assert len(fresh) == 300 and fresh.versions.keys() == {"ops"}
+        assert top(Gateway(fresh), "operation 42") == "ops_op_42"
+
+
+def test_catalog_sync_reaches_every_replica_and_replaces_the_source(pg_dsn: str, tmp_path: Path) -> None:
+    path = tmp_path / "crm.yaml"
+    path.write_text("update_deal:\n  description: Update a deal.\nclose_deal:\n  description: Close a deal.\n")
+    replicas = [SharedCatalog(pg_dsn) for _ in range(3)]
+    try:
+        assert all(r.wait_until(lambda c: c.connected, 10) for r in replicas)
+        sync_source(path, pg_dsn, prefix="crm")
+        assert all(r.wait_until(lambda c: len(c) == 2, PROPAGATION) for r in replicas)
+        path.write_text("update_deal:\n  description: Move a deal to another pipeline stage.\n")
+        sync_source(path, pg_dsn, prefix="crm")
+        for r in replicas:
+            assert r.wait_until(lambda c: c.names() == ["crm_update_deal"], PROPAGATION)
+            assert top(Gateway(r), "pipeline stage") == "crm_update_deal"
+    finally:
+        for r in replicas:
+            r.close()
+
+
+def test_concurrent_refreshes_of_one_upstream_never_duplicate(pg_dsn: str) -> None:
+    """Two replicas list the same upstream at once, over and over, with lists that differ:
+    the database ends with one row per name, and every replica converges on it."""
+    replicas = [SharedCatalog(pg_dsn, kind="mcp") for _ in range(2)]
+    lists = [crm_tools(" (a)", extra=30), crm_tools(" (b)", extra=10)]
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def refresh(replica: SharedCatalog, which: int) -> None:
+        try:
+            start.wait(10)
+            for i in range(15):
+                replica.replace_source("crm", lists[(i + which) % 2])
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=refresh, args=(r, k)) for r in replicas for k in (0, 1)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors
+        with psycopg.connect(pg_dsn) as conn:
+            rows = conn.execute("SELECT name, count(*) FROM toolscout.tools GROUP BY name").fetchall()
+            (version,) = conn.execute("SELECT version FROM toolscout.sources WHERE source = 'crm'").fetchone()
+        assert rows and all(count == 1 for _, count in rows)
+        stored = {name for name, _ in rows}
+        assert stored in ({t.name for t in lists[0]}, {t.name for t in lists[1]})
+        for r in replicas:
+            assert r.wait_until(lambda c: c.versions.get("crm") == version, PROPAGATION)
+            assert set(r.names()) == stored
+    finally:
+        for r in replicas:
+            r.close()
+
+
+async def test_remote_changes_apply_on_the_bound_loop_with_local_handlers(pg_dsn: str) -> None:
+    threads: list[int] = []
+
+    def handler_for(tool: Tool) -> Any:
+        return lambda args: f"{tool.name} ran here"
+
+    writer = SharedCatalog(pg_dsn, listen=False)
+    reader = SharedCatalog(pg_dsn, handler_factory=handler_for)
+    reader.bind_loop(asyncio.get_running_loop())
+    reader.subscribe(lambda change: threads.append(threading.get_ident()))
+    try:
+        assert await asyncio.to_thread(reader.wait_until, lambda c: c.connected, 10)
+        writer.replace_source("ops", [Tool("ops_restart", "Restart a service.")])
+        assert await asyncio.to_thread(reader.wait_until, lambda c: "ops_restart" in c, PROPAGATION)
+        assert threads == [threading.get_ident()]  # applied on this loop's thread
+        result = await Gateway(reader).acall("ops_restart", {})
+        assert result.ok and result.value == "ops_restart ran here"
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_postgres_restart_mid_serve_gives_clear_errors_then_recovers(
+    postgres: PostgresServer, pg_dsn: str
+) -> None:
+    a = SharedCatalog(pg_dsn, kind="mcp")
+    b = SharedCatalog(pg_dsn, kind="mcp")
+    search_b = Gateway(b)
+    try:
+        assert a.wait_until(lambda c: c.connected, 10) and b.wait_until(lambda c: c.connected, 10)
+        a.replace_source("crm", crm_tools())
+        assert b.wait_until(lambda c: len(c) == 2, PROPAGATION)
+        postgres.stop()
+        try:
+            assert b.wait_until(lambda c: not c.connected, 10)
+            assert top(search_b, "close a deal") == "crm_close_deal"  # from memory
+            with pytest.raises(StoreError) as caught:
+                a.replace_source("crm", crm_tools(" again"))
+            assert "PostgreSQL store" in caught.value.message and "Searches keep answering" in caught.value.hint
+            assert a.get("crm_close_deal").description == "Close a deal as won or lost."  # type: ignore[union-attr]
+            assert b.status()["last_error"]
+        finally:
+            postgres.start()
+        assert a.wait_until(lambda c: c.connected, 15) and b.wait_until(lambda c: c.connected, 15)
+        with PostgresStore(pg_dsn) as other:  # a writer that is not a replica: resync or notify
+            other.write_source("ops", [Tool("ops_restart", "Restart a service.")])
+        a.replace_source("crm", crm_tools(" after the restart"))
+        for r in (a, b):
+            assert r.wait_until(lambda c: "ops_restart" in c and "restart" in c.get("crm_close_deal").description, PROPAGATION)  # type: ignore[union-attr]
+        assert top(search_b, "restart a service") == "ops_restart"
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_write_made_while_a_replica_was_away_arrives_by_resync(
+    postgres: PostgresServer, pg_dsn: str
+) -> None:
+    """Notifications are not queued for a disconnected listener: the reconnect resyncs."""
+    b = SharedCatalog(pg_dsn)
+    try:
+        assert b.wait_until(lambda c: c.connected, 10)
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:  # drop only b's LISTEN connection
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND query ILIKE 'LISTEN%'"
+            )
+            with PostgresStore(pg_dsn) as other:
+                other.write_source("ops", [Tool("ops_restart", "Restart a service.")])
+        assert b.wait_until(lambda c: "ops_restart" in c, 5)
+    finally:
+        b.close()
