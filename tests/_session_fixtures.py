@@ -64,16 +64,27 @@ def build_session(filler: int = 30, **options: Any) -> Session:
 
 class Script:
     """An ``httpx.MockTransport`` handler that answers each request with the next scripted
-    JSON body and keeps every request body it saw."""
+    JSON body and keeps every request body it saw. ``validate`` checks each body as it
+    arrives (see ``_sdk_requests``: the SDK's own request types, unknown keys refused)."""
 
-    def __init__(self, *bodies: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        *bodies: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]],
+        validate: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.bodies = list(bodies)
         self.requests: list[dict[str, Any]] = []
         self.http: ModuleType = httpx
+        self.validate = validate
 
     def __call__(self, request: Any) -> Any:
         sent = json.loads(request.content or b"{}")
         self.requests.append(sent)
+        if self.validate is not None:
+            try:
+                self.validate(sent)
+            except Exception as exc:  # a 400 is not retried: the test fails on this request
+                return self.http.Response(400, json={"error": {"message": f"invalid request: {exc}"}})
         if not self.bodies:
             return self.http.Response(500, json={"error": {"message": "script exhausted"}})
         body = self.bodies.pop(0)

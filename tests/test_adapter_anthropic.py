@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import _sdk_requests as sdk
 from _session_fixtures import Script, build_session, prefix_stable
 
 anthropic = pytest.importorskip("anthropic")
@@ -58,6 +59,7 @@ def test_portable_multi_turn() -> None:
         turn(("t4", "find_tools", {"query": "select:send_email,format_disk"})),
         turn(("t5", "format_disk", {}), ("t6", "send_email", {"to": "a@b.c", "body": "hi"}), ("t7", "nope_tool", {})),
         turn(text="All done."),
+        validate=sdk.anthropic_request,
     )
     session = build_session()
     messages: list[Any] = [{"role": "user", "content": "weather in Lima, mail it"}]
@@ -88,6 +90,7 @@ def test_native_defer_loading_and_tool_reference() -> None:
         turn(("t2", "get_weather", {"city": "Kyiv"})),
         turn(("t3", "find_tools", {"query": "zzzz qqqq"})),
         turn(text="ok"),
+        validate=sdk.anthropic_request,
     )
     session = build_session()
     messages: list[Any] = [{"role": "user", "content": "weather in Kyiv"}]

@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
+import _sdk_requests as sdk
 from _session_fixtures import Script, build_session, prefix_stable
 
 genai = pytest.importorskip("google.genai")
@@ -39,6 +40,7 @@ def test_gemini_multi_turn() -> None:
         turn(("g5", "format_disk", {})),
         turn(("g6", "get_weather", {"town": "Quito"})),
         turn(text="Sunny."),
+        validate=sdk.gemini_request,
     )
     session = build_session()
     contents: list[Any] = ["weather in Quito?"]

@@ -11,12 +11,14 @@ from pydantic import Field
 from _session_fixtures import build_session, prefix_stable
 
 pytest.importorskip("langchain_core")
+pytest.importorskip("openai")
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+import _sdk_requests as sdk
 from toolscout.adapters.langchain import LangChainAdapter
 
 
@@ -34,6 +36,8 @@ class ScriptedModel(BaseChatModel):
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        for tool in kwargs.get("tools", []):
+            sdk.chat_tool(tool)  # the OpenAI SDK's own tool type, unknown keys refused
         self.bound.append(kwargs.get("tools", []))
         return ChatResult(generations=[ChatGeneration(message=self.script.pop(0))])
 

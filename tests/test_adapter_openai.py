@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import _sdk_requests as sdk
 from _session_fixtures import Script, build_session, prefix_stable
 
 openai = pytest.importorskip("openai")
@@ -47,6 +48,7 @@ def test_chat_multi_turn_find_call_errors() -> None:
         chat_turn(("c6", "format_disk", "{}"), ("c7", "send_email", '{"to": ')),
         chat_turn(("c8", "send_email", q(to="ann@example.com"))),
         chat_turn(text="done"),
+        validate=sdk.chat_request,
     )
     client = openai.OpenAI(api_key="test", base_url="http://test/v1", http_client=script.client())
     session = build_session()
@@ -124,6 +126,7 @@ def test_responses_portable_loop() -> None:
         responses_turn(fcall("c1", "find_tools", q(query="weather forecast"))),
         responses_turn(fcall("c2", "get_weather", q(city="Oslo")), fcall("c3", "gett_weather", "{}")),
         responses_turn(text="It is 21 C."),
+        validate=sdk.responses_request,
     )
     client = openai.OpenAI(api_key="test", base_url="http://test/v1", http_client=script.client())
     session = build_session()
@@ -146,6 +149,7 @@ def test_responses_native_tool_search() -> None:
         responses_turn(fcall("c2", "get_weather", q(city="Rome"))),
         responses_turn(search_call("s3", {"query": ""})),
         responses_turn(text="ok"),
+        validate=sdk.responses_request,
     )
     client = openai.OpenAI(api_key="test", base_url="http://test/v1", http_client=script.client())
     session = build_session()
