@@ -178,7 +178,7 @@ def test_chat_names_the_model_reads_are_wire_names_and_callable() -> None:
     script = Script(
         chat_turn(("f1", "find_tools", {"query": select(*wires)})),
         call_each,
-        chat_turn(("e1", "files.read_txt", {}), ("e2", "mail_send", {})),
+        chat_turn(("e1", "files.read_txt", {}), ("e2", "mail_send", {}), ("e3", wires[0], {"path": "a"})),
         chat_turn(text="done"),
         validate=sdk.chat_request,
     )
@@ -194,6 +194,7 @@ def test_chat_names_the_model_reads_are_wire_names_and_callable() -> None:
     assert wire_name(DOTTED, "openai") in answers["e1"] and DOTTED not in answers["e1"]
     assert answers["e2"].startswith("not_revealed") and f"select:{wire_name('mail.send', 'openai')}" in answers["e2"]
     assert "mail.send" not in answers["e2"]
+    assert answers["e3"].startswith(f"invalid_arguments: invalid arguments for {wires[0]}:") and DOTTED not in answers["e3"]
 
 
 # -- OpenAI Responses ------------------------------------------------------------------------
@@ -444,6 +445,40 @@ def test_anthropic_native_runs_a_loaded_tool_after_eviction() -> None:
     assert session.ledger.turns[-1].names == ("find_tools", "read_notes", "get_weather", "send_email")
 
 
+class _RecordingStore:
+    """A ``StateStore`` that keeps the states it was asked to save."""
+
+    def __init__(self) -> None:
+        self.saved: list[dict[str, Any]] = []
+
+    def attach(self, session: Session) -> None: ...
+    def refresh(self, session: Session) -> None: ...
+    async def arefresh(self, session: Session) -> None: ...
+
+    def save(self, session: Session) -> bool:
+        self.saved.append(json.loads(json.dumps(session.state())))
+        return True
+
+    async def asave(self, session: Session) -> bool:
+        return self.save(session)
+
+
+def test_provider_loaded_tools_are_saved_to_a_shared_store_at_once() -> None:
+    """A replica that continues the conversation must know what the provider holds, even
+    if the adapter marked it after the call was handled and saved."""
+    store = _RecordingStore()
+    session, _ = build(max_revealed=1, store=store)
+    adapter = ResponsesAdapter(session, native=True)
+    adapter.tools()
+    adapter.output_items(responses_turn(search_call("s1", {"query": "select:get_weather"})))
+    adapter.output_items(responses_turn(search_call("s2", {"query": "select:send_email"})))
+    assert store.saved[-1]["revealed"] == ["send_email"]  # get_weather left the reveal set
+    assert store.saved[-1]["loaded"] == ["get_weather", "send_email"]
+    replica = Session(session.gateway, max_revealed=1).restore(store.saved[-1])
+    (answer,) = ResponsesAdapter(replica, native=True).output_items(responses_turn(fcall("c1", "get_weather", {"city": "Oslo"})))
+    assert answer["output"] == "ran get_weather"
+
+
 def test_portable_mode_still_refuses_an_evicted_tool() -> None:
     """Portable lists drop an evicted tool, so the model no longer has it: not_revealed
     is then the truth (the contrast to native mode)."""
@@ -514,6 +549,8 @@ def test_gemini_names_and_parameters_are_renamed_and_mapped_back() -> None:
         calls = [(f"c{i}", d["name"], args_for(d.get("parameters"))) for i, d in enumerate(decls)]
         # The same arguments through call_tool are mapped back as well.
         calls.append(("ct", "call_tool", {"name": dotted["name"], "arguments": args_for(dotted["parameters"])}))
+        # An argument error names the parameters as they were sent.
+        calls.append(("bad", dotted["name"], {"path": "v", next(k for k in dotted["parameters"]["properties"] if k.startswith("opts")): {}}))
         return gemini_turn(*calls)
 
     script = Script(
@@ -530,6 +567,11 @@ def test_gemini_names_and_parameters_are_renamed_and_mapped_back() -> None:
     assert_wire_text(answers["f1"]["result"], "gemini")
     assert {answers[f"c{i}"]["result"] for i in range(3)} == {f"ran {n}" for n in RENAMED}
     assert answers["ct"] == {"result": f"ran {DOTTED}"}
+    error = answers["bad"]["error"]
+    sent_id, sent_max = "X_Request_Id_" + hashlib.sha1(b"X-Request-Id").hexdigest()[:8], "max_bytes_" + hashlib.sha1(b"max.bytes").hexdigest()[:8]
+    assert error["code"] == "invalid_arguments" and "X-Request-Id" not in json.dumps(error) and "max.bytes" not in json.dumps(error)
+    assert [e["pointer"] for e in error["details"]["errors"]] == [f"/{sent_id}", f"/opts/{sent_max}"]
+    assert f"'{sent_id}' is a required property" in error["message"]
     expected = {"X-Request-Id": "v", "path": "v", "opts": {"max.bytes": 1}}
     assert [args for name, args in ran if name == DOTTED] == [expected, expected]
     assert adapter.stop_reason is None

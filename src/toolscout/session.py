@@ -263,13 +263,20 @@ class Session:
 
         Only native adapters call this. Such a tool stays callable after the reveal set
         evicts it: the model still has its schema, so refusing the call would be an error
-        the provider never causes. Kept in :meth:`state`.
+        the provider never causes. Kept in :meth:`state` (saved at once with a ``store``).
         """
+        if self._mark_loaded(*names) and self.store is not None:
+            self.store.save(self)
+
+    def _mark_loaded(self, *names: str) -> bool:
         self._sync()
+        added = False
         for name in names:
             tool = self.gateway.catalog.get(name)
-            if tool is not None and self._permitted(tool) and name not in self._pinned_set:
+            if tool is not None and self._permitted(tool) and name not in self._pinned_set and name not in self._loaded:
                 self._loaded[name] = None
+                added = True
+        return added
 
     def deferred(self) -> list[Tool]:
         """Visible tools whose schemas are withheld (for native deferral: ``defer_loading``)."""
@@ -418,16 +425,15 @@ class Session:
         return self._as_seen(outcome)
 
     def _as_seen(self, outcome: ToolOutcome) -> ToolOutcome:
-        """Tool names in an error's suggestions and candidates as the model sees them
-        (this session's format), in the structured error and in its text."""
+        """Tool names in an error (the tool's own name in its message, suggestions,
+        candidates) as the model sees them in this session's format, in the structured
+        error and in its text."""
         info = outcome.error
         if info is None or self.format not in WIRE_FORMATS:
             return outcome
-        details = info.details
-        suggestions, candidates = details.get("suggestions"), details.get("candidates")
-        if not suggestions and not candidates:
-            return outcome
+        details, message = info.details, info.message
         named = dict(details)
+        suggestions, candidates = details.get("suggestions"), details.get("candidates")
         if isinstance(suggestions, list):
             named["suggestions"] = [self.wire(s) if isinstance(s, str) else s for s in suggestions]
         if isinstance(candidates, list):
@@ -435,9 +441,12 @@ class Session:
                 {**c, "name": self.wire(c["name"])} if isinstance(c, dict) and isinstance(c.get("name"), str) else c
                 for c in candidates
             ]
-        if named == details:
+        wire = self.wire(outcome.name)
+        if wire != outcome.name and f"for {outcome.name}:" in message:  # "invalid arguments for <name>: ..."
+            message = message.replace(f"for {outcome.name}:", f"for {wire}:", 1)
+        if named == details and message == info.message:
             return outcome
-        old, new = info.text(), info.model_copy(update={"details": named})
+        old, new = info.text(), info.model_copy(update={"details": named, "message": message})
         outcome.error = new
         outcome.content = [
             {**b, "text": new.text()} if b.get("type") == "text" and b.get("text") == old else b for b in outcome.content
@@ -540,7 +549,7 @@ class Session:
     def restore(self, state: dict[str, Any]) -> Session:
         self._sync()
         self._reveal(*state.get("revealed", ()))
-        self.mark_loaded(*state.get("loaded", ()))
+        self._mark_loaded(*state.get("loaded", ()))
         for name in state.get("recency", ()):
             self._touch(name)
         self._versions.update({k: v for k, v in state.get("versions", {}).items() if k in self._versions})

@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from .._sync import run_sync
-from ..formats.gemini import gemini_arguments
+from ..formats.gemini import gemini_arguments, gemini_pointer
 from ..session import Session, ToolOutcome
 from ._common import Call, answer, field, require
 
@@ -80,7 +80,8 @@ class GeminiAdapter:
         ]
         if not calls:
             return None
-        out = [self._part(types, call, outcome) for call, outcome in await answer(self.session, calls, self.format)]
+        answered = await answer(self.session, calls, self.format)
+        out = [self._part(types, call, self._as_sent(call, outcome)) for call, outcome in answered]
         return types.Content(role="user", parts=out)
 
     def function_responses(self, response: Any) -> Any:
@@ -100,6 +101,31 @@ class GeminiAdapter:
             return args
         tool = session.gateway.lookup(name)
         return gemini_arguments(tool.input_schema, args) if tool is not None else args
+
+    def _as_sent(self, call: Call, outcome: ToolOutcome) -> ToolOutcome:
+        """An ``invalid_arguments`` error pointing at the parameter names Gemini was sent
+        (the session validated against the schema's own names)."""
+        info = outcome.error
+        errors = info.details.get("errors") if info is not None and info.code == "invalid_arguments" else None
+        target = call.arguments.get("name") if call.name == "call_tool" and isinstance(call.arguments, dict) else call.name
+        tool = self.session.gateway.lookup(target) if isinstance(target, str) and errors else None
+        if info is None or tool is None or not isinstance(errors, list):
+            return outcome
+        message, sent_errors = info.message, []
+        for error in errors:
+            pointer, text = (error.get("pointer"), error.get("message")) if isinstance(error, dict) else (None, None)
+            if not isinstance(pointer, str) or not isinstance(text, str):
+                sent_errors.append(error)
+                continue
+            sent = gemini_pointer(tool.input_schema, pointer)
+            if sent != pointer:
+                own, as_sent = (p.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~") for p in (pointer, sent))
+                renamed = text.replace(f"'{own}'", f"'{as_sent}'")
+                message = message.replace(f"{pointer}: {text}", f"{sent}: {renamed}")
+                error = {**error, "pointer": sent, "message": renamed}
+            sent_errors.append(error)
+        outcome.error = info.model_copy(update={"message": message, "details": {**info.details, "errors": sent_errors}})
+        return outcome
 
     @staticmethod
     def _part(types: Any, call: Call, outcome: ToolOutcome) -> Any:

@@ -30,7 +30,7 @@ from ..model import Tool
 from ..naming import param_names, wire_name
 from ._schema import local_defs, resolve_ref
 
-__all__ = ["gemini_arguments", "gemini_schema", "render_gemini"]
+__all__ = ["gemini_arguments", "gemini_pointer", "gemini_schema", "render_gemini"]
 
 _KEEP = {"title", "description", "minItems", "maxItems", "minProperties", "maxProperties",
          "minLength", "maxLength", "pattern", "example", "default", "minimum", "maximum",
@@ -64,6 +64,16 @@ def gemini_arguments(schema: Mapping[str, Any], arguments: Any) -> Any:
         return _Converter(schema).restore(arguments, schema, ())
     except RecursionError:
         return arguments
+
+
+def gemini_pointer(schema: Mapping[str, Any], pointer: str) -> str:
+    """A JSON pointer into a call's arguments (the schema's names), with each property
+    named as the Gemini declaration of ``schema`` names it (so an error points at the
+    names the model used)."""
+    try:
+        return _Converter(schema).pointer(pointer)
+    except RecursionError:
+        return pointer
 
 
 class _Converter:
@@ -187,6 +197,30 @@ class _Converter:
                 if resolved is not None and ("items" in resolved or resolved.get("type") == "array"):
                     return self.restore(value, variant, stack)
         return value
+
+    def pointer(self, pointer: str) -> str:
+        node: Any = self.root
+        stack: tuple[str, ...] = ()
+        out = []
+        for raw in pointer.split("/")[1:]:
+            part = raw.replace("~1", "/").replace("~0", "~")
+            node, stack = self._resolve(node, stack)
+            props = node.get("properties") if node is not None else None
+            if node is not None and not (isinstance(props, Mapping) and part in props):
+                variants = [v for v in node.get("anyOf", node.get("oneOf")) or [] if isinstance(v, Mapping)]
+                for variant in variants:  # the variant that declares this property, if any
+                    resolved, _ = self._resolve(variant, stack)
+                    if resolved is not None and isinstance(resolved.get("properties"), Mapping) and part in resolved["properties"]:
+                        node, props = resolved, resolved["properties"]
+                        break
+            if isinstance(props, Mapping) and part in props:
+                out.append(param_names(map(str, props), "gemini")[part])
+                node = props[part]
+            else:
+                out.append(part)
+                items = node.get("items") if node is not None and part.isdigit() else None
+                node = (items[0] if items else None) if isinstance(items, list) else items
+        return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in out)
 
     def _fit(self, value: dict[str, Any], variant: Any, stack: tuple[str, ...]) -> int:
         """How many of ``value``'s keys ``variant`` declares (under the names it sends)."""
