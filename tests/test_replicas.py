@@ -5,12 +5,17 @@ never duplicate, and a PostgreSQL restart mid-serve gives clear errors, then rec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import psycopg
 import pytest
 
@@ -224,3 +229,125 @@ def test_a_write_made_while_a_replica_was_away_arrives_by_resync(
         assert b.wait_until(lambda c: "ops_restart" in c, 5)
     finally:
         b.close()
+
+
+# -- three `toolscout serve --store postgresql://...` processes, driven by the MCP SDK ----------
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(proc: subprocess.Popen[bytes], port: int, timeout: float = 30.0) -> None:
+    """Until the process answers HTTP on ``port`` (bounded), failing at once if it exits."""
+    deadline = time.monotonic() + timeout
+    with httpx.Client() as http:
+        while time.monotonic() < deadline:
+            try:
+                http.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+                return
+            except httpx.TransportError:
+                with contextlib.suppress(subprocess.TimeoutExpired):  # waits 50 ms, or it exited
+                    proc.wait(0.05)
+                assert proc.poll() is None, f"process on port {port} exited"
+    raise TimeoutError(f"nothing answered on port {port}")
+
+
+@pytest.fixture
+def served(pg_dsn: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """One HTTP upstream and three gateway replicas on one database."""
+    from mcp_fixtures import FAKE
+
+    upstream_port = _free_port()
+    upstream = subprocess.Popen([sys.executable, FAKE, "--http", str(upstream_port)], stderr=subprocess.DEVNULL)
+    cfg = tmp_path / "servers.json"
+    cfg.write_text(json.dumps({"mcpServers": {"web": {"url": f"http://127.0.0.1:{upstream_port}/mcp"}}}))
+    toolscout = str(Path(sys.executable).with_name("toolscout"))
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    ports: dict[str, int] = {}
+    try:
+        for name in ("a", "b", "c"):  # started together: a replica retries an upstream not up yet
+            ports[name] = _free_port()
+            args = ["serve", "-c", str(cfg), "--transport", "http", "--port", str(ports[name]), "--store", pg_dsn]
+            procs[name] = subprocess.Popen([toolscout, *args], stderr=subprocess.DEVNULL)
+        _wait_http(upstream, upstream_port)
+        for name, proc in procs.items():
+            _wait_http(proc, ports[name])
+        yield {"ports": ports, "dsn": pg_dsn, "toolscout": toolscout, "tmp": tmp_path}
+    finally:
+        for proc in [*procs.values(), upstream]:
+            if proc.poll() is None:
+                proc.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(10)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(5)
+
+
+def _client(port: int) -> Any:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    return Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp"), mode="legacy")
+
+
+async def _found(client: Any, query: str, name: str, timeout: float) -> float | None:
+    """Seconds until ``find_tools(query)`` on ``client`` returns ``name`` (bounded), else None."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while loop.time() - start < timeout:
+        result = await client.call_tool("find_tools", {"query": query, "limit": 3})
+        refs = (result.structured_content or {}).get("tool_references", [])
+        if any(r["tool_name"] == name for r in refs):
+            return loop.time() - start
+        await asyncio.sleep(0.02)  # the next poll of a bounded wait for the condition
+    return None
+
+
+async def test_three_serve_processes_share_one_catalog(served: dict[str, Any], postgres: PostgresServer) -> None:
+    ports = served["ports"]
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {n: await stack.enter_async_context(_client(p)) for n, p in ports.items()}
+        for client in clients.values():  # every replica serves the upstream's tools
+            assert await _found(client, "add two integers", "web_add", 20) is not None
+        # An upstream change seen by replica a (list_changed after grow) reaches b and c.
+        grown = await clients["a"].call_tool("call_tool", {"name": "web_grow", "arguments": {}})
+        assert not grown.is_error
+        for name in ("b", "c"):
+            assert await _found(clients[name], "appeared after grow", "web_extra", 5) is not None
+        called = await clients["c"].call_tool("call_tool", {"name": "web_extra", "arguments": {}})
+        # c ran it on its own connection to the upstream (which has no code for it): c attached
+        # its handler to a tool that only a listed
+        assert called.content[0].text == "unknown tool extra"
+        # `toolscout catalog sync` writes once; every replica finds it.
+        spec = served["tmp"] / "billing.yaml"
+        spec.write_text("send_invoice:\n  description: Send an invoice to a customer by email.\n")
+        done = subprocess.run(
+            [served["toolscout"], "catalog", "sync", str(spec), "--store", served["dsn"], "--prefix", "billing"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        for client in clients.values():
+            assert await _found(client, "send an invoice", "billing_send_invoice", PROPAGATION + 1) is not None
+        # PostgreSQL restarts mid-serve: searches answer from memory, then changes flow again.
+        postgres.stop()
+        try:
+            for client in clients.values():
+                assert await _found(client, "send an invoice", "billing_send_invoice", 1) is not None
+        finally:
+            postgres.start()
+        spec.write_text("refund_invoice:\n  description: Refund a paid invoice.\n")
+        done = subprocess.run(
+            [served["toolscout"], "catalog", "sync", str(spec), "--store", served["dsn"], "--prefix", "billing"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        for client in clients.values():  # each replica reconnected on its own (bounded wait)
+            assert await _found(client, "refund a paid invoice", "billing_refund_invoice", 15) is not None
+    with PostgresStore(served["dsn"]) as store:  # written once: one row per tool, one source each
+        assert {s["source"]: s["kind"] for s in store.sources()} == {"web": "mcp", "billing": "sync"}
+        names = store.tool_names()
+        assert len(names) == len(set(names)) and "web_extra" in names and "billing_send_invoice" not in names
