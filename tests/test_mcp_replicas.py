@@ -197,6 +197,10 @@ async def test_redis_restarting_while_serving_gives_structured_errors_then_recov
             moved = await _post(url_b, {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}, _session_id(server_a))
             assert moved.status_code == 503 and "session_store_unavailable" in moved.text
             assert moved.headers["retry-after"] == "1"
+            # A session opened now works once Redis is back; meanwhile its calls say why not.
+            async with connect(Balancer(ports, target="a")) as fresh:  # type: ignore[arg-type]
+                early = await fresh.call_tool("find_tools", {"query": "widget number 01"})
+                assert early.structured_content["error"]["code"] == "session_store_unavailable"
             # Stateless clients never needed Redis.
             async with Client(streamable_http_client(f"{url_a}/mcp"), mode="auto") as stateless:
                 ran = await stateless.call_tool("call_tool", {"name": "widget_03", "arguments": {"count": 1}})
@@ -225,3 +229,17 @@ async def test_a_session_moves_before_it_searched(outage_redis: RedisServer) -> 
             await client.call_tool("find_tools", {"query": "widget number 11", "limit": 1})
             balancer.target = "a"
             assert (await client.call_tool("widget_11", {})).content[0].text == "widget 11 x1"
+
+
+def test_serve_refuses_sessions_it_cannot_use(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from toolscout.cli import app
+
+    cfg = tmp_path / "servers.json"
+    cfg.write_text(json.dumps({"mcpServers": {"up": fake("normal")}}))
+    base = ["serve", "-c", str(cfg), "--no-cache"]
+    stdio = CliRunner().invoke(app, [*base, "--sessions", "redis://127.0.0.1:1/0"])
+    assert stdio.exit_code == 2 and "--sessions needs --transport http" in stdio.output
+    wrong = CliRunner().invoke(app, [*base, "--transport", "http", "--sessions", "http://user:secret@cache.test/"])
+    assert wrong.exit_code == 2 and "not a Redis URL" in wrong.output and "secret" not in wrong.output

@@ -112,8 +112,11 @@ def _decode(raw: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # ASCII escapes: the faster C path
+
+
 def _encode(state: dict[str, Any]) -> str:
-    return json.dumps(state, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(state)
 
 
 def _where(url: str) -> str:
@@ -127,10 +130,13 @@ def _where(url: str) -> str:
 def _moved(before: list[str], after: list[str]) -> list[str]:
     """The tail of ``after`` (a recency order) that is no longer in ``before``'s order:
     the names used since ``before``, in the order they were used."""
-    rest = iter(before)
+    where = {name: i for i, name in enumerate(before)}
+    last = -1
     for i, name in enumerate(after):
-        if not any(b == name for b in rest):
+        at = where.get(name, -1)
+        if at < last or at < 0:
             return after[i:]
+        last = at
     return []
 
 
@@ -391,7 +397,10 @@ class RedisSessionStore:
         ours = session.state()
         if book.rev not in (None, "0") and ours == book.base:  # "0": Redis does not hold it
             return None
-        merged = merge_states(book.base, ours, book.remote, max_revealed=session.max_revealed)
+        if book.remote is None or book.remote == book.base:  # in step: ours is the new state
+            merged = ours
+        else:
+            merged = merge_states(book.base, ours, book.remote, max_revealed=session.max_revealed)
         expected = book.rev if book.rev is not None else "0"
         return _Job(self.key(session.id), ours, merged, [expected, _encode(merged), self._ttl_ms])
 
@@ -401,11 +410,16 @@ class RedisSessionStore:
         rev = str(reply[0])
         if len(reply) == 1:  # written
             now = session.state()
+            if now == job.ours:  # nothing happened here meanwhile (the usual case)
+                if job.merged is not job.ours and job.merged != now:
+                    session.adopt(job.merged)
+                    now = session.state()
+                book.rev, book.remote, book.base = rev, job.merged, now
+                return True
             local = merge_states(job.ours, now, job.merged, max_revealed=session.max_revealed)
             if local != now:
                 session.adopt(local)
-            book.rev, book.remote = rev, job.merged
-            book.base = session.state() if now == job.ours else job.ours
+            book.rev, book.remote, book.base = rev, job.merged, job.ours
             return True
         book.rev, book.remote = rev, _decode(reply[1])  # someone wrote first: merge, retry
         if book.base is None:

@@ -119,11 +119,15 @@ class GatewayServer:
         if key is None:
             key = getattr(conn, "session_id", None) or uuid.uuid4().hex
             self._conn_keys[conn] = key
-            self._peers[key] = weakref.ref(conn)
-            weakref.finalize(conn, self._forget, key)
+            ref = self._peers[key] = weakref.ref(conn)
+            weakref.finalize(conn, self._forget, key, ref)
         return key
 
-    def _forget(self, key: str) -> None:
+    def _forget(self, key: str, ref: weakref.ref[Any] | None = None) -> None:
+        """Drop a gone connection's session here (a shared store keeps it for other
+        replicas), unless a newer connection continues it under the same id."""
+        if ref is not None and self._peers.get(key) not in (None, ref):
+            return
         self.sessions.drop(key)
         self._peers.pop(key, None)
 

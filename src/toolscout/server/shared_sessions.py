@@ -62,14 +62,9 @@ def accept_shared_sessions(manager: Any, store: Any) -> bool:
             if known and not await _open(manager, sid, _header(scope, _VERSION_HEADER)):
                 await _refuse(send, 503, "too_many_sessions", "Too many open sessions on this replica.")
                 return
-        if scope.get("method") != "DELETE":
-            await original(scope, receive, send)
-            return
-        status: list[int] = []
-        await original(scope, receive, _watching(send, status))
-        if status and status[0] < 300:  # the client ended its session: forget it everywhere
-            with contextlib.suppress(SessionStoreUnavailable):  # else its TTL ends it
-                await store.adrop(sid)
+        if scope.get("method") == "DELETE":  # the client ends its session: everywhere
+            send = _dropping(send, store, sid)
+        await original(scope, receive, send)
 
     manager._handle_stateful_request = handle
     return True
@@ -157,10 +152,14 @@ def _marking(send: Send, store: Any) -> Send:
     return wrapped
 
 
-def _watching(send: Send, status: list[int]) -> Send:
+def _dropping(send: Send, store: Any, sid: str) -> Send:
+    """Remove the session from the store once the SDK accepted its DELETE, before the
+    client hears so (then no replica can take it over again)."""
+
     async def wrapped(message: dict[str, Any]) -> None:
-        if message.get("type") == "http.response.start":
-            status.append(int(message.get("status", 0)))
+        if message.get("type") == "http.response.start" and int(message.get("status", 500)) < 300:
+            with contextlib.suppress(SessionStoreUnavailable):  # else its TTL ends it
+                await store.adrop(sid)
         await send(message)
 
     return wrapped
