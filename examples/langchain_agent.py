@@ -19,7 +19,7 @@ def main() -> None:
     session = new_session()
     adapter = LangChainAdapter(session)
     if not os.environ.get("OPENAI_API_KEY"):
-        print("first step's tools:", [t.name for t in adapter.tools()])
+        print("first step's tools:", [d["function"]["name"] for d in adapter.definitions()])
         print(session.ledger.report())
         print("set OPENAI_API_KEY (and install langchain-openai) to run the loop")
         return

@@ -197,6 +197,16 @@ def test_chat_names_the_model_reads_are_wire_names_and_callable() -> None:
     assert answers["e3"].startswith(f"invalid_arguments: invalid arguments for {wires[0]}:") and DOTTED not in answers["e3"]
 
 
+def test_use_tool_candidates_are_wire_names() -> None:
+    session, _ = build(use_tool=True)
+    adapter = ChatCompletionsAdapter(session)
+    adapter.tools()
+    message = chat_turn(("u1", "use_tool", {"query": "read text file convert pdf url", "params": {}}))["choices"][0]["message"]
+    (answer,) = adapter.tool_messages(message)
+    assert answer["content"].startswith("ambiguous")
+    assert_wire_text(answer["content"], "openai", (DOTTED, ODD))
+
+
 # -- OpenAI Responses ------------------------------------------------------------------------
 def responses_turn(*items: dict[str, Any], text: str | None = None) -> dict[str, Any]:
     output = list(items)
