@@ -145,6 +145,21 @@ def test_write_source_reports_the_difference_and_skips_identical_lists(pg_dsn: s
         assert store.source_versions() == {"s": second.version}
 
 
+def test_a_stale_base_version_falls_back_to_comparing_every_tool(pg_dsn: str) -> None:
+    """A replica names the tools it holds unchanged since version ``base``; if another writer
+    moved the source meanwhile, that claim is ignored and every tool is compared."""
+    with PostgresStore(pg_dsn) as store:
+        v1 = store.write_source("s", tools(3)).version
+        store.write_source("s", [*tools(3)[:1], Tool("tool_1", "Edited elsewhere."), tools(3)[2]])
+        mine = store.write_source("s", tools(3), base=v1, unchanged=["tool_0", "tool_1", "tool_2"])
+        assert mine.changed == ("tool_1",)  # the stale claim did not hide the difference
+        state = store.read_source("s")
+        assert state is not None and state.changed["tool_1"].description == "Tool number 1 (v1)."
+        current = store.write_source("s", [*tools(3), Tool("tool_3", "New.")], base=mine.version,
+                                     unchanged=["tool_0", "tool_1", "tool_2"])
+        assert current.added == ("tool_3",) and not current.changed
+
+
 def test_names_are_unique_across_sources_with_a_clear_error(pg_dsn: str) -> None:
     with PostgresStore(pg_dsn) as store:
         store.write_source("a", tools(2))

@@ -138,7 +138,8 @@ class Catalog:
         for n in removed:
             self._tools.pop(n, None)
             self._handlers.pop(n, None)
-        changed = tuple(n for n, t in new.items() if self._tools.get(n) != t)
+        # Tools are immutable: the same object is unchanged, without comparing every field.
+        changed = tuple(n for n, t in new.items() if (old_tool := self._tools.get(n)) is not t and old_tool != t)
         for n in changed:
             other = self._tools.get(n)
             if other is not None and other.source_id != source_id:

@@ -35,7 +35,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -321,28 +321,46 @@ class PostgresStore:
         return self._run("list migrations", lambda c: [tuple(r) for r in c.execute(sql)])  # type: ignore[misc]
 
     # -- sources -------------------------------------------------------------------------------
-    def write_source(self, source: str, tools: Iterable[Tool], *, kind: str = "catalog") -> SourceWrite:
+    def write_source(
+        self,
+        source: str,
+        tools: Iterable[Tool],
+        *,
+        kind: str = "catalog",
+        base: int | None = None,
+        unchanged: Collection[str] = (),
+    ) -> SourceWrite:
         """Replace the tools of ``source`` with ``tools`` in one transaction and notify replicas.
 
         Writers of one source queue on an advisory lock; rows are keyed by (source, name) and
         names are unique across sources, so concurrent refreshes never duplicate a tool. An
         identical list writes nothing and notifies no one. A source held by another ``kind`` of
         writer (an MCP upstream vs a synced file) is refused rather than overwritten.
+
+        A writer that holds the source at version ``base`` may name the tools it knows are
+        unchanged since: if the source is still at ``base``, only the others are serialised
+        and compared (a refresh that changed one tool of 10,000 costs one row, not 10,000).
         """
-        rows: dict[str, tuple[int, str, str, str, str]] = {}
+        batch: dict[str, tuple[int, Tool]] = {}
         for pos, tool in enumerate(tools):
-            rows[tool.name] = _tool_row(pos, tool)
-        digests = {name: _row_digest(row) for name, row in rows.items()}
-        return self._run(f"write source '{source}'", lambda c: self._write_source(c, source, kind, rows, digests))
+            batch[tool.name] = (pos, tool)
+        skip = frozenset(unchanged) if base is not None else frozenset()
+        rows = {n: _tool_row(pos, t) for n, (pos, t) in batch.items() if n not in skip}
+        return self._run(
+            f"write source '{source}'", lambda c: self._write_source(c, source, kind, batch, rows, base)
+        )
 
     def _write_source(
         self,
         conn: psycopg.Connection[Any],
         source: str,
         kind: str,
+        batch: Mapping[str, tuple[int, Tool]],
         rows: dict[str, tuple[int, str, str, str, str]],
-        digests: dict[str, str],
+        base: int | None = None,
     ) -> SourceWrite:
+        """One source's write inside a transaction; ``rows`` holds the serialised tools that may
+        differ (all of them unless the source is still at ``base``)."""
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))", (source, _SOURCE_LOCK_SEED))
             head = conn.execute("SELECT kind, version FROM toolscout.sources WHERE source = %s", (source,)).fetchone()
@@ -352,9 +370,20 @@ class PostgresStore:
                     hint="Pick another source id or prefix for this one.",
                     path=self.where,
                 )
-            old = dict(conn.execute("SELECT name, digest FROM toolscout.tools WHERE source = %s", (source,)).fetchall())
-            removed = tuple(sorted(set(old) - set(rows)))
-            added = tuple(n for n in rows if n not in old)
+            if head is None or head[1] != base:  # another writer moved it: compare every tool
+                for name, (pos, tool) in batch.items():
+                    if name not in rows:
+                        rows[name] = _tool_row(pos, tool)
+            present = {r[0] for r in conn.execute("SELECT name FROM toolscout.tools WHERE source = %s", (source,))}
+            digests = {name: _row_digest(row) for name, row in rows.items()}
+            old = dict(
+                conn.execute(
+                    "SELECT name, digest FROM toolscout.tools WHERE source = %s AND name = ANY(%s)",
+                    (source, [n for n in rows if n in present]),
+                ).fetchall()
+            )
+            removed = tuple(sorted(present - set(batch)))
+            added = tuple(n for n in rows if n not in present)
             changed = tuple(n for n in rows if n in old and old[n] != digests[n])
             if head is not None and not (added or changed or removed):
                 return SourceWrite(source, head[1])
@@ -363,7 +392,7 @@ class PostgresStore:
                 "INSERT INTO toolscout.sources (source, kind, version, tool_count, updated_at, updated_by)"
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (source) DO UPDATE SET version = EXCLUDED.version,"
                 " tool_count = EXCLUDED.tool_count, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by",
-                (source, kind, version, len(rows), time.time(), self.writer),
+                (source, kind, version, len(batch), time.time(), self.writer),
             )
             if removed:
                 conn.execute("DELETE FROM toolscout.tools WHERE source = %s AND name = ANY(%s)", (source, list(removed)))
@@ -454,9 +483,9 @@ class PostgresStore:
     # -- the Store interface: tools ------------------------------------------------------------
     def save_tools(self, tools: Iterable[Tool]) -> int:
         """Replace every stored tool (grouped into sources by ``source_id``) in one transaction."""
-        groups: dict[str, dict[str, tuple[int, str, str, str, str]]] = {}
+        groups: dict[str, dict[str, tuple[int, Tool]]] = {}
         for pos, tool in enumerate(tools):
-            groups.setdefault(tool.source_id or "", {})[tool.name] = _tool_row(pos, tool)
+            groups.setdefault(tool.source_id or "", {})[tool.name] = (pos, tool)
 
         def run(conn: psycopg.Connection[Any]) -> int:
             with conn.transaction():
@@ -466,9 +495,9 @@ class PostgresStore:
                     conn.execute("DELETE FROM toolscout.sources WHERE source = %s", (source,))
                     (version,) = conn.execute("SELECT nextval('toolscout.versions')").fetchone()
                     self._notify(conn, source, version)
-                for source, rows in groups.items():
-                    digests = {n: _row_digest(r) for n, r in rows.items()}
-                    self._write_source(conn, source, "catalog", rows, digests)  # a savepoint inside
+                for source, batch in groups.items():
+                    rows = {n: _tool_row(pos, t) for n, (pos, t) in batch.items()}
+                    self._write_source(conn, source, "catalog", batch, rows)  # a savepoint inside
                 conn.execute(
                     "INSERT INTO toolscout.meta VALUES ('saved_at', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                     (repr(time.time()),),

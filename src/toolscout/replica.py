@@ -156,16 +156,22 @@ class SharedCatalog(Catalog):
         untouched, so this replica never serves what the others do not have.
         """
         batch = [t if t.source_id == source_id else t.replace(source_id=source_id) for t in tools]
+        unchanged: list[str] = []
         with self._apply_lock:
+            base = self.versions.get(source_id)
             for tool in batch:  # refuse before writing anything: memory and database stay equal
                 other = self.get(tool.name)
-                if other is not None and other.source_id != source_id:
+                if other is None:
+                    continue
+                if other.source_id != source_id:
                     raise NameCollision(
                         f"tool name '{tool.name}' from {tool.origin} is already taken by {other.origin}",
                         name=tool.name,
                         origins=[other.origin, tool.origin],
                     )
-        written = self.shared.write_source(source_id, batch, kind=self.kind)
+                if other is tool or other == tool:  # as held at `base`: no need to serialise it
+                    unchanged.append(tool.name)
+        written = self.shared.write_source(source_id, batch, kind=self.kind, base=base, unchanged=unchanged)
         with self._apply_lock:
             if self.versions.get(source_id, 0) > written.version:
                 return CatalogChange()  # a newer write from another replica is already applied
