@@ -432,6 +432,9 @@ def _meta(name: str, meta: Any) -> dict[str, Any]:
     return out
 
 
+_NO_ANNOTATIONS = Annotations()
+
+
 def _annotations(name: str, value: Any) -> Annotations | None:
     if value is None:
         return None
@@ -451,6 +454,8 @@ def _annotations(name: str, value: Any) -> Annotations | None:
             raise DeclarationError(f"tool {name!r}: annotation hints must be true, false or None", field="annotations")
     if value.title is not None:
         _optional_text(name, "annotations.title", value.title)
+    elif value == _NO_ANNOTATIONS:  # states nothing: the same tool as one without (same version)
+        return None
     return value
 
 

@@ -18,6 +18,7 @@ read-only, DELETE destructive, PUT/DELETE idempotent, all open-world.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -29,6 +30,7 @@ import yaml
 
 from ..errors import DeclarationError, ToolFailed
 from ..model import Annotations, Tool
+from ._yaml import load_yaml
 from .definitions import normalize_openapi_types
 
 __all__ = ["tools_from_openapi"]
@@ -46,60 +48,104 @@ def tools_from_openapi(
     transport: httpx.AsyncBaseTransport | None = None,
     timeout: float = 30.0,
 ) -> list[tuple[Tool, Handler]]:
-    """One ``(Tool, handler)`` per operation of an OpenAPI 3 document (dict or file path)."""
+    """One ``(Tool, handler)`` per operation of an OpenAPI 3 document (dict or file path).
+
+    A malformed document raises :class:`DeclarationError` naming the operation and field.
+    Only local ``$ref``s (``#/...``) are followed; a remote one is never fetched: in a
+    schema it stays as written, as a parameter or request body it is an error.
+    """
     doc = _load(spec)
-    source_id = str((doc.get("info") or {}).get("title") or base_url)
-    schemas = ((doc.get("components") or {}).get("schemas")) or {}
+    info = doc.get("info")
+    title = info.get("title") if isinstance(info, Mapping) else None
+    source_id = title if isinstance(title, str) and title.strip() else base_url
+    components = doc.get("components")
+    schemas = components.get("schemas") if isinstance(components, Mapping) else None
+    paths = doc.get("paths") or {}
+    if not isinstance(paths, Mapping):
+        raise DeclarationError(f"'paths' must be an object, not {type(paths).__name__}", file=source_id, field="paths")
     out: list[tuple[Tool, Handler]] = []
     seen: set[str] = set()
-    for path, item in (doc.get("paths") or {}).items():
+    for raw_path, item in paths.items():
+        path = str(raw_path)
         if not isinstance(item, Mapping):
             continue
-        shared = [_deref(p, doc) for p in item.get("parameters") or []]
         for method in _METHODS:
             op = item.get(method)
             if not isinstance(op, Mapping):
                 continue
-            name = _name(op.get("operationId") or f"{method}_{path}")
-            if name in seen:
-                raise DeclarationError(f"two operations are named '{name}'", file=source_id, field="operationId")
-            seen.add(name)
-            own = [_deref(p, doc) for p in op.get("parameters") or []]
-            params = {(p.get("in"), p.get("name")): p for p in [*shared, *own] if isinstance(p, Mapping)}
-            schema, routes = _arguments(list(params.values()), _body(op, doc), schemas)
-            text = "\n\n".join(t for t in (op.get("summary"), op.get("description")) if isinstance(t, str) and t)
-            tags = [t for t in op.get("tags") or [] if isinstance(t, str)]
-            tool = Tool(
-                name,
-                text,
-                schema,
-                source="openapi",
-                source_id=source_id,
-                origin=f"openapi:{method.upper()} {path}",
-                category=tags[0] if tags else source_id,
-                tags=tags,
-                annotations=Annotations(
-                    read_only=method in ("get", "head") or None,
-                    destructive=True if method == "delete" else None,
-                    idempotent=method in ("get", "head", "put", "delete") or None,
-                    open_world=True,
-                ),
-                meta={"http": {"method": method.upper(), "path": path}},
-            )
+            where = f"openapi:{method.upper()} {path}"
+            try:
+                tool, routes = _operation(doc, item, op, method, path, source_id, schemas if isinstance(schemas, Mapping) else {})
+            except RecursionError:
+                raise DeclarationError("the operation nests too deeply", file=where) from None
+            except DeclarationError as exc:  # name the operation (Tool(...) does not know it)
+                if exc.file is not None:
+                    raise
+                reason = exc.message.removesuffix(f" (field '{exc.field}')")
+                raise DeclarationError(reason, file=where, field=exc.field, hint=exc.hint or None) from None
+            if tool.name in seen:
+                raise DeclarationError(f"two operations are named '{tool.name}'", file=source_id, field="operationId")
+            seen.add(tool.name)
             request = _Request(method.upper(), path, routes, base_url, dict(headers or {}), transport, timeout)
             out.append((tool, request.send))
     return out
 
 
+def _operation(
+    doc: Mapping[str, Any],
+    item: Mapping[str, Any],
+    op: Mapping[str, Any],
+    method: str,
+    path: str,
+    source_id: str,
+    schemas: Mapping[str, Any],
+) -> tuple[Tool, dict[str, tuple[str, str]]]:
+    operation_id = op.get("operationId")
+    if operation_id is not None and not isinstance(operation_id, str):
+        raise DeclarationError(f"operationId must be a string, not {type(operation_id).__name__}", field="operationId")
+    name = _name(operation_id or f"{method}_{path}")
+    shared = _parameters(item.get("parameters"), doc)
+    own = _parameters(op.get("parameters"), doc)
+    params = {  # an operation's own parameter overrides a path-level one with the same (in, name)
+        (p.get("in"), p.get("name")): p for p in [*shared, *own] if isinstance(p.get("in"), str) and isinstance(p.get("name"), str)
+    }
+    schema, routes = _arguments(list(params.values()), _body(op, doc), schemas)
+    text = "\n\n".join(t for t in (op.get("summary"), op.get("description")) if isinstance(t, str) and t)
+    raw_tags = op.get("tags")
+    tags = [t for t in raw_tags if isinstance(t, str)] if isinstance(raw_tags, list) else []
+    tool = Tool(
+        name,
+        text,
+        schema,
+        source="openapi",
+        source_id=source_id,
+        origin=f"openapi:{method.upper()} {path}",
+        category=tags[0] if tags else source_id,
+        tags=tags,
+        annotations=Annotations(
+            read_only=method in ("get", "head") or None,
+            destructive=True if method == "delete" else None,
+            idempotent=method in ("get", "head", "put", "delete") or None,
+            open_world=True,
+        ),
+        meta={"http": {"method": method.upper(), "path": path}},
+    )
+    return tool, routes
+
+
 def _load(spec: Mapping[str, Any] | str | Path) -> Mapping[str, Any]:
     if isinstance(spec, Mapping):
         return spec
+    if not isinstance(spec, str | os.PathLike):
+        raise DeclarationError(f"an OpenAPI document is a mapping or a file path, not {type(spec).__name__}")
     path = Path(spec)
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else load_yaml(text)[0]
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise DeclarationError(f"cannot read the OpenAPI document: {exc}", file=str(path)) from exc
+    except RecursionError:
+        raise DeclarationError("the OpenAPI document nests too deeply", file=str(path)) from None
     if not isinstance(data, Mapping) or "paths" not in data:
         raise DeclarationError("not an OpenAPI document (no 'paths')", file=str(path), field="paths")
     return data
@@ -110,31 +156,75 @@ def _name(raw: str) -> str:
     return name[:64]
 
 
-def _deref(node: Any, doc: Mapping[str, Any]) -> Any:
-    """Follow a local ``$ref`` (parameters, request bodies) to its target."""
-    seen = 0
-    while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and seen < 16:
-        target: Any = doc
-        for part in node["$ref"].lstrip("#/").split("/"):
-            target = target.get(part) if isinstance(target, Mapping) else None
-        node, seen = target, seen + 1
-    return node
+def _deref(node: Any, doc: Mapping[str, Any], what: str) -> Any:
+    """Follow a local ``$ref`` (parameters, request bodies) to its target; anything else
+    that is a ``$ref`` (remote, dangling, circular) is a :class:`DeclarationError`."""
+    for _ in range(16):
+        if not (isinstance(node, Mapping) and "$ref" in node):
+            return node
+        ref = node["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise DeclarationError(
+                f"{what} $ref {ref!r} is not a local reference ('#/...')",
+                field="$ref",
+                hint="Only references inside the document are followed (nothing is fetched); inline the target.",
+            )
+        node = _pointer(doc, ref)
+        if node is None:
+            raise DeclarationError(f"{what} $ref {ref!r} points at nothing", field="$ref")
+    raise DeclarationError(f"{what} $ref chain is circular or longer than 16", field="$ref")
+
+
+def _pointer(doc: Any, ref: str) -> Any:
+    target = doc
+    for part in ref[1:].split("/")[1:] if ref != "#" else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, Mapping):
+            target = target.get(part)
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return None
+    return target
+
+
+def _parameters(raw: Any, doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise DeclarationError(f"parameters must be a list, not {type(raw).__name__}", field="parameters")
+    out = []
+    for p in raw:
+        p = _deref(p, doc, "a parameter")
+        if not isinstance(p, Mapping):
+            raise DeclarationError(f"a parameter must be an object, not {type(p).__name__}", field="parameters")
+        out.append(p)
+    return out
 
 
 def _body(op: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[dict[str, Any], bool] | None:
-    body = _deref(op.get("requestBody"), doc)
+    body = _deref(op.get("requestBody"), doc, "the request body")
     if not isinstance(body, Mapping):
         return None
     content = body.get("content") or {}
+    if not isinstance(content, Mapping):
+        raise DeclarationError(f"requestBody.content must be an object, not {type(content).__name__}",
+                               field="requestBody")
     for mime, media in content.items():
-        if "json" in mime and isinstance(media, Mapping):
+        if isinstance(mime, str) and "json" in mime and isinstance(media, Mapping):
             return _resolve_top(media.get("schema"), doc), bool(body.get("required"))
     return None
 
 
 def _resolve_top(schema: Any, doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The body schema itself, with a top-level component ``$ref`` followed once."""
-    target = _deref(schema, doc) if isinstance(schema, Mapping) and "$ref" in schema else schema
+    """The body schema itself, with a top-level local ``$ref`` followed (a remote one stays
+    as written: the tool's schema then says so, and nothing is fetched)."""
+    target = schema
+    for _ in range(16):
+        ref = target.get("$ref") if isinstance(target, Mapping) else None
+        if not (isinstance(ref, str) and ref.startswith("#")):
+            break
+        target = _pointer(doc, ref)
     return dict(target) if isinstance(target, Mapping) else {}
 
 
@@ -150,7 +240,11 @@ def _arguments(
         if where not in ("path", "query", "header", "cookie") or not isinstance(pname, str):
             continue
         arg = pname if pname not in props else f"{where}_{pname}"
-        schema = dict(p.get("schema") or {"type": "string"})
+        raw = p.get("schema") or {"type": "string"}
+        if not isinstance(raw, Mapping):
+            raise DeclarationError(f"parameter '{pname}': schema must be an object, not {type(raw).__name__}",
+                                   field="parameters")
+        schema = dict(raw)
         if isinstance(p.get("description"), str):
             schema.setdefault("description", p["description"])
         props[arg] = schema
@@ -160,11 +254,16 @@ def _arguments(
     if body is not None:
         schema, body_required = body
         if schema.get("type") == "object" or "properties" in schema:
-            for bname, sub in (schema.get("properties") or {}).items():
+            properties = schema.get("properties") or {}
+            wanted = schema.get("required") or []
+            if not isinstance(properties, Mapping) or not isinstance(wanted, list):
+                raise DeclarationError("the request body's properties/required are malformed", field="requestBody")
+            for raw_name, sub in properties.items():
+                bname = str(raw_name)
                 arg = bname if bname not in props else f"body_{bname}"
                 props[arg] = sub
                 routes[arg] = ("body", bname)
-                if body_required and bname in (schema.get("required") or []):
+                if body_required and bname in wanted:
                     required.append(arg)
         else:
             props["body"] = schema

@@ -182,9 +182,11 @@ def _strip_url_secrets(url: str) -> str:
 def parse_config(data: Any, *, source: str = "config") -> GatewayConfig:
     """Validate a config mapping; raise :class:`ConfigError` naming the server and field."""
     if isinstance(data, dict) and "mcpServers" not in data and "servers" in data:
-        data = {**data, "mcpServers": data.pop("servers")}
+        data = {**{k: v for k, v in data.items() if k != "servers"}, "mcpServers": data["servers"]}  # caller's dict untouched
     try:
-        return GatewayConfig.model_validate(data)
+        config = GatewayConfig.model_validate(data)
+    except RecursionError:
+        raise ConfigError(f"{source}: the configuration nests too deeply") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [str(p) for p in first["loc"]]
@@ -198,6 +200,23 @@ def parse_config(data: Any, *, source: str = "config") -> GatewayConfig:
             server=server,
             field=field,
         ) from None
+    _check_storable(config, source)
+    return config
+
+
+def _check_storable(config: GatewayConfig, source: str) -> None:
+    """Refuse, now, values that would fail later: when the cache key is hashed, or when
+    an argument, env value or header is encoded (too deep, cyclic, a lone surrogate)."""
+    for name, server in [*config.servers.items(), (None, config)]:
+        try:
+            json.dumps(server.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+        except (ValueError, TypeError, RecursionError) as exc:
+            where = f"server '{name}'" if name is not None else "top level"
+            raise ConfigError(
+                f"{source}: {where}: a value is not plain JSON text ({type(exc).__name__}: {str(exc)[:120]})",
+                hint="Remove deeply nested or self-referencing values and unpaired surrogates (\\udXXX escapes).",
+                server=name,
+            ) from None
 
 
 def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
@@ -209,6 +228,10 @@ def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
         raise ConfigError(f"cannot read {p}: {exc.strerror}", path=str(p)) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{p}:{exc.lineno}: not valid JSON: {exc.msg}", path=str(p)) from None
+    except ValueError as exc:  # not UTF-8, or an integer of more than 4300 digits
+        raise ConfigError(f"{p}: not valid JSON: {exc}", path=str(p)) from None
+    except RecursionError:
+        raise ConfigError(f"{p}: not valid JSON: it nests too deeply", path=str(p)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the top level must be an object with 'mcpServers'", path=str(p))
     return parse_config(data, source=str(p))
