@@ -303,3 +303,13 @@ def test_a_restart_is_survived_by_the_next_call(postgres: PostgresServer, pg_dsn
         assert store.get("ns", "k").text == "before"  # type: ignore[union-attr]
         store.put("ns", "k", "after")
         assert store.get("ns", "k").text == "after"  # type: ignore[union-attr]
+
+
+def test_the_postgres_examples_in_docs_store_md_run(pg_dsn: str) -> None:
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "store.md").read_text(encoding="utf-8")
+    found = re.findall(r"```python postgres\n(.*?)```", text, re.S)
+    assert found
+    for code in found:
+        exec(compile(code, "docs/store.md", "exec"), {"DSN": pg_dsn})
