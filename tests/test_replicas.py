@@ -351,3 +351,21 @@ async def test_three_serve_processes_share_one_catalog(served: dict[str, Any], p
         assert {s["source"]: s["kind"] for s in store.sources()} == {"web": "mcp", "billing": "sync"}
         names = store.tool_names()
         assert len(names) == len(set(names)) and "web_extra" in names and "billing_send_invoice" not in names
+
+
+def test_embedding_vectors_live_in_the_same_database(pg_dsn: str) -> None:
+    """With embeddings on, vectors go to the shared store's key/value space: a second replica
+    embeds nothing the first one already did."""
+    from _fake_embed import FakeEmbedder
+
+    with SharedCatalog(pg_dsn, listen=False) as a:
+        a.replace_source("crm", crm_tools(extra=5))
+        first = FakeEmbedder()
+        Gateway(a, embeddings=first).find_tools("close a deal", 3, search_type="hybrid")
+        assert sum(len(c) for c in first.calls) >= 7
+        assert a.shared.keys("embeddings") == ["fake-bow"]
+    with SharedCatalog(pg_dsn, listen=False) as b:
+        again = FakeEmbedder()
+        found = Gateway(b, embeddings=again).find_tools("close a deal", 3, search_type="hybrid")
+        assert found.tool_references[0].tool_name == "crm_close_deal"
+        assert sum(len(c) for c in again.calls) <= 1  # the query only: tool vectors came from PostgreSQL
