@@ -154,3 +154,11 @@ async def test_upstream_change_reaches_stateful_sessions(server: GatewayServer) 
         await asyncio.sleep(0)
         assert "up_extra" in names(await client.list_tools())
         assert any(isinstance(n, types.ToolListChangedNotification) for n in notes)
+
+
+async def test_an_upstream_result_carries_the_catalog_name(server: GatewayServer) -> None:
+    result = await server.gateway.acall("up_add", {"a": 2, "b": 3})
+    assert result.ok and result.tool == "up_add"  # not the upstream's own "add"
+    async with Client(server.lowlevel, mode="auto") as client:
+        out = await client.call_tool("call_tool", {"name": "up_add", "arguments": {"a": 2, "b": 3}})
+    assert not out.is_error and out.content[0].text == result.text()  # the upstream's result, passed on

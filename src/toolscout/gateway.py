@@ -197,7 +197,8 @@ def _is_async(fn: Any) -> bool:
 
 
 def _as_call_result(name: str, value: Any, duration_ms: float) -> CallResult:
-    if isinstance(value, CallResult):
+    if isinstance(value, CallResult):  # a source's own result (an MCP upstream's)
+        value.tool = name  # the catalog name, as the caller knows it (not the upstream's)
         value.duration_ms = value.duration_ms or duration_ms
         return value
     if hasattr(value, "model_dump"):
