@@ -257,6 +257,9 @@ def test_cli_catalog_sync(pg_dsn: str, tmp_path: Path) -> None:
     assert report["changed"] == ["crm_update_deal"] and report["removed"] == ["crm_close_deal"]
     with PostgresStore(pg_dsn) as store:
         assert store.sources()[0]["kind"] == "sync" and store.sources()[0]["tool_count"] == 1
+    found = runner.invoke(app, ["search", pg_dsn, "deal stage", "--json"])  # what replicas serve
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)["tool_references"][0]["tool_name"] == "crm_update_deal"
 
 
 def test_cli_catalog_sync_errors_are_clear(tmp_path: Path) -> None:

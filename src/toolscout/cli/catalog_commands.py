@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from ..store import Store
 
 
-CatalogArg = Annotated[str, typer.Argument(help="Declaration file, store file, data directory, or 'demo'.")]
+CatalogArg = Annotated[
+    str, typer.Argument(help="Declaration file, store file, data directory, postgresql:// store, or 'demo'.")
+]
 FormatOpt = Annotated[
     str, typer.Option("--format", "-f", help="openai, openai-responses, anthropic, gemini, mcp or generic.")
 ]
@@ -32,6 +34,12 @@ def open_catalog(spec: str) -> Catalog:
         from ..demo import demo_catalog
 
         return demo_catalog()
+    from ..pgstore import is_postgres_url
+
+    if is_postgres_url(spec):  # the shared catalog, as every replica on it serves it
+        from ..replica import SharedCatalog
+
+        return SharedCatalog(spec, listen=False)
     path = Path(spec)
     if path.is_dir():
         path = path / "tools.jsonl"
