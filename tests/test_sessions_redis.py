@@ -142,6 +142,7 @@ def test_bad_urls_and_ttls_are_config_errors() -> None:
     with pytest.raises(ConfigError, match=r"not a Redis URL: 'http://example\.test'") as info:
         RedisSessionStore("http://u:pw@example.test")
     assert "pw" not in str(info.value)
+    assert RedisSessionStore("rediss://u:pw@[::1]:6380/2").where == "rediss://[::1]:6380/2"  # shown in errors
     with pytest.raises(ConfigError, match="TTL"):
         RedisSessionStore("redis://127.0.0.1:1/0", ttl=0)
 

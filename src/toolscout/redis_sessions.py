@@ -123,6 +123,7 @@ def _where(url: str) -> str:
     """The URL without credentials (it appears in errors and logs)."""
     parts = urlsplit(url)
     host = parts.hostname or parts.path or "?"
+    host = f"[{host}]" if parts.hostname and ":" in host else host
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
 
