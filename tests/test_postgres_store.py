@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import psycopg
 import pytest
 from typer.testing import CliRunner
 
@@ -24,6 +23,7 @@ from toolscout.sources.mcp.cache import ToolListCache
 if TYPE_CHECKING:
     from _postgres import PostgresServer
 
+psycopg = pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
 pytest_plugins = ["_postgres"]  # the session's server (postgres) and a database per test (pg_dsn)
 runner = CliRunner()
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
-import psycopg
 import pytest
 
 from toolscout.catalog import CatalogChange
@@ -29,6 +28,7 @@ from toolscout.replica import SharedCatalog, sync_source
 if TYPE_CHECKING:
     from _postgres import PostgresServer
 
+psycopg = pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
 pytest_plugins = ["_postgres"]  # the session's server (postgres) and a database per test (pg_dsn)
 
 PROPAGATION = 1.0
