@@ -288,7 +288,7 @@ DOCS = st.one_of(
 )
 
 
-@settings(max_examples=250 * SCALE, **FUZZ)
+@settings(max_examples=200 * SCALE, **FUZZ)
 @given(doc=DOCS, ascii_=st.booleans(), suffix=st.sampled_from([".json", ".yaml", ".yaml-dump"]))
 @example(doc={"a": {"description": "\ud800"}}, ascii_=True, suffix=".json")
 @example(doc={"a": {"input_schema": {"type": "object", "properties": {"x": {"minimum": HugeInt(10**5000)}}}}},
@@ -308,7 +308,7 @@ def _yaml_text(doc: Any) -> str | None:
         return None
 
 
-@settings(max_examples=150 * SCALE, **FUZZ)
+@settings(max_examples=100 * SCALE, **FUZZ)
 @given(lines=st.lists(mutated(VALID_DATA_LINES[0]) | mutated(VALID_DATA_LINES[1]) | VALUES, max_size=4))
 def test_declaration_jsonl_lines(workdir: Path, lines: list[Any]) -> None:
     texts = [t for line in lines if (t := _json_text(line, False)) is not None]
@@ -338,6 +338,41 @@ def test_declaration_file_text_mutations(workdir: Path, case: tuple[str, str]) -
     _load_all_ways(_write(workdir / f"mut{Path(name).suffix}", text))
 
 
+@st.composite
+def with_duplicate_keys(draw: Callable[[Any], Any], doc: Any) -> str:
+    """JSON text of ``doc`` in which some objects repeat a key (``json`` and YAML keep the
+    last one silently; the top-level tool names must be refused)."""
+
+    def dump(node: Any) -> str:
+        if isinstance(node, dict) and node:
+            items = [(json.dumps(str(k)), dump(v)) for k, v in node.items()]
+            if draw(st.booleans()):
+                again = items[draw(st.integers(0, len(items) - 1))][0]
+                value = draw(st.none() | st.booleans() | st.integers(-9, 9) | TEXT | st.just({}))
+                items.insert(draw(st.integers(0, len(items))), (again, json.dumps(value)))
+            return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+        if isinstance(node, list):
+            return "[" + ", ".join(dump(v) for v in node) + "]"
+        return json.dumps(node)
+
+    return dump(doc)
+
+
+@settings(max_examples=100 * SCALE, **FUZZ)
+@given(text=with_duplicate_keys(VALID_ENTRIES) | with_duplicate_keys(VALID_LIST),
+       suffix=st.sampled_from([".json", ".yaml"]))
+@example(text='{"a": {}, "b": {}, "a": {"description": "again"}}', suffix=".json")
+@example(text="a: {}\nb: {}\na: {description: again}\n", suffix=".yaml")
+def test_declaration_duplicate_keys(workdir: Path, text: str, suffix: str) -> None:
+    _load_all_ways(_write(workdir / f"dup{suffix}", text))
+
+
+def test_duplicate_tool_names_are_refused(workdir: Path) -> None:
+    for suffix, text in ((".json", '{\n"a": {},\n"b": {},\n"a": {}\n}'), (".yaml", "a: {}\nb: {}\na: {}\n")):
+        with pytest.raises(DeclarationError, match="duplicate tool name 'a'"):
+            Catalog().load(_write(workdir / f"dup-names{suffix}", text))
+
+
 @settings(max_examples=100 * SCALE, **FUZZ)
 @given(blob=st.binary(max_size=400), suffix=st.sampled_from([".json", ".yaml", ".yml", ".jsonl", ".txt", ""]))
 def test_declaration_binary_garbage(workdir: Path, blob: bytes, suffix: str) -> None:
@@ -364,6 +399,21 @@ def test_yaml_dates_and_plain_keys_stay_text(workdir: Path) -> None:
 def test_yaml_alias_bombs_are_refused_quickly(workdir: Path, text: str, words: str) -> None:
     with pytest.raises(DeclarationError, match=words):
         Catalog().load(_write(workdir / "bomb.yaml", text))
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+def test_both_yaml_loaders_read_json_data(loader: str) -> None:
+    from toolscout.sources._yaml import JsonLoader, PyJsonLoader, load_yaml
+
+    cls = JsonLoader if loader == "libyaml" else PyJsonLoader
+    assert load_yaml("on: 2024-01-01\n1: [x]\n<<: {m: 1}\n", loader_class=cls)[0] == {
+        "on": "2024-01-01", "1": ["x"], "m": 1}
+    for text, words in (("a: &x [*x]\n", "recursive"), ("[" * 5000, "nest"),
+                        ("a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+                            f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcde", "bcdef", strict=True)
+                        ), "aliases expand")):
+        with pytest.raises(yaml.YAMLError, match=words):
+            load_yaml(text, loader_class=cls)
 
 
 # -- 2. definitions in host API dialects ----------------------------------------------
@@ -460,13 +510,26 @@ def test_openapi_specs(spec: Any) -> None:
 
 
 @settings(max_examples=100 * SCALE, **FUZZ)
-@given(text=text_mutated(_fixture_text("petstore.yaml")), suffix=st.sampled_from([".yaml", ".json"]))
-def test_openapi_files(workdir: Path, text: str, suffix: str) -> None:
+@given(text=text_mutated(_fixture_text("petstore.yaml")) | text_mutated(json.dumps(PETSTORE)) | st.binary(max_size=200),
+       suffix=st.sampled_from([".yaml", ".json"]))
+def test_openapi_files(workdir: Path, text: str | bytes, suffix: str) -> None:
     path = _write(workdir / f"spec{suffix}", text)
     no_connect, no_resolve = _offline()
     with no_connect, no_resolve:
         expect_tools_or_error(lambda: [t for t, _ in tools_from_openapi(path, base_url="https://api.example.test")],
                               DeclarationError)
+
+
+def test_openapi_remote_refs_are_never_fetched() -> None:
+    body = {"content": {"application/json": {"schema": {"$ref": "https://schemas.example.invalid/pet.json"}}}}
+    spec = {"paths": {"/pets": {"post": {"operationId": "add", "requestBody": body}}}}
+    no_connect, no_resolve = _offline()
+    with no_connect, no_resolve:
+        ((tool, _),) = tools_from_openapi(spec, base_url="https://api.example.test")
+        assert tool.input_schema["properties"]["body"] == {"$ref": "https://schemas.example.invalid/pet.json"}
+        param = {"$ref": "https://schemas.example.invalid/params.json#/limit"}
+        with pytest.raises(DeclarationError, match="not a local reference"):
+            tools_from_openapi({"paths": {"/pets": {"get": {"parameters": [param]}}}}, base_url="https://x.test")
 
 
 # -- 4. the gateway config (servers.json) ---------------------------------------------
@@ -528,6 +591,12 @@ def test_gateway_config_files(workdir: Path, text: str | bytes) -> None:
     _use_config(lambda: load_config(path))
 
 
+@settings(max_examples=100 * SCALE, **FUZZ)
+@given(text=with_duplicate_keys(VALID_CONFIG))
+def test_gateway_config_duplicate_keys(workdir: Path, text: str) -> None:
+    _use_config(lambda: load_config(_write(workdir / "dup-servers.json", text)))
+
+
 # -- 5. upstream tools/list entries ---------------------------------------------------
 
 GOOD_RAW = {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object", "properties": {
@@ -542,7 +611,7 @@ def _aggregator() -> Aggregator:
     return Aggregator(config, Catalog())
 
 
-@settings(max_examples=300 * SCALE, **FUZZ)
+@settings(max_examples=200 * SCALE, **FUZZ)
 @given(raws=st.lists(st.one_of(mutated(GOOD_RAW, RAW_VALUES), st.dictionaries(KEYS, RAW_VALUES, max_size=5),
                                RAW_VALUES), max_size=5),
        trusted=st.booleans())
@@ -587,7 +656,7 @@ TOOL_KWARGS = st.fixed_dictionaries({}, optional={
 })
 
 
-@settings(max_examples=300 * SCALE, **FUZZ)
+@settings(max_examples=250 * SCALE, **FUZZ)
 @given(name=_or_anything(TEXT), kwargs=TOOL_KWARGS)
 def test_tool_construction(name: Any, kwargs: dict[str, Any]) -> None:
     expect_tools_or_error(lambda: [Tool(name, **kwargs)], DeclarationError)
