@@ -170,6 +170,19 @@ def test_names_are_unique_across_sources_with_a_clear_error(pg_dsn: str) -> None
         assert store.source_versions().keys() == {"a"}  # nothing of b was written
 
 
+def test_writers_of_one_source_queue_on_its_advisory_lock(pg_dsn: str) -> None:
+    """A writer waits for the one holding the source; past ``lock_timeout`` it gives up with a
+    retry hint (not an "unreachable" one), and the connection stays usable."""
+    with PostgresStore(pg_dsn, lock_timeout=0.3) as store, psycopg.connect(pg_dsn, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(hashtextextended('s', %s))", (pgstore._SOURCE_LOCK_SEED,))
+        with pytest.raises(StoreError) as caught:
+            store.write_source("s", tools(1))
+        assert "retry" in caught.value.hint and "unreachable" not in caught.value.hint
+        store.write_source("other", tools(1, prefix="other"))  # other sources do not wait
+        other.execute("SELECT pg_advisory_unlock_all()")
+        assert store.write_source("s", tools(1)).added == ("tool_0",)
+
+
 def test_a_synced_source_cannot_overwrite_an_upstreams(pg_dsn: str) -> None:
     with PostgresStore(pg_dsn) as store:
         store.write_source("github", tools(1), kind="mcp")

@@ -239,10 +239,15 @@ class PostgresStore:
                 try:
                     return fn(conn)
                 except (pg.OperationalError, pg.InterfaceError) as exc:
-                    if conn.closed or conn.broken:
-                        self._drop()
-                        if not fresh and attempt == 0:
-                            continue  # the server closed an idle connection: once more on a new one
+                    if not (conn.closed or conn.broken):  # a lock timeout, a cancelled statement
+                        raise StoreError(
+                            f"PostgreSQL store {self.where}: {action} failed: {exc}",
+                            hint="Another writer may hold this source; retry when it has finished.",
+                            path=self.where,
+                        ) from exc
+                    self._drop()
+                    if not fresh and attempt == 0:
+                        continue  # the server closed an idle connection: once more on a new one
                     raise self._unreachable(action, exc) from exc
                 except pg.errors.UniqueViolation as exc:
                     raise self._collision(exc) from exc
