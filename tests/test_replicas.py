@@ -369,3 +369,40 @@ def test_embedding_vectors_live_in_the_same_database(pg_dsn: str) -> None:
         found = Gateway(b, embeddings=again).find_tools("close a deal", 3, search_type="hybrid")
         assert found.tool_references[0].tool_name == "crm_close_deal"
         assert sum(len(c) for c in again.calls) <= 1  # the query only: tool vectors came from PostgreSQL
+
+
+async def test_an_upstream_change_seen_while_postgres_is_down_is_written_once_it_is_back(
+    postgres: PostgresServer, pg_dsn: str
+) -> None:
+    """The gateway as `serve --store` wires it: a refresh PostgreSQL refused is listed again
+    after the listener reconnects, so the change reaches the database without a restart."""
+    from mcp_fixtures import fake
+    from toolscout.server.mcp import build
+    from toolscout.sources.mcp.config import parse_config
+
+    server, aggregator = build(parse_config({"mcpServers": {"up": fake("normal")}}), cache_path=pg_dsn)
+    catalog = aggregator.catalog
+    assert isinstance(catalog, SharedCatalog)
+    catalog.bind_loop(asyncio.get_running_loop())
+    try:
+        assert await aggregator.refresh("up") == 6
+        postgres.stop()
+        try:
+            assert await asyncio.to_thread(catalog.wait_until, lambda c: not c.connected, 10)
+            await server.run("up_grow", {})  # the upstream grows and announces list_changed
+            status: dict[str, Any] = {}
+            for _ in range(200):  # bounded: until the refused refresh shows in the status
+                status = aggregator.status()["up"]
+                if "not installed" in (status.get("last_error") or ""):
+                    break
+                await asyncio.sleep(0.05)
+            assert "PostgreSQL store" in status["last_error"]
+            assert "up_extra" not in catalog  # memory stays as the database has it
+        finally:
+            postgres.start()
+        assert await asyncio.to_thread(catalog.wait_until, lambda c: "up_extra" in c, 15)
+        with PostgresStore(pg_dsn) as store:
+            assert "up_extra" in store.tool_names()
+    finally:
+        await aggregator.aclose()
+        catalog.close()

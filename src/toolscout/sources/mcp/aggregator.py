@@ -106,13 +106,13 @@ class Aggregator:
                 raise
             self._list_error[name] = None
             # Converting thousands of tools takes a while: off the loop, so calls keep flowing.
-            converted = await asyncio.to_thread(self._convert, name, raw)
             try:
+                converted = await asyncio.to_thread(self._convert, name, raw)
                 kept = self._apply(name, converted)
-            except ToolscoutError as exc:  # a shared catalog (PostgreSQL) refused the write
+            except ToolscoutError as exc:  # the store (pins, a shared catalog) cannot be reached
                 self._unsaved.add(name)
-                self._list_error[name] = f"catalog not written: {exc}"
-                log.warning("upstream %s: tools listed but not written: %s", name, exc)
+                self._list_error[name] = f"tools listed but not installed: {exc}"
+                log.warning("upstream %s: tools listed but not installed: %s", name, exc)
                 self._listing_ended()
                 raise
             self._unsaved.discard(name)
