@@ -4,6 +4,10 @@ Each server's tools enter the catalog as one source (``source_id`` = server name
 :meth:`Catalog.replace_source`, so a refresh is an incremental swap. A tool is named
 ``{prefix}_{tool}`` (prefix = the configured ``prefix``, else the server name; ``""`` for
 none) and keeps its upstream name as ``original_name``, which is what calls forward.
+
+The config's declaration files, OpenAPI specs and Python modules are fed by
+:class:`~toolscout.sources.configured.ConfiguredSources` (``self.sources``); status, pending
+and handlers cover them too, so every surface shows one list of sources.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from ... import calls
 from ...catalog import Catalog, Handler
 from ...errors import ToolFailed, ToolscoutError
 from ...model import Annotations, CallResult, DeferPolicy, Tool, canonical_json
-from ...security import Screen, blocking, findings_of, is_quarantined
+from ...security import Screen, is_quarantined
+from ..configured import ConfiguredSources, poisoning_status
 from .cache import ToolListCache
 from .config import GatewayConfig, ServerConfig
 from .upstream import Upstream, UpstreamState
@@ -63,10 +68,13 @@ class Aggregator:
         self._listing = asyncio.Event()  # set and replaced whenever a listing ends
         self._unsaved: set[str] = set()  # listed, but a shared catalog refused the write
         self._background: set[asyncio.Task[None]] = set()
+        self.sources = ConfiguredSources(config, catalog, screen=lambda: self.screen, on_listed=self._listing_ended)
 
     # -- loading ----------------------------------------------------------------------
     def load_cached(self) -> list[str]:
-        """Install every server's cached tool list; returns the servers that had one."""
+        """Install every server's cached tool list; returns the servers that had one.
+        Declaration files and Python modules load here too (unless already loaded)."""
+        self.sources.load()
         if self.cache is None:
             return []
         hit = []
@@ -89,7 +97,7 @@ class Aggregator:
         """Fetch tool lists concurrently; with ``lazy``, servers served from the cache wait
         for their first call. Returns when every fetch finished or failed."""
         names = [n for n in self.upstreams if not (lazy and self.from_cache[n])]
-        await asyncio.gather(*(self.refresh(n) for n in names), return_exceptions=True)
+        await asyncio.gather(self.sources.start(), *(self.refresh(n) for n in names), return_exceptions=True)
 
     async def refresh(self, name: str) -> int:
         """List one server's tools and swap them into the catalog; returns the tool count."""
@@ -152,7 +160,9 @@ class Aggregator:
                 task.add_done_callback(self._background.discard)
 
     def handler_for(self, tool: Tool) -> Handler | None:
-        """The handler for a tool of one of these upstreams that another replica listed."""
+        """The handler for a tool of one of these sources that another replica listed."""
+        if tool.source_id in self.sources.states:
+            return self.sources.handler_for(tool)
         if tool.source_id not in self.upstreams:
             return None
         return self._handler(tool.source_id, tool.call_name)
@@ -176,6 +186,7 @@ class Aggregator:
                 )
             else:
                 out[name] = "starting" if starting else "listing tools"
+        out.update(self.sources.pending())
         return out
 
     async def wait_listed(self, timeout: float) -> dict[str, str]:
@@ -283,35 +294,27 @@ class Aggregator:
                 fetched_at=self.fetched_at[name],
                 from_cache=self.from_cache[name],
                 transport=up.config.transport,
+                kind="mcp",
                 **self._poisoning_status(name),
             )
             out[name] = row
         for name, cfg in self.config.servers.items():
             if not cfg.enabled:
-                out[name] = {"state": "disabled", "tools": 0, "last_error": None, "transport": cfg.transport}
+                out[name] = {"state": "disabled", "tools": 0, "last_error": None, "transport": cfg.transport, "kind": "mcp"}
+        out.update(self.sources.status())
         return out
 
     def _poisoning_status(self, name: str) -> dict[str, Any]:
         """Flagged (kept, with findings) and quarantined (held back) tools of a server."""
-        flagged = [t for t in self.catalog if t.source_id == name and blocking(findings_of(t))]
-        held = self.quarantined[name]
-
-        def worst(tool: Tool) -> str:
-            f = findings_of(tool)[0]
-            return f"{tool.name}: {f.code} ({f.severity}) in {f.field}"
-
-        return {
-            "flagged": len(flagged),
-            "flagged_tools": [worst(t) for t in flagged[:20]],
-            "quarantined": len(held),
-            "quarantined_tools": [worst(t) for t in held[:20]],
-        }
+        return poisoning_status(self.catalog, name, self.quarantined[name])
 
     def ready(self) -> list[str]:
         return [n for n, u in self.upstreams.items() if u.state is UpstreamState.READY]
 
     async def aclose(self) -> None:
-        await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
+        await asyncio.gather(
+            self.sources.aclose(), *(u.aclose() for u in self.upstreams.values()), return_exceptions=True
+        )
 
 
 def upstream_result(tool: str, raw: Mapping[str, Any]) -> CallResult:

@@ -4,6 +4,9 @@ A user's existing ``{"mcpServers": {...}}`` file works unchanged; per server, to
 ``prefix``, ``enabled``, ``defer``, ``always_load``, ``allow``/``deny`` (globs on the
 upstream's own tool names) and ``timeout``. Unknown keys are kept (other clients' options
 round-trip). Every problem is reported before anything starts, naming the server and field.
+
+Next to ``mcpServers``, ``declarations``, ``openapi`` and ``python`` name the gateway's other
+sources (:mod:`toolscout.sources.source_config`), with the same per-source options.
 """
 
 from __future__ import annotations
@@ -16,10 +19,19 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ...errors import ConfigError
 from ...model import DeferPolicy
+from ..source_config import DeclarationSource, OpenAPISource, PythonSource, SourceEntry
 
 __all__ = ["GatewayConfig", "ServerConfig", "load_config", "parse_config"]
 
@@ -143,26 +155,58 @@ class GatewayConfig(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     servers: dict[str, ServerConfig] = Field(default_factory=dict, alias="mcpServers")
+    declarations: dict[str, DeclarationSource] = Field(default_factory=dict)
+    openapi: dict[str, OpenAPISource] = Field(default_factory=dict)
+    python: dict[str, PythonSource] = Field(default_factory=dict)
+    watch_interval: float = Field(default=2.0, ge=0, le=3600, alias="watchInterval")
     max_revealed: int = Field(default=64, ge=1, le=1000, alias="maxRevealed")
     cache: str | None = None
     poisoning: Literal["warn", "quarantine", "off"] = "warn"  # servers' default (docs/security.md)
+    _path: Path | None = PrivateAttr(default=None)  # the file read: relative source paths start there
 
-    @field_validator("servers")
+    @field_validator("servers", "declarations", "openapi", "python")
     @classmethod
-    def _names(cls, value: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+    def _names(cls, value: dict[str, Any]) -> dict[str, Any]:
         for name in value:
             if not _NAME.match(name):
                 raise ValueError(
-                    f"server name {name!r}: use letters, digits, '_', '-' or '.' (at most 64)"
+                    f"name {name!r}: use letters, digits, '_', '-' or '.' (at most 64)"
                 )
         return value
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> GatewayConfig:
+        """One name, one source: it keys status rows, the catalog's source and the prefix."""
+        seen: dict[str, str] = {name: "mcpServers" for name in self.servers}
+        for kind in ("declarations", "openapi", "python"):
+            for name in getattr(self, kind):
+                if name in seen:
+                    raise ValueError(f"source name {name!r} is used in both '{seen[name]}' and '{kind}'")
+                seen[name] = kind
+        return self
 
     def enabled(self) -> dict[str, ServerConfig]:
         return {n: s for n, s in self.servers.items() if s.enabled}
 
+    def sources(self) -> dict[str, SourceEntry]:
+        """Every declaration file, OpenAPI spec and Python module, by name."""
+        return {**self.declarations, **self.openapi, **self.python}
+
+    @property
+    def path(self) -> Path | None:
+        """The file this config was read from (:func:`load_config`), if any."""
+        return self._path
+
+    @property
+    def base_dir(self) -> Path:
+        """Where relative paths in the config start: the config file's folder, else the
+        working directory."""
+        return self._path.parent if self._path is not None else Path.cwd()
+
     def prefix_for(self, name: str) -> str:
-        """The namespace of a server's tools: its ``prefix``, else its own name."""
-        prefix = self.servers[name].prefix
+        """The namespace of a source's tools: its ``prefix``, else its own name."""
+        entry = self.servers.get(name) or self.sources()[name]
+        prefix = entry.prefix
         return name if prefix is None else prefix
 
 
@@ -190,13 +234,15 @@ def parse_config(data: Any, *, source: str = "config") -> GatewayConfig:
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [str(p) for p in first["loc"]]
-        server = loc[1] if len(loc) > 1 and loc[0] in ("mcpServers", "servers") else None
+        kind = loc[0] if len(loc) > 1 and loc[0] in _SOURCE_KEYS else None
+        server = loc[1] if kind else None
         field = ".".join(loc[2:]) if server else ".".join(loc)
-        where = f"server '{server}'" if server else "top level"
+        where = f"server '{server}'" if kind in ("mcpServers", "servers") else f"source '{server}' ({kind})"
+        where = where if server else "top level"
         message = f"{source}: {where}, field '{field or '(entry)'}': {first['msg']}"
         raise ConfigError(
             message,
-            hint="Fix that entry; each server needs 'command' (stdio) or 'url' (HTTP).",
+            hint=_SOURCE_KEYS.get(kind or "mcpServers", ""),
             server=server,
             field=field,
         ) from None
@@ -204,10 +250,19 @@ def parse_config(data: Any, *, source: str = "config") -> GatewayConfig:
     return config
 
 
+_SOURCE_KEYS = {
+    "mcpServers": "Fix that entry; each server needs 'command' (stdio) or 'url' (HTTP).",
+    "servers": "Fix that entry; each server needs 'command' (stdio) or 'url' (HTTP).",
+    "declarations": "Fix that entry; a declaration source needs 'path' (docs/mcp-gateway.md).",
+    "openapi": "Fix that entry; an OpenAPI source needs 'spec', a file or an http(s) URL (docs/mcp-gateway.md).",
+    "python": "Fix that entry; a Python source needs 'module': 'package.module:attribute' (docs/mcp-gateway.md).",
+}
+
+
 def _check_storable(config: GatewayConfig, source: str) -> None:
     """Refuse, now, values that would fail later: when the cache key is hashed, or when
     an argument, env value or header is encoded (too deep, cyclic, a lone surrogate)."""
-    for name, server in [*config.servers.items(), (None, config)]:
+    for name, server in [*config.servers.items(), *config.sources().items(), (None, config)]:
         try:
             json.dumps(server.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
         except (ValueError, TypeError, RecursionError) as exc:
@@ -234,4 +289,6 @@ def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
         raise ConfigError(f"{p}: not valid JSON: it nests too deeply", path=str(p)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the top level must be an object with 'mcpServers'", path=str(p))
-    return parse_config(data, source=str(p))
+    config = parse_config(data, source=str(p))
+    config._path = p.resolve()
+    return config
