@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Real services some tests start themselves (never mocks): Redis and PostgreSQL from
-# Debian's packages. Installed once; tests start throwaway servers on free loopback ports.
+# Debian's packages, and headless Chromium for the web console's browser test. Installed
+# once; tests start throwaway servers on free loopback ports.
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" != 0 ]; then
   echo "setup-services: ${need[*]} missing and not root: the tests that need them will be skipped" >&2

@@ -16,6 +16,13 @@ app = typer.Typer(
 )
 
 # Command modules register themselves on import (keep this list sorted).
-from . import audit_command, catalog_commands, demo_command, eval_command, serve_command  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    audit_command,
+    catalog_commands,
+    console_command,
+    demo_command,
+    eval_command,
+    serve_command,
+)
 
 __all__ = ["app"]

@@ -183,6 +183,14 @@ class ToolIndex:
         self.refresh()
         return self._backends[name]
 
+    def explain(self, query: str, name: str) -> list[tuple[str, float, dict[str, float]]]:
+        """How ``name``'s keyword score for ``query`` splits over terms and fields
+        (:meth:`KeywordBackend.explain`), read under the lock a rebuild takes."""
+        self.refresh()
+        with self._lock:
+            keyword = self._backends["keyword"]
+            return keyword.explain(query, name) if isinstance(keyword, KeywordBackend) else []
+
     def register_mode(self, name: str, ranker: Ranker) -> None:
         """Add a search mode (e.g. ``semantic``, ``hybrid``); ``auto`` prefers ``hybrid``."""
         if name in ("keyword", "regex", "auto"):

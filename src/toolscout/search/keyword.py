@@ -408,5 +408,34 @@ class KeywordBackend:
             found.setdefault(doc, []).append(used[t][0])
         return {doc: "keyword: " + ", ".join(terms) for doc, terms in found.items()}
 
+    def explain(self, query: str, name: str) -> list[tuple[str, float, dict[str, float]]]:
+        """``name``'s score for ``query`` taken apart: ``(term, score, {field: part})`` for
+        each query term the tool holds, the parts summing to the term's score and the terms
+        to the tool's score. BM25F saturates the fields' sum, so each field gets the share
+        its weighted, length-normalised count has of that sum. Read by the web console: a
+        ranking should be explained, not guessed at."""
+        doc = self._rows.get(name)
+        if doc is None or not self._n:
+            return []
+        rows: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
+        for field, w in self.weights.items():
+            m = self._raw[field]
+            a, z = int(m.indptr[doc]), int(m.indptr[doc + 1])
+            avg = float(m.data.sum()) / self._n or 1.0  # as _compute_scores: mean field length
+            norm = w / (1.0 - self.b + self.b * float(m.data[a:z].sum()) / avg)
+            rows[field] = (m.indices[a:z], m.data[a:z], norm)
+        out: list[tuple[str, float, dict[str, float]]] = []
+        for term in self.terms(query):
+            tid = self._vocab.get(term)
+            if tid is None:
+                continue
+            parts = {f: norm * float(data[cols == tid].sum()) for f, (cols, data, norm) in rows.items()}
+            tf = sum(parts.values())
+            if tf <= 0:
+                continue
+            score = float(self._idf[tid]) * tf * (self.k1 + 1.0) / (tf + self.k1)
+            out.append((term, score, {f: score * v / tf for f, v in parts.items() if v > 0}))
+        return out
+
     def __len__(self) -> int:
         return len(self._tools)

@@ -38,6 +38,7 @@ from .capabilities import capabilities as gateway_capabilities
 if TYPE_CHECKING:
     from ..gateway import Gateway
     from .metrics import Metrics
+    from .recent import RecentCalls
 
 __all__ = ["API_PREFIX", "MAX_BODY_BYTES", "create_app", "mount"]
 
@@ -186,6 +187,7 @@ def create_app(
     metrics: Metrics | None = None,
     cold_start_wait: float = 5.0,
     docs: bool = True,
+    recent: RecentCalls | None = None,
 ) -> FastAPI:
     """The ``/v1`` API over ``gateway`` as an ASGI app (no MCP, no guards: mount it behind
     your own auth, or serve it with :meth:`GatewayServer.http_app`).
@@ -193,7 +195,8 @@ def create_app(
     ``aggregator`` (an MCP :class:`~toolscout.sources.mcp.aggregator.Aggregator`) adds its
     servers to ``/v1/servers`` and readiness; ``metrics`` adds ``/metrics`` and counts every
     find and call; ``cold_start_wait`` bounds how long a find waits for upstreams that have
-    never listed their tools, as ``find_tools`` over MCP does.
+    never listed their tools, as ``find_tools`` over MCP does; ``recent`` keeps the last
+    finds and calls for the web console.
     """
     app = FastAPI(
         title="toolscout HTTP API",
@@ -211,9 +214,13 @@ def create_app(
         source = getattr(aggregator, "pending", None) or gateway.pending_sources
         return dict(source()) if source is not None else {}
 
-    def observe(op: str, started: float, error: ErrorInfo | None) -> None:
+    def observe(op: str, started: float, error: ErrorInfo | None, name: str = "") -> None:
+        seconds = time.perf_counter() - started
         if metrics is not None:
-            metrics.observe("http", op, time.perf_counter() - started, error.code if error else None)
+            metrics.observe("http", op, seconds, error.code if error else None)
+        if recent is not None:
+            code, message = (error.code, error.message) if error else (None, None)
+            recent.record("http", op, name, ok=error is None, ms=seconds * 1000, code=code, message=message)
 
     @app.exception_handler(RequestValidationError)
     async def unreadable(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -253,7 +260,7 @@ def create_app(
         else:
             await _wait_for_sources(aggregator, cold_start_wait)
             result = gateway.find(arguments).render(body.format)
-        observe("find", started, result.error)
+        observe("find", started, result.error, body.query)
         return JSONResponse(result.to_dict())
 
     @app.post(f"{API_PREFIX}/call", response_model=CallResponse, responses=_ERRORS, tags=["tools"])
@@ -261,8 +268,8 @@ def create_app(
         """Validate the arguments against the tool's schema and run it (``call_tool``)."""
         started = time.perf_counter()
         result = await gateway.acall(body.name, body.arguments)
-        error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message="isError"))
-        observe("call", started, error)
+        error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message=result.text()[:300] or "isError"))
+        observe("call", started, error, result.tool)
         return JSONResponse(result.to_dict())
 
     @app.get(

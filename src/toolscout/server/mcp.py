@@ -331,9 +331,12 @@ class GatewayServer:
         allow_origins: Iterable[str] = (),
         allow_hosts: Iterable[str] = (),
         metrics: bool = False,
+        console: bool = True,
     ) -> Any:
         """The streamable HTTP ASGI app (``/mcp``) with the HTTP API (``/v1``, see
         :mod:`.http_api`) on the same port; with ``token``, every request needs it.
+        ``console`` adds the web console at ``/ui`` (:mod:`.console`: its data behind the
+        token, its static files not).
 
         Host and Origin are checked by :class:`HostOriginGuard` for ``host`` (the bind
         address), which replaces the SDK's narrower check. ``metrics`` adds ``/metrics``
@@ -357,16 +360,29 @@ class GatewayServer:
             counters.watch_mcp(self)
             if self.aggregator is not None:
                 counters.watch_cache(self.aggregator)
+        recent = None
+        if console:
+            from .recent import RecentCalls
+
+            recent = RecentCalls()
+            recent.watch_mcp(self)
         api = create_app(
             self.gateway,
             aggregator=self.aggregator,
             capabilities=self.capabilities,
             metrics=counters,
             cold_start_wait=self.cold_start_wait,
+            recent=recent,
         )
         app = mount(api, app)
+        if console:
+            from .console import CONSOLE_API, console_api, with_console
+
+            app = mount(console_api(self.gateway, aggregator=self.aggregator, recent=recent), app, (CONSOLE_API,))
         if token:
             app = BearerGuard(app, token)
+        if console:
+            app = with_console(app)
         return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)
 
 
