@@ -49,6 +49,7 @@ MAX_BODY_BYTES = 4 * 1024 * 1024
 """Bodies above this get a 413, as on ``/mcp``: a find or a call never needs more."""
 SERVER_FIELDS = (
     "state",
+    "kind",
     "transport",
     "tools",
     "skipped",

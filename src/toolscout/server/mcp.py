@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
@@ -462,23 +463,40 @@ def _version() -> str:
 
 
 async def run_with(aggregator: Aggregator | None, serve: Callable[[], Awaitable[None]]) -> None:
-    """Load cached tool lists, fetch the rest in the background, serve, then close upstreams."""
+    """Load cached tool lists, fetch the rest in the background, serve, then close upstreams.
+    ``SIGHUP`` reloads the config's declaration files and OpenAPI specs."""
     background: asyncio.Task[None] | None = None
     replicated = getattr(aggregator, "catalog", None)
     if hasattr(replicated, "bind_loop"):  # a SharedCatalog: other replicas' changes apply on this loop
         replicated.bind_loop(asyncio.get_running_loop())  # type: ignore[union-attr]
+    hangup = False
     if aggregator is not None:
         aggregator.load_cached()
         background = asyncio.ensure_future(aggregator.start(lazy=True))
+        hangup = _on_sighup(aggregator.sources.request_reload)
     try:
         await serve()
     finally:
+        if hangup:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
         if background is not None:
             background.cancel()
         if aggregator is not None:
             await aggregator.aclose()
         if hasattr(replicated, "close"):
             replicated.close()  # type: ignore[union-attr]
+
+
+def _on_sighup(callback: Callable[[], None]) -> bool:
+    """Run ``callback`` on SIGHUP (the usual "reload your files" signal); ``False`` where a
+    handler cannot be set (Windows, a thread other than the main one)."""
+    if not hasattr(signal, "SIGHUP"):
+        return False
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, callback)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return False
+    return True
 
 
 def build(
@@ -512,6 +530,7 @@ def build(
     if replicated is not None:  # tools another replica listed run on our upstreams
         replicated.handler_factory = aggregator.handler_for
         replicated.on_reconnected(aggregator.rewrite_unsaved)
+    aggregator.sources.load(strict=True)  # a bad file, spec or module stops us before anything starts
     gateway = Gateway(  # each upstream has its own timeout; vectors live beside the tool lists
         catalog, call_timeout=None, embeddings=embeddings, vector_store=cache.store if cache else None
     )
