@@ -137,7 +137,7 @@
           h("td", { class: "n" }, num(s.calls)),
           h("td", { class: "n" }, s.flagged ? badge(String(s.flagged), "warn") : "0"),
           h("td", { class: "n" }, s.quarantined ? badge(String(s.quarantined), "bad") : "0"),
-          h("td", {}, s.fetched_at ? `${s.from_cache ? "cache" : "live"}, ${ago(s.fetched_at)}` : "-"),
+          h("td", { class: "nowrap" }, s.fetched_at ? `${s.from_cache ? "cache" : "live"}, ${ago(s.fetched_at)}` : "-"),
           h("td", { class: "err" }, s.last_error || "", typeof s.retry_in === "number" ? h("span", { class: "muted" }, ` (retry in ${Math.round(s.retry_in)} s)`) : null))))
       : h("p", { class: "muted" }, "No MCP upstream servers: this gateway serves the local sources below.");
     const sources = table(["source", "kind", "tools", "flagged"],
@@ -234,7 +234,7 @@
     const rec = detail.record;
     return h("div", { class: "card detail" },
       h("h2", {}, t.name),
-      h("div", { class: "chips" }, badge(t.server), badge(t.kind), t.category ? badge(t.category) : null,
+      h("div", { class: "chips" }, badge(`server ${t.server}`), badge(`kind ${t.kind}`), t.category ? badge(`category ${t.category}`) : null,
         t.permission ? badge(t.permission, t.permission === "dangerous" ? "bad" : "") : null,
         detail.visible ? null : badge("hidden by policy or platform", "warn"),
         t.available ? null : badge("unavailable", "warn"), badge(`version ${rec.version}`)),
@@ -299,7 +299,7 @@
       used.map((f) => h("span", { class: `seg f-${f}`, style: { width: `${(100 * totals[f] / sum).toFixed(2)}%` }, title: `${FIELD_LABELS[f]}: ${fixed(totals[f])}` }))) : null;
     const legend = sum > 0 ? h("div", { class: "legend" }, used.map((f) => h("span", {}, h("i", { class: `f-${f}` }), `${FIELD_LABELS[f]} ${fixed(totals[f])}`))) : null;
     const termTable = hit.terms.length
-      ? table(["term", "score", ...used.map((f) => FIELD_LABELS[f])], [
+      ? table(["term (as indexed)", "score", ...used.map((f) => FIELD_LABELS[f])], [
         ...hit.terms.map((t) => h("tr", {}, h("td", {}, h("code", {}, t.term)), h("td", { class: "n" }, fixed(t.score)),
           used.map((f) => h("td", { class: "n" }, t.fields[f] ? fixed(t.fields[f]) : "")))),
         h("tr", { class: "total" }, h("td", {}, "total"), h("td", { class: "n" }, fixed(sum)), used.map((f) => h("td", { class: "n" }, fixed(totals[f])))),
@@ -318,7 +318,7 @@
         hit.permission ? badge(hit.permission, hit.permission === "dangerous" ? "bad" : "") : null,
         hit.findings.map((f) => badge(`${f.code} (${f.severity})`, f.severity === "low" ? "" : "bad"))),
       h("div", { class: "why" }, h("h4", {}, hit.terms.length ? "Score parts: each query term's BM25F score, split over the fields that hold it" : "Why it ranked"), bar, legend, termTable),
-      h("details", {}, h("summary", {}, "The schema the model receives, per format"), formatTabs(hit.formats, format)));
+      h("details", { open: rank === 1 }, h("summary", {}, "The schema the model receives, per format"), formatTabs(hit.formats, format)));
   }
 
   async function viewTokens(p) {
