@@ -3,8 +3,8 @@ explanations, ``toolscout console``, and the page itself in a real browser (head
 Chromium, Debian's package; those tests skip only when it is not installed).
 
 One gateway serves everything here: an MCP upstream that works (``math``), one that cannot
-start (``broken``), and local tools, one with a hostile description and one flagged for
-tool poisoning.
+start (``broken``), a declaration file (``ops``), and local tools, one with a hostile
+description and one flagged for tool poisoning.
 """
 
 from __future__ import annotations
@@ -77,13 +77,31 @@ def _local_tools(catalog: Catalog) -> None:
     catalog.add(with_findings(tool, scan(tool)), catalog.handler("notes_write"), replace=True)
 
 
+OPS_YAML = """\
+restart_service:
+  desc: Restart a systemd service on a host.
+  category: ops
+tail_logs:
+  desc: Show the last lines of a service's logs.
+  category: ops
+"""
+
+
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def gateway_url() -> AsyncIterator[tuple[str, GatewayServer]]:
+async def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[str, GatewayServer]]:
     catalog = Catalog()
     _local_tools(catalog)
-    cfg = parse_config({"mcpServers": {"math": fake("normal"), "broken": {"command": "/nonexistent/toolscout-test-cmd"}}})
+    ops = tmp_path_factory.mktemp("console") / "ops.yaml"
+    ops.write_text(OPS_YAML)
+    cfg = parse_config(
+        {
+            "mcpServers": {"math": fake("normal"), "broken": {"command": "/nonexistent/toolscout-test-cmd"}},
+            "declarations": {"ops": {"path": str(ops)}},
+        }
+    )
     agg = Aggregator(cfg, catalog)
     try:
+        agg.load_cached()  # no cache: loads the declaration file
         await agg.start(lazy=False)  # returns once each server listed its tools or failed
         assert agg.status()["math"]["state"] == "ready" and agg.status()["broken"]["state"] == "failed"
         server = GatewayServer(Gateway(catalog, call_timeout=None), agg)
@@ -156,11 +174,11 @@ async def test_console_off_serves_no_ui() -> None:
 @module_loop
 async def test_catalog_filters_facets_and_pages(base_url: str) -> None:
     everything = (await get(base_url, "/ui/api/catalog")).json()
-    assert everything["total"] == 8 and everything["matched"] == 8
-    assert everything["facets"]["server"] == {"math": 6, "python": 2}
-    assert everything["facets"]["kind"] == {"mcp": 6, "python": 2}
+    assert everything["total"] == 10 and everything["matched"] == 10
+    assert everything["facets"]["server"] == {"math": 6, "ops": 2, "python": 2}
+    assert everything["facets"]["kind"] == {"file": 2, "mcp": 6, "python": 2}
     assert everything["facets"]["flagged"] == 1
-    assert {s["server"]: s["tools"] for s in everything["sources"]} == {"math": 6, "python": 2}
+    assert {s["server"]: s["tools"] for s in everything["sources"]} == {"math": 6, "ops": 2, "python": 2}
     assert everything["servers"]["broken"]["state"] == "failed" and everything["servers"]["broken"]["last_error"]
 
     flagged = (await get(base_url, "/ui/api/catalog", flagged="true")).json()
@@ -353,8 +371,9 @@ async def test_browser_servers_view(base_url: str, tmp_path: Path) -> None:
     dom = await browse(page(base_url, view="servers"), tmp_path)
     assert state(dom) == ("ready", "servers")
     shown = text(dom)
-    assert "Upstream servers" in shown and "math ready stdio 6" in shown
-    assert re.search(r"broken failed stdio 0 .*toolscout-test-cmd", shown)
+    assert "Configured servers and sources" in shown and "math ready mcp stdio 6" in shown
+    assert "ops ready declarations" in shown
+    assert re.search(r"broken failed mcp stdio 0 .*toolscout-test-cmd", shown)
     assert "python python 2 1" in shown  # local tools: a source of their own, one flagged
 
 
@@ -366,7 +385,7 @@ async def test_browser_catalog_filters_and_shows_hostile_text_as_text(base_url: 
     assert "<img" not in dom and "pwned" not in re.search(r"<title>(.*?)</title>", dom).group(1)
     assert html.escape(HOSTILE, quote=False) in dom  # the description, shown as text
     shown = text(dom)
-    assert "1–8 of 8 tools" in shown and "What a model receives" in shown
+    assert "1–10 of 10 tools" in shown and "What a model receives" in shown
     flagged = await browse(page(base_url, view="catalog", flagged="1"), tmp_path)
     rows = re.findall(r'<tr[^>]*><td><a href="#">([^<]+)</a>', flagged)
     assert rows == ["notes_write"] and "flagged: high" in text(flagged)
@@ -397,8 +416,8 @@ async def test_browser_tokens_and_activity(base_url: str, tmp_path: Path) -> Non
     dom = await browse(page(base_url, view="tokens", format="openai"), tmp_path)
     assert state(dom) == ("ready", "tokens")
     shown = text(dom)
-    assert "static list (8 tools)" in shown and "meta-tools only" in shown
-    assert "does not pay off on a catalog this small" in shown  # 8 tools: searching costs more
+    assert "static list (10 tools)" in shown and "meta-tools only" in shown
+    assert "does not pay off on a catalog this small" in shown  # 10 tools: searching costs more
     async with httpx.AsyncClient(headers=AUTH) as http:
         await http.post(f"{base_url}/v1/call", json={"name": "no_such_tool_here", "arguments": {}})
     activity = await browse(page(base_url, view="activity", errors="1"), tmp_path)

@@ -122,15 +122,16 @@
     const upReady = rows.filter(([, s]) => s.state === "ready").length;
     const stats = h("div", { class: "stats" },
       stat("tools in the catalog", num(catalog.total)),
-      stat("upstream servers", num(rows.length), rows.length ? `${upReady} ready, ${failed} failed` : "none configured"),
-      stat("sources", num(catalog.sources.length)),
+      stat("configured servers and sources", num(rows.length), rows.length ? `${upReady} ready, ${failed} failed` : "none configured"),
+      stat("sources in the catalog", num(catalog.sources.length)),
       stat("flagged tools", num(catalog.facets.flagged), "tool-poisoning findings"),
       stat("readiness", ready.status || "-", Object.keys(ready.pending || {}).length ? "still listing: " + Object.keys(ready.pending).join(", ") : null));
     const upstream = rows.length
-      ? table(["server", "state", "transport", "tools", "skipped", "calls", "flagged", "quarantined", "tool list", "last error"],
+      ? table(["server", "state", "kind", "transport", "tools", "skipped", "calls", "flagged", "quarantined", "tool list", "last error"],
         rows.map(([name, s]) => h("tr", {},
           h("td", {}, link(name, { server: name }, "catalog")),
           h("td", {}, badge(s.state, stateClass(s.state))),
+          h("td", {}, s.kind || "mcp"),
           h("td", {}, s.transport || "-"),
           h("td", { class: "n" }, num(s.tools)),
           h("td", { class: "n" }, num(s.skipped)),
@@ -139,7 +140,7 @@
           h("td", { class: "n" }, s.quarantined ? badge(String(s.quarantined), "bad") : "0"),
           h("td", { class: "nowrap" }, s.fetched_at ? `${s.from_cache ? "cache" : "live"}, ${ago(s.fetched_at)}` : "-"),
           h("td", { class: "err" }, s.last_error || "", typeof s.retry_in === "number" ? h("span", { class: "muted" }, ` (retry in ${Math.round(s.retry_in)} s)`) : null))))
-      : h("p", { class: "muted" }, "No MCP upstream servers: this gateway serves the local sources below.");
+      : h("p", { class: "muted" }, "No servers or sources configured: this gateway serves the local catalog below.");
     const sources = table(["source", "kind", "tools", "flagged"],
       catalog.sources.map((s) => h("tr", {},
         h("td", {}, link(s.server, { server: s.server }, "catalog")),
@@ -147,7 +148,7 @@
         h("td", { class: "n" }, num(s.tools)),
         h("td", { class: "n" }, s.flagged ? badge(String(s.flagged), "warn") : "0"))));
     return h("section", {}, stats,
-      h("div", { class: "card" }, h("h2", {}, "Upstream servers"), upstream),
+      h("div", { class: "card" }, h("h2", {}, "Configured servers and sources"), upstream),
       h("div", { class: "card" }, h("h2", {}, "Sources in the catalog"), sources));
   }
 
