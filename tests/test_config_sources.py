@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -159,8 +160,10 @@ async def api() -> AsyncIterator[tuple[PetAPI, str]]:
 
 
 @pytest.fixture
-def module(tmp_path: Path) -> str:
-    """A fresh module of tool functions under ``tmp_path``; returns its import name."""
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh module of tool functions under ``tmp_path``; returns its import name. The
+    folder a source adds to ``sys.path`` is dropped again after the test."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
     name = f"ts_tools_{uuid.uuid4().hex[:8]}"
     (tmp_path / f"{name}.py").write_text(MODULE)
     return name
