@@ -547,3 +547,25 @@ def test_the_documented_mixed_config_is_valid(doc: str) -> None:
     assert blocks, f"no mixed config in {doc}"
     config = parse_config(json.loads(blocks[0].split("```")[0]))
     assert config.servers and config.declarations and config.openapi and config.python
+
+
+async def test_toolscout_serve_process_resolves_paths_from_the_config_folder(tmp_path: Path, module: str) -> None:
+    """The real command over stdio, started elsewhere: relative paths start at the config file."""
+    from mcp.client.stdio import StdioServerParameters
+
+    path = write_config(tmp_path, {
+        "declarations": {"ops": {"path": "tools.yaml"}},
+        "python": {"conv": {"module": f"{module}:tools", "pythonPath": "."}},
+    })
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).with_name("toolscout")),
+        args=["serve", "-c", str(path), "--no-cache"],
+        cwd=str(Path(__file__).parent),
+    )
+    async with Client(params, mode="auto") as client:
+        found = await client.call_tool("find_tools", {"query": "convert celsius to fahrenheit", "limit": 1})
+        assert found.structured_content["tool_references"][0]["tool_name"] == "conv_celsius_to_fahrenheit"
+        hot = await client.call_tool("call_tool", {"name": "conv_celsius_to_fahrenheit", "arguments": {"celsius": 0}})
+        assert hot.content[0].text == "32.0"
+        found = await client.call_tool("find_tools", {"query": "restart a systemd service", "limit": 1})
+        assert found.structured_content["tool_references"][0]["tool_name"] == "ops_restart_service"
