@@ -89,7 +89,7 @@ def _scan_config(
 
     cfg = load_config(config)
     cfg.poisoning = "warn"
-    for server in cfg.servers.values():
+    for server in [*cfg.servers.values(), *cfg.sources().values()]:
         server.poisoning = None
     tool_cache = ToolListCache.open(cache or cfg.cache or default_cache_path(config))
     aggregator = Aggregator(cfg, Catalog(), cache=tool_cache)
