@@ -1,11 +1,15 @@
 """A small demo catalog for the examples: a few useful tools among many decoys, so
-deferral is on (the session's threshold is 15)."""
+deferral is on (the session's threshold is 15). Also :func:`extra` and :func:`run`, so an
+example run without its extra says which ``pip install`` fixes it instead of a traceback."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from toolscout import Catalog, DeferPolicy
+from toolscout.errors import MissingExtra
 from toolscout.gateway import Gateway
 from toolscout.session import Session
 
@@ -57,3 +61,25 @@ def new_session() -> Session:
 
 
 PROMPT = "What's the weather in Paris tomorrow? Then email the forecast to ann@example.com."
+
+
+@contextmanager
+def extra(name: str, *, also: str = "") -> Iterator[None]:
+    """Imports in this block come from ``toolscout[name]``: an ImportError becomes
+    :class:`MissingExtra` naming it (``also``: packages the extra does not pull)."""
+    try:
+        yield
+    except ImportError as error:
+        exc = MissingExtra(f"This example ({error.name or name})", name)
+        exc.hint = f"{exc.hint} {also}".strip()
+        raise exc from None
+
+
+def run(main: Callable[[], None]) -> None:
+    """Run an example; a missing extra (the adapters raise it too) ends it with the pip
+    command that fixes it and exit status 2, like the CLI's usage errors."""
+    try:
+        main()
+    except MissingExtra as exc:
+        print(f"{exc.message} Fix: {exc.hint}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from _catalog import PROMPT, new_session
+from _catalog import PROMPT, extra, new_session, run
 
 from toolscout.adapters.anthropic import MessagesAdapter
 
@@ -24,7 +24,8 @@ def main() -> None:
         print(session.ledger.report())
         print("set ANTHROPIC_API_KEY to run the loop against the API")
         return
-    from anthropic import Anthropic
+    with extra("anthropic"):
+        from anthropic import Anthropic
 
     messages: list = [{"role": "user", "content": PROMPT}]
     final = adapter.run(
@@ -38,4 +39,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

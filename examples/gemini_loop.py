@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from _catalog import PROMPT, new_session
+from _catalog import PROMPT, extra, new_session, run
 
 from toolscout.adapters.gemini import GeminiAdapter
 
@@ -20,7 +20,8 @@ def main() -> None:
         print(session.ledger.report())
         print("set GEMINI_API_KEY to run the loop against the API")
         return
-    from google import genai
+    with extra("gemini"):
+        from google import genai
 
     contents: list = [PROMPT]
     final = adapter.run(
@@ -34,4 +35,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from _catalog import PROMPT, new_session
+from _catalog import PROMPT, extra, new_session, run
 
 from toolscout.adapters.langchain import LangChainAdapter
 
@@ -23,8 +23,9 @@ def main() -> None:
         print(session.ledger.report())
         print("set OPENAI_API_KEY (and install langchain-openai) to run the loop")
         return
-    from langchain_core.messages import HumanMessage, SystemMessage
-    from langchain_openai import ChatOpenAI
+    with extra("langchain", also="langchain-openai"):
+        from langchain_core.messages import HumanMessage, SystemMessage
+        from langchain_openai import ChatOpenAI
 
     messages: list = [SystemMessage(session.gateway.system_prompt()), HumanMessage(PROMPT)]
     final = adapter.run(ChatOpenAI(model=os.environ.get("OPENAI_MODEL", "gpt-4.1-mini")), messages)
@@ -33,4 +34,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

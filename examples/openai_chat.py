@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from _catalog import PROMPT, new_session
+from _catalog import PROMPT, extra, new_session, run
 
 from toolscout.adapters.openai import ChatCompletionsAdapter
 
@@ -20,7 +20,8 @@ def main() -> None:
         print(session.ledger.report())
         print("set OPENAI_API_KEY to run the loop against the API")
         return
-    from openai import OpenAI
+    with extra("openai"):
+        from openai import OpenAI
 
     messages = [
         {"role": "system", "content": session.gateway.system_prompt()},
@@ -32,4 +33,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from _catalog import PROMPT, new_session
+from _catalog import PROMPT, extra, new_session, run
 
 from toolscout.adapters.openai import ResponsesAdapter
 
@@ -21,7 +21,8 @@ def main() -> None:
         print(session.ledger.report())
         print("set OPENAI_API_KEY to run the loop against the API")
         return
-    from openai import OpenAI
+    with extra("openai"):
+        from openai import OpenAI
 
     items: list = [{"role": "user", "content": PROMPT}]
     final = adapter.run(
@@ -35,4 +36,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -17,8 +17,10 @@ def test_search_json_returns_seed_shape_in_requested_format():
 
 def test_search_error_exits_non_zero_with_structured_text():
     out = runner.invoke(app, ["search", "demo", "   "])
-    assert out.exit_code == 1
+    assert out.exit_code == 2  # bad input: the exit-code rule of docs/cli.md
     assert "empty_query" in out.output
+    nothing = runner.invoke(app, ["search", "demo", "zzzqqq xyzzy"])
+    assert nothing.exit_code == 1 and "no_match" in nothing.output  # ran, found nothing
 
 
 def test_search_a_jsonl_catalog(tmp_path):

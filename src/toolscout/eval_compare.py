@@ -18,6 +18,7 @@ from .errors import MissingExtra
 
 if TYPE_CHECKING:
     from .catalog import Catalog
+    from .embed import Embedder
     from .eval.dataset import EvalQuery
     from .eval.runner import EvalReport
     from .search.index import ToolIndex
@@ -31,7 +32,7 @@ DEFAULT_VECTORS = Path.home() / ".cache" / "toolscout" / "eval-vectors.db"
 
 
 def index_factory(
-    search_type: str, embedder: str = "default", store_path: str | Path | None = DEFAULT_VECTORS
+    search_type: str, embedder: Embedder | str = "default", store_path: str | Path | None = DEFAULT_VECTORS
 ) -> Callable[[Catalog], ToolIndex]:
     """A ToolIndex factory for ``run_eval``: adds the embedding modes when they are asked for.
 
@@ -201,4 +202,4 @@ def compare_and_plot(
         queries = select_queries(load_queries(Path(directory) / "queries.jsonl"), split=split, max_queries=max_queries)
         curves = {label: recall_curve(r, queries) for label, r in reports.items()}
         out = plot_recall(curves, plot_path, title=f"{Path(directory).name}: recall@k")
-        console.print(f"wrote {out}")
+        console.print(f"wrote {out}", markup=False)

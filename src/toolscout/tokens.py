@@ -124,9 +124,12 @@ class TokenReport:
 
     def rows(self) -> list[tuple[str, int, str]]:
         """(scenario, tokens, share of the static list) for a table."""
-        k = f"after {self.searches} searches x {self.found_per_search} tools"
+        def n(count: int, word: str, plural: str) -> str:
+            return f"{count} {word if count == 1 else plural}"
+
+        k = f"after {n(self.searches, 'search', 'searches')} x {n(self.found_per_search, 'tool', 'tools')}"
         return [
-            (f"static list ({self.tools} tools)", self.static, "100.0%"),
+            (f"static list ({n(self.tools, 'tool', 'tools')})", self.static, "100.0%"),
             ("meta-tools only", self.meta_only, f"{self.meta_pct:.1f}%"),
             (k, self.after_searches, f"{self.after_pct:.1f}%"),
         ]

@@ -188,6 +188,7 @@ def audit(
     model, requests for secrets, orders about other tools, hidden characters, encoded
     payloads) and for tools that changed since they were first seen (rug pulls).
 
+    \b
     Example: toolscout audit --config servers.json --json
     """
     if (catalog is None) == (config is None):

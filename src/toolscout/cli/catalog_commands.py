@@ -11,20 +11,30 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..catalog import Catalog
-from ..errors import ToolscoutError
+from ..errors import EmbeddingUnavailable, MissingExtra, ToolscoutError
 from ..gateway import Gateway
+from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
+from ..session import DEFAULT_THRESHOLD
 from . import app
 from ._console import err, out
+from ._exits import check_format, choice, fail, fail_with, plural, warn
 
 if TYPE_CHECKING:
+    from ..gateway import FindResult
     from ..store import Store
 
 
 CatalogArg = Annotated[
     str, typer.Argument(help="Declaration file, store file, data directory, postgresql:// store, or 'demo'.")
 ]
+DEFAULT_FORMAT = "openai"
+"""One default for search, tokens and demo: Chat Completions is the format most hosts speak,
+and the only one whose o200k token counts are exact rather than estimates."""
 FormatOpt = Annotated[
-    str, typer.Option("--format", "-f", help="openai, openai-responses, anthropic, gemini, mcp or generic.")
+    str,
+    typer.Option(
+        "--format", "-f", callback=check_format, help="openai, openai-responses, anthropic, gemini, mcp or generic."
+    ),
 ]
 
 
@@ -58,56 +68,97 @@ def _vector_cache() -> Store:
 
 def _load(spec: str) -> Catalog:
     try:
-        return open_catalog(spec)
+        cat = open_catalog(spec)
     except ToolscoutError as exc:
-        err().print(f"[red]{exc.code}[/red]: {exc.message}")
-        if exc.hint:
-            err().print(exc.hint)
-        raise typer.Exit(2) from None
+        raise fail_with(exc) from None
+    if not len(cat):  # else every search would answer no_match, as if the query were wrong
+        raise typer.BadParameter(f"{spec} holds no tools", param_hint="CATALOG")
+    return cat
 
 
 @app.command()
 def search(
     catalog: CatalogArg,
     query: Annotated[str, typer.Argument(help="What the tool should do, a tool name, or select:a,b.")],
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many tools (capped at 20).")] = 5,
-    type: Annotated[str, typer.Option("--type", "-t", help="auto, keyword, regex, semantic or hybrid.")] = "auto",
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help=f"How many tools, at least 1 (more than {MAX_LIMIT} is capped).")
+    ] = DEFAULT_LIMIT,
+    type: Annotated[
+        str, typer.Option("--type", "-t", callback=choice(SEARCH_TYPES), help="auto, keyword, regex, semantic or hybrid.")
+    ] = "auto",
     category: Annotated[str | None, typer.Option("--category", "-c", help="Only this category.")] = None,
-    format: FormatOpt = "generic",
+    format: FormatOpt = DEFAULT_FORMAT,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
     embed: Annotated[
         bool,
         typer.Option("--embed", help="Use embeddings (toolscout[embed]); implied by --type semantic|hybrid."),
     ] = False,
 ) -> None:
-    """Search a catalog the way a model's find_tools call would.
+    """Search a catalog the way a model's find_tools call would. The table shows each tool
+    by the name the model sees in --format and what its definition costs in tokens.
 
+    \b
     Example: toolscout search demo "post a message to a slack channel" --limit 3
     """
     cat = _load(catalog)
-    if embed or type in ("semantic", "hybrid"):
-        gateway = Gateway(cat, embeddings="auto", vector_store=cat.store or _vector_cache())
-    else:
-        gateway = Gateway(cat)
+    gateway = _gateway(cat, embed or type in ("semantic", "hybrid"))
     result = gateway.find_tools(query, limit, search_type=type, category=category, format=format)
     if as_json:
         out().print_json(json.dumps(result.to_dict(), ensure_ascii=False))
-    elif result.error is not None:
-        err().print(f"[red]{result.text()}[/red]")
-    else:
-        from rich.table import Table
-
-        table = Table(title=f"{result.total_matches} matches, {result.execution_time_ms:.2f} ms ({result.search_type})")
-        table.add_column("tool", style="bold cyan")
-        table.add_column("score", justify="right")
-        table.add_column("summary")
-        for ref in result.tool_references:
-            table.add_row(ref.tool_name, f"{ref.relevance_score:.2f}", ref.summary)
-        out().print(table)
-        for warning in result.warnings:
-            err().print(f"[yellow]warning:[/yellow] {warning}")
+    elif result.error is None:
+        _print_found(result, min(limit, MAX_LIMIT), format)
     if result.error is not None:
-        raise typer.Exit(1)
+        code, message = result.error.code, result.error.message
+        raise fail(code, message, "\n".join(result.error.text().splitlines()[1:]))
+
+
+def _gateway(cat: Catalog, embed: bool) -> Gateway:
+    """Hybrid when asked and possible; otherwise keyword search with a warning that says
+    why (a silent fallback would look like embeddings finding nothing better)."""
+    if not embed:
+        return Gateway(cat)
+    try:
+        return Gateway(cat, embeddings=True, vector_store=cat.store or _vector_cache())
+    except (MissingExtra, EmbeddingUnavailable) as exc:
+        warn(f"{exc.message} {exc.hint}".strip() + "; searching by keyword only.")
+        return Gateway(cat)
+
+
+def _print_found(result: FindResult, limit: int, format: str) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..formats import wire_name
+    from ..tokens import count_tool_tokens
+
+    refs = result.tool_references
+    shown, total = len(refs), result.total_matches
+    head = plural(total, "matching tool") if shown == total else f"{shown} of {plural(total, 'matching tool')}"
+    notes = []
+    cut = min(limit, total) - shown
+    if cut > 0:
+        notes.append(f"AutoCut removed {plural(cut, 'weaker result')} below a score cliff.")
+    sizes = [count_tool_tokens([d]) for d in result.tools]
+    if result.tools:
+        sent = plural(len(result.tools), f"{format} definition")
+        notes.append(f"{sent} sent: {sum(sizes):,} tokens (o200k); --json prints them.")
+    table = Table(
+        title=Text(f"{head} for {result.query!r}, {result.execution_time_ms:.2f} ms ({result.search_type})"),
+        caption=Text("\n".join(notes)) if notes else None,
+    )
+    table.add_column(f"tool (as {format} names it)", style="bold cyan", overflow="fold")
+    table.add_column("score", justify="right")
+    table.add_column("tokens", justify="right")
+    table.add_column("summary")
+    size = dict(zip((t.name for t in result.to_send()), sizes, strict=True))
+    for ref in refs:
+        wire = wire_name(ref.tool_name, format)
+        name = wire if wire == ref.tool_name else f"{wire}\n(catalog: {ref.tool_name})"
+        tokens = f"{size[ref.tool_name]:,}" if ref.tool_name in size else "loaded"
+        table.add_row(Text(name), f"{ref.relevance_score:.2f}", tokens, Text(ref.summary))
+    out().print(table)
+    for warning in result.warnings:
+        warn(warning)
 
 
 @app.command()
@@ -115,44 +166,49 @@ def show(
     catalog: CatalogArg,
     name: Annotated[str, typer.Argument(help="Exact tool name.")],
     format: Annotated[
-        str | None, typer.Option("--format", "-f", help="Render for one host API instead of the full record.")
+        str | None,
+        typer.Option(
+            "--format", "-f", callback=check_format, help="Render for one host API instead of the full record."
+        ),
     ] = None,
 ) -> None:
     """Print one tool: its full record, or its definition in a host API's format.
 
+    \b
     Example: toolscout show demo slack_send_message --format anthropic
     """
+    from rich.text import Text
+
     from .. import formats
 
     cat = _load(catalog)
     tool = cat.get(name)
     if tool is None:
         suggestions = Gateway(cat).suggest(name)
-        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-        err().print(f"[red]unknown_tool[/red]: no tool named {name!r}.{hint}")
-        raise typer.Exit(1)
+        hint = f"Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        raise fail("unknown_tool", f"no tool named {name!r}.", hint)
     data = formats.render(tool, format) if format else tool.to_dict()
     out().print_json(json.dumps(data, ensure_ascii=False))
     if format in ("openai", "openai-responses", "openai-chat", "responses"):
         reason = formats.strict_refusal(tool.input_schema)
         if reason:
             convertible = formats.openai_strict(tool.input_schema) is not None
-            err().print(
-                f"[yellow]not strict[/yellow]: {reason}"
-                + ("; formats.openai_strict() can convert it." if convertible else ".")
-            )
+            line = Text("not strict", style="yellow")
+            line.append(f": {reason}" + ("; formats.openai_strict() can convert it." if convertible else "."))
+            err().print(line, soft_wrap=True, highlight=False)
 
 
 @app.command()
 def tokens(
     catalog: CatalogArg,
-    format: FormatOpt = "openai",
-    searches: Annotated[int, typer.Option(help="Searches in the conversation.")] = 3,
-    per_search: Annotated[int, typer.Option(help="Tools each search reveals.")] = 5,
+    format: FormatOpt = DEFAULT_FORMAT,
+    searches: Annotated[int, typer.Option(min=0, help="Searches in the conversation (0 or more).")] = 3,
+    per_search: Annotated[int, typer.Option(min=1, help="Tools each search reveals (1 or more).")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Count tool-definition tokens (o200k, offline): static list vs find_tools vs searches.
 
+    \b
     Example: toolscout tokens demo --format anthropic
     """
     from ..tokens import savings_report
@@ -167,7 +223,7 @@ def tokens(
         return
     from rich.table import Table
 
-    table = Table(title=f"Tool-definition tokens, {len(cat)} tools, {format} format (o200k)")
+    table = Table(title=f"Tool-definition tokens, {plural(len(cat), 'tool')}, {format} format (o200k)")
     table.add_column("what is sent")
     table.add_column("tokens", justify="right")
     table.add_column("of the static list", justify="right")
@@ -175,10 +231,22 @@ def tokens(
         table.add_row(label, f"{count:,}", share)
     out().print(table)
     if report.to_dict()["estimate"]:
-        out().print(f"[dim]{format} counts are o200k estimates of the JSON definitions.[/dim]")
+        out().print(f"{format} counts are o200k estimates of the JSON definitions.", style="dim")
+    if len(cat) < DEFAULT_THRESHOLD or report.meta_only >= report.static:
+        out().print(
+            f"Tool search does not pay off below about {DEFAULT_THRESHOLD} tools: the meta-tools alone cost "
+            f"{report.meta_only:,} tokens, the whole list {report.static:,}. Send these tools directly "
+            f"(a Session does so below {DEFAULT_THRESHOLD} tools).",
+            style="yellow", markup=False, highlight=False,
+        )
 
 
-catalog_app = typer.Typer(help="The shared catalog in PostgreSQL (what every replica serves).", no_args_is_help=True)
+catalog_app = typer.Typer(
+    help="The shared catalog in PostgreSQL (what every replica serves).\n\n"
+    "\b\nExample: toolscout catalog sync tools.yaml --store postgresql://toolscout@db/toolscout --prefix crm",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(catalog_app, name="catalog")
 
 
@@ -196,21 +264,18 @@ def sync(
 ) -> None:
     """Replace what SOURCE held in the shared catalog, in one transaction; replicas follow.
 
+    \b
     Example: toolscout catalog sync tools.yaml --store postgresql://toolscout@db/toolscout --prefix crm
     """
     from ..pgstore import describe_dsn, is_postgres_url
     from ..replica import sync_source
 
     if not is_postgres_url(store):
-        err().print("[red]config_error[/red]: catalog sync needs a PostgreSQL store: --store postgresql://user@host:port/dbname")
-        raise typer.Exit(2)
+        raise fail("config_error", "catalog sync needs a PostgreSQL store: --store postgresql://user@host:port/dbname")
     try:
         done = sync_source(source, store, prefix=prefix, source_id=source_id, base_url=base_url, skip_invalid=skip_invalid)
     except ToolscoutError as exc:
-        err().print(f"[red]{exc.code}[/red]: {exc.message}")
-        if exc.hint:
-            err().print(exc.hint)
-        raise typer.Exit(2) from None
+        raise fail_with(exc) from None
     where = describe_dsn(store)
     if as_json:
         report = {"source": done.source, "version": done.version, "store": where, "added": list(done.added),
@@ -219,5 +284,6 @@ def sync(
         return
     out().print(
         f"synced {source} into source '{done.source}' on {where}: {len(done.added)} added, "
-        f"{len(done.changed)} changed, {len(done.removed)} removed (version {done.version})"
+        f"{len(done.changed)} changed, {len(done.removed)} removed (version {done.version})",
+        markup=False,
     )

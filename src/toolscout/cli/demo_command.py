@@ -8,29 +8,25 @@ from typing import Annotated
 import typer
 
 from . import app
+from .catalog_commands import DEFAULT_FORMAT, FormatOpt
 
 
 @app.command()
 def demo(
-    format: Annotated[
-        str,
-        typer.Option("--format", "-f", help="openai, openai-responses, anthropic, gemini, mcp or generic."),
-    ] = "openai",
+    format: FormatOpt = DEFAULT_FORMAT,
     query: Annotated[
         str | None, typer.Option("--query", "-q", help="Run your own find_tools query instead of the script.")
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many tools --query returns.")] = 5,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many tools --query returns.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole run as JSON.")] = False,
 ) -> None:
     """Search and call a bundled catalog of ~300 tools the way a model would; offline, no key.
 
+    \b
     Example: toolscout demo --query "open a jira ticket" --format anthropic
     """
-    from .. import formats
     from ..demo.runner import run_demo
 
-    if format not in formats.FORMATS:
-        raise typer.BadParameter(f"use one of: {', '.join(formats.FORMATS)}", param_hint="--format")
     run = run_demo(format=format, query=query, limit=limit)
     if as_json:
         typer.echo(json.dumps(run, ensure_ascii=False, indent=2))

@@ -8,26 +8,33 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ToolscoutError
+from ..errors import MissingExtra, ToolscoutError
 from ..eval import EvalReport, run_eval
+from ..request import SEARCH_TYPES
 from . import app
 from ._console import err as _err
 from ._console import out as _out
+from ._exits import check_writable, choice, fail_with, plural
 
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from ..embed import Embedder
+
+SEMANTIC_MODES = ("semantic", "hybrid")
+
 
 def _table(report: EvalReport) -> Table:
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"{report.dataset}: {report.tools} tools, search_type={report.search_type}")
+    table = Table(title=Text(f"{report.dataset}: {plural(report.tools, 'tool')}, search_type={report.search_type}"))
     for col in ("split", "queries", "R@1", "R@5", "nDCG@10", "Hit@1", "p50 ms", "p95 ms"):
         table.add_column(col, justify="left" if col == "split" else "right")
     rows = [("all", report.overall), *sorted(report.splits.items())]
     for label, m in rows:
         table.add_row(
-            label,
+            Text(label),
             str(m.queries),
             f"{m.r1:.1f}",
             f"{m.r5:.1f}",
@@ -42,28 +49,48 @@ def _table(report: EvalReport) -> Table:
 @app.command("eval")
 def eval_command(
     directory: Annotated[Path, typer.Argument(help="Directory holding tools.jsonl and queries.jsonl.")],
-    type: Annotated[str, typer.Option("--type", "-t", help="auto, keyword, regex, semantic or hybrid (embed extra).")] = "auto",
+    type: Annotated[
+        str,
+        typer.Option(
+            "--type", "-t", callback=choice(SEARCH_TYPES), help="auto, keyword, regex, semantic or hybrid (embed extra)."
+        ),
+    ] = "auto",
     run_out: Annotated[
-        Path | None, typer.Option("--run-out", help='Write {"id", "ranked": [top-10 names]} per query (JSONL).')
+        Path | None,
+        typer.Option(
+            "--run-out", callback=check_writable, help='Write {"id", "ranked": [top-10 names]} per query (JSONL).'
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
     split: Annotated[str | None, typer.Option("--split", help="Only queries of this split.")] = None,
     max_queries: Annotated[int | None, typer.Option("--max-queries", help="Only the first N queries.", min=1)] = None,
     compare_with: Annotated[
-        str | None, typer.Option("--compare", help="Also run this search type on the same queries; print the paired difference.")
+        str | None,
+        typer.Option(
+            "--compare",
+            callback=choice(SEARCH_TYPES, optional=True),
+            help="Also run this search type on the same queries; print the paired difference.",
+        ),
     ] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write recall@k curves as a PNG (plot extra).")] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", callback=check_writable, help="Write recall@k curves as a PNG (plot extra)."),
+    ] = None,
 ) -> None:
     """Rank every query of DIR and print R@1, R@5, nDCG@10, Hit@1 (percent) and latency.
+    Output paths, extras and search types are checked before the first query runs.
 
+    \b
     Example: toolscout eval path/to/sealtools --type keyword --run-out runs.jsonl
     """
     try:
-        if type in ("semantic", "hybrid"):  # embedding modes need the embed extra, set up here
+        embedder = _check_extras(type, compare_with, plot)
+        if type in SEMANTIC_MODES:  # embedding modes need the embed extra, set up here
             from ..eval_compare import index_factory
 
             report = run_eval(
-                directory, search_type=type, split=split, max_queries=max_queries, index_factory=index_factory(type)
+                directory, search_type=type, split=split, max_queries=max_queries,
+                index_factory=index_factory(type, embedder),
             )
         else:
             report = run_eval(directory, search_type=type, split=split, max_queries=max_queries)
@@ -74,13 +101,25 @@ def eval_command(
 
             compare_and_plot(directory, report, compare_with, plot, console=_err() if as_json else _out(), split=split, max_queries=max_queries)
     except ToolscoutError as exc:
-        _err().print(f"[red]{exc.code}[/red]: {exc.message}", markup=True, highlight=False)
-        if exc.hint:
-            _err().print(exc.hint, markup=False, highlight=False)
-        raise typer.Exit(2) from None
+        raise fail_with(exc) from None
     if run_out is not None:
         with run_out.open("w", encoding="utf-8") as fh:
             for line in report.run_lines():
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     if as_json:
         typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+
+
+def _check_extras(type: str, compare_with: str | None, plot: Path | None) -> Embedder | str:
+    """Load what the options need before any query runs: a missing extra found after a
+    long first evaluation would waste it. Returns the embedder for the embedding modes."""
+    if plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise MissingExtra("--plot", "plot") from None
+    if type in SEMANTIC_MODES or compare_with in SEMANTIC_MODES:
+        from ..embed import load_embedder
+
+        return load_embedder("default")
+    return "default"

@@ -18,6 +18,7 @@ from ..server.guard import is_loopback
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from . import app
 from ._console import err, out
+from ._exits import fail, fail_with, warn
 
 if TYPE_CHECKING:
     from ..server.mcp import GatewayServer
@@ -56,7 +57,7 @@ def serve(
     config: ConfigOpt,
     transport: Annotated[str, typer.Option(help="stdio or http.")] = "stdio",
     host: Annotated[str, typer.Option(help="HTTP bind address; non-loopback needs --token.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port (1-65535).")] = 8765,
     token: Annotated[
         str | None, typer.Option(help="Bearer token HTTP clients must send.", envvar="TOOLSCOUT_TOKEN")
     ] = None,
@@ -112,6 +113,7 @@ def serve(
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
+    \b
     Example: toolscout serve --config servers.json --transport http --port 8765
     """
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -120,31 +122,30 @@ def serve(
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
     if metrics and transport != "http":
-        err().print("[red]config_error[/]: --metrics needs --transport http (it is served at /metrics).")
-        raise typer.Exit(2)
+        raise fail("config_error", "--metrics needs --transport http (it is served at /metrics).")
     if sessions and transport != "http":
-        err().print("[red]config_error[/]: --sessions needs --transport http (a stdio session lives and dies with its process).")
-        raise typer.Exit(2)
+        raise fail("config_error", "--sessions needs --transport http (a stdio session lives and dies with its process).")
     if transport == "http" and not is_loopback(host) and not token:
-        err().print(
-            f"[red]config_error[/]: binding {host} (not loopback) needs a bearer token.\n"
-            "Pass --token or set TOOLSCOUT_TOKEN; clients then send 'Authorization: Bearer <token>'."
+        raise fail(
+            "config_error",
+            f"binding {host} (not loopback) needs a bearer token.",
+            "Pass --token or set TOOLSCOUT_TOKEN; clients then send 'Authorization: Bearer <token>'.",
         )
-        raise typer.Exit(2)
     cache = store or cache  # --store wins: the same place holds the tools and the caches
     try:
         server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl)
     except ToolscoutError as exc:
-        err().print(f"[red]{exc.code}[/]: {exc}")
-        raise typer.Exit(2) from None
+        raise fail_with(exc) from None
     if server.shared is not None and not server.shared.ping():
-        err().print(f"[yellow]warning[/]: session store {server.shared.where} does not answer yet; stateful calls get session_store_unavailable until it does.")
+        warn(f"session store {server.shared.where} does not answer yet; stateful calls get session_store_unavailable until it does.")
     if embed and server.gateway.hybrid is None:
-        err().print("[yellow]warning[/]: --embed needs toolscout[embed]; serving keyword search.")
+        warn("--embed needs toolscout[embed] (pip install 'toolscout[embed]'); serving keyword search.")
 
     from ..server.mcp import run_with
 
     if transport == "stdio":
+        if _on_terminal():  # a person started it; a client talking over the pipe sees nothing
+            _stdio_banner(config, aggregator)
         asyncio.run(run_with(aggregator, lambda: server.serve_stdio(max_message_bytes=max_message_bytes)))
         return
     import uvicorn
@@ -154,16 +155,47 @@ def serve(
             host=host, token=token, allow_origins=allow_origin or (), allow_hosts=allow_host or (), metrics=metrics
         )
     except ValueError as exc:
-        err().print(f"[red]config_error[/]: {exc}")
-        raise typer.Exit(2) from None
+        raise fail("config_error", str(exc)) from None
     except ToolscoutError as exc:  # --metrics without toolscout[metrics]
-        err().print(f"[red]{exc.code}[/]: {exc} {exc.hint}")
-        raise typer.Exit(2) from None
+        raise fail_with(exc) from None
     bind = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     config_ = uvicorn.Config(asgi, host=bind, port=port, log_level="warning", lifespan="on")
     shown = f"[{bind}]" if ":" in bind else bind
-    err().print(f"toolscout MCP gateway on http://{shown}:{port}/mcp, HTTP API under /v1")
+    url = f"http://{shown}:{port}/mcp"
+    auth = ", header 'Authorization: Bearer <token>'" if token else ""
+    err().print(
+        f"toolscout MCP gateway on {url}, HTTP API under /v1\n"
+        f"Serving find_tools and call_tool for {_upstreams(aggregator)} from {config}.\n"
+        f"Connect a client: streamable HTTP at {url}{auth}. Ctrl-C stops.",
+        markup=False, highlight=False, soft_wrap=True,
+    )
     asyncio.run(run_with(aggregator, uvicorn.Server(config_).serve))
+
+
+def _on_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+def _upstreams(aggregator: Aggregator) -> str:
+    """``2 sources (github: mcp, crm: declarations)``: the enabled ones, each with its kind."""
+    rows = [(name, row.get("kind", "mcp")) for name, row in aggregator.status().items() if row.get("state") != "disabled"]
+    shown = ", ".join(f"{name}: {kind}" for name, kind in rows[:8]) + (", ..." if len(rows) > 8 else "")
+    return f"{len(rows)} source{'' if len(rows) == 1 else 's'}" + (f" ({shown})" if rows else "")
+
+
+def _stdio_banner(config: Path, aggregator: Aggregator) -> None:
+    """What a person who ran ``serve`` by hand needs: stdio is for a client to start the
+    gateway itself, so say how to register it (on stderr: stdout is the protocol)."""
+    me = Path(sys.argv[0])  # the client may not have this venv on its PATH: name the file
+    command = str(me.absolute()) if me.name == "toolscout" else "toolscout"
+    entry = {"mcpServers": {"toolscout": {"command": command, "args": ["serve", "--config", str(config.resolve())]}}}
+    err().print(
+        f"toolscout MCP gateway on stdio: find_tools and call_tool for {_upstreams(aggregator)} from {config}.\n"
+        "It is waiting for an MCP client on stdin. Let your client start it; add to the client's MCP config:\n"
+        f"  {json.dumps(entry)}\n"
+        f"Or serve over HTTP: toolscout serve --config {config} --transport http. Ctrl-C stops.",
+        markup=False, highlight=False, soft_wrap=True,
+    )
 
 
 @app.command()
@@ -176,14 +208,14 @@ def servers(
 ) -> None:
     """Show each upstream server's state, tool count and last error.
 
+    \b
     Example: toolscout servers --config servers.json
     """
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     try:
         _server, aggregator = _load(config, cache, False)
     except ConfigError as exc:
-        err().print(f"[red]{exc.code}[/]: {exc}")
-        raise typer.Exit(2) from None
+        raise fail_with(exc) from None
 
     async def probe() -> dict:
         aggregator.load_cached()
@@ -202,14 +234,15 @@ def servers(
             raise typer.Exit(1)
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table("server", "transport", "state", "tools", "tool list", "last error")
     for name, row in rows.items():
         fetched = row.get("fetched_at")
         age = f"{'cache' if row.get('from_cache') else 'live'}, {_age(fetched)}" if fetched else "-"
-        table.add_row(
-            name, str(row.get("transport")), str(row["state"]), str(row.get("tools", 0)), age, row.get("last_error") or ""
-        )
+        cells = (name, str(row.get("transport")), str(row["state"]), str(row.get("tools", 0)), age, row.get("last_error") or "")
+        table.add_row(*(Text(c) for c in cells))  # names and upstream errors are not markup
+    table.columns[-1].overflow = "fold"  # the whole error, not an ellipsis
     out().print(table)
     if failed:
         raise typer.Exit(1)

@@ -61,7 +61,7 @@ def _searches(run: dict[str, Any]) -> Table:
     table.add_column("ms", justify="right", no_wrap=True)
     for s in run["searches"]:
         meta = s["search_metadata"]
-        table.add_row(s["label"], repr(meta["query"]), _found(s), f"{meta['execution_time_ms']:.2f}")
+        table.add_row(s["label"], Text(repr(meta["query"])), _found(s), f"{meta['execution_time_ms']:.2f}")
     return table
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import Catalog
-from ..errors import RequestError
+from ..errors import InvalidRequest, RequestError
 from ..gateway import Gateway
 from ..request import MAX_LIMIT
 from ..search.index import ToolIndex
@@ -182,11 +182,20 @@ def run_eval(
     """Evaluate toolscout's search on ``DIR/tools.jsonl`` + ``DIR/queries.jsonl``.
 
     ``split`` keeps only that split's queries, ``every`` every n-th query, ``max_queries``
-    the first n after that. Raises ``DeclarationError`` for a malformed file.
+    the first n after that. Raises ``DeclarationError`` for a malformed file and
+    ``InvalidRequest`` for a split no query has (a typo would otherwise score all zeros).
     """
     d = Path(directory)
     tools = load_tools(d / "tools.jsonl")
-    queries = select_queries(load_queries(d / "queries.jsonl"), split=split, every=every, max_queries=max_queries)
+    every_query = load_queries(d / "queries.jsonl")
+    if split is not None and not any(q.split == split for q in every_query):
+        splits = sorted({q.split for q in every_query if q.split is not None})
+        raise InvalidRequest(
+            f"no query in {d / 'queries.jsonl'} has split {split!r}",
+            hint=f"Splits there: {', '.join(splits)}." if splits else "Its queries have no split field.",
+            split=split,
+        )
+    queries = select_queries(every_query, split=split, every=every, max_queries=max_queries)
     index = index_factory(Catalog(tools))
     index.resolve_mode(search_type)  # an unknown mode fails here, not as empty rankings
     index.refresh()

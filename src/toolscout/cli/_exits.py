@@ -1,0 +1,141 @@
+"""One exit-code rule for every command, and the helpers that print errors by it.
+
+Like grep: 0 when the command did what was asked; 1 when it ran and found a problem (no tool
+matched, an unknown tool name, a failed upstream, a high-severity finding); 2 when it could
+not run as asked (a bad option value, an unreadable or empty input, a missing extra). Scripts
+can then tell "fix the command" from "look at the answer" without parsing text.
+
+Text that is not ours (tool names, queries, file paths, error messages) is printed as plain
+text, never read as rich markup: ``[red]x`` or ``toolscout[embed]`` must reach the user whole.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from ._console import err
+
+if TYPE_CHECKING:
+    from ..errors import ToolscoutError
+
+__all__ = [
+    "OK",
+    "PROBLEM",
+    "USAGE",
+    "check_format",
+    "check_writable",
+    "choice",
+    "exit_code",
+    "fail",
+    "fail_with",
+    "plural",
+    "warn",
+]
+
+OK = 0
+PROBLEM = 1
+USAGE = 2
+
+
+@cache
+def _classes() -> dict[str, type[ToolscoutError]]:
+    """Error code -> the most general class using it (``invalid_request`` is RequestError's)."""
+    from ..errors import ToolscoutError
+
+    found: dict[str, type[ToolscoutError]] = {}
+    todo: list[type[ToolscoutError]] = [ToolscoutError]
+    while todo:
+        cls = todo.pop(0)
+        found.setdefault(cls.code, cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def exit_code(code: str) -> int:
+    """USAGE for errors the user fixes in the command or its inputs (request and config
+    errors), PROBLEM for everything else (lookups, upstream failures, policy)."""
+    from ..errors import ConfigError, RequestError
+
+    cls = _classes().get(code)
+    return USAGE if cls is not None and issubclass(cls, RequestError | ConfigError) else PROBLEM
+
+
+def fail(code: str, message: str, hint: str = "", *, status: int | None = None) -> typer.Exit:
+    """Print ``code: message`` and the hint on stderr; return the Exit to raise (its status
+    from :func:`exit_code` unless given)."""
+    from rich.text import Text
+
+    line = Text(code, style="red")
+    line.append(f": {message}")
+    err().print(line, soft_wrap=True, highlight=False)
+    if hint:
+        err().print(Text(hint), soft_wrap=True, highlight=False)
+    return typer.Exit(exit_code(code) if status is None else status)
+
+
+def fail_with(exc: ToolscoutError) -> typer.Exit:
+    return fail(exc.code, exc.message, exc.hint)
+
+
+def warn(message: str) -> None:
+    """A warning on stderr: the command still does what was asked."""
+    from rich.text import Text
+
+    line = Text("warning", style="yellow")
+    line.append(f": {message}")
+    err().print(line, soft_wrap=True, highlight=False)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 tool``, ``2 tools``; ``many`` for irregular plurals (``match`` -> ``matches``)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
+def choice(values: Iterable[str], *, optional: bool = False) -> Callable[[str | None], str | None]:
+    """An option callback that accepts only ``values`` (a usage error, status 2, otherwise);
+    unlike click.Choice it keeps help text ours and lets the list come from the library."""
+    allowed = tuple(values)
+
+    def check(value: str | None) -> str | None:
+        if value is None and optional:
+            return None
+        if value not in allowed:
+            raise typer.BadParameter(f"{value!r}; use one of: {', '.join(allowed)}")
+        return value
+
+    return check
+
+
+def check_format(value: str | None) -> str | None:
+    """A host API format name (aliases such as ``claude`` included) or a usage error."""
+    if value is None:
+        return None
+    from .. import formats
+    from ..errors import InvalidRequest
+
+    try:
+        formats.renderer(value)
+    except InvalidRequest:
+        raise typer.BadParameter(f"{value!r}; use one of: {', '.join(formats.FORMATS)}") from None
+    return value
+
+
+def check_writable(path: Path | None) -> Path | None:
+    """Fail before the work, not after it: an output file whose folder is missing or
+    read-only would otherwise only be noticed once a long run has finished."""
+    if path is None:
+        return None
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise typer.BadParameter(f"{str(path)!r} is a directory")
+    if not parent.is_dir():
+        raise typer.BadParameter(f"folder {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise typer.BadParameter(f"{str(path)!r} is not writable")
+    return path
