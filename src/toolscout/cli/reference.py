@@ -1,0 +1,94 @@
+"""docs/cli.md, generated from the commands' own ``--help`` so the page cannot drift from the CLI.
+
+    python -m toolscout.cli.reference > docs/cli.md
+
+tests/test_cli_reference.py fails when the page is stale, and when a command lacks help or an
+``Example:`` line that parses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+
+WIDTH = 100
+"""Help is rendered this wide for the page (a terminal's width would make it machine-dependent)."""
+
+INTRO = """\
+# Command-line reference
+
+<!-- Generated from the commands' --help by `python -m toolscout.cli.reference > docs/cli.md`.
+     Do not edit by hand: tests/test_cli_reference.py fails when this page is stale. -->
+
+Every command is one library call. `CATALOG` is a declaration file (YAML, JSON, JSONL), a store
+file, a directory holding `tools.jsonl`, a `postgresql://` store, or `demo` (the bundled catalog).
+Results go to stdout and errors to stderr as `code: message` followed by a hint, so `--json`
+output can be piped. Text from catalogs, queries and paths is printed verbatim: square brackets
+are never read as terminal markup.
+
+## Exit codes
+
+One rule for every command, the one `grep` uses:
+
+| status | meaning | for example |
+|---|---|---|
+| 0 | the command did what was asked | results printed; a warning on stderr (such as `--embed` without the `[embed]` extra) does not change it |
+| 1 | it ran and found a problem | `no_match` in `search`, `unknown_tool` in `show`, a failed upstream in `servers`, a high-severity finding in `audit` |
+| 2 | it could not run as asked | an unknown `--format` or `--type`, a value out of range (`--limit 0`, `--port 99999`), a missing, unreadable or empty catalog, an unwritable `--run-out`/`--plot` folder, an unknown `--split`, a missing extra, a malformed file, an empty query, an invalid regex |
+
+Status 2 is what the library reports as a request or configuration error (`RequestError`,
+`ConfigError`); status 1 is a lookup, upstream or policy outcome. Options are checked before any
+work starts, so a bad output path fails at once rather than after a long evaluation.
+
+## Defaults
+
+`search`, `tokens` and `demo` all default to `--format openai`: Chat Completions is the format
+most hosts speak, and the only one whose o200k token counts are exact rather than estimates.
+`search` shows each tool by the name the model sees in that format and what its definition
+costs in tokens. Tool search pays off from about 15 tools: below that the meta-tools cost more
+than the whole list, and `tokens` says so.
+
+## Commands
+"""
+
+
+def _root() -> Any:
+    from . import app
+
+    return typer.main.get_command(app)
+
+
+def commands() -> Iterator[tuple[str, Any]]:
+    """Every command and group as (``toolscout ...`` path, command), in help order. Commands
+    are typer's own click objects (typer vendors click), so groups are told by duck typing."""
+
+    def walk(path: str, cmd: Any) -> Iterator[tuple[str, Any]]:
+        yield path, cmd
+        if hasattr(cmd, "list_commands"):
+            ctx = typer.Context(cmd, info_name=path)
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None and not sub.hidden:
+                    yield from walk(f"{path} {name}", sub)
+
+    yield from walk("toolscout", _root())
+
+
+def help_text(path: str, cmd: Any, width: int = WIDTH) -> str:
+    """``path --help`` as plain text, ``width`` columns wide."""
+    ctx = typer.Context(cmd, info_name=path, terminal_width=width, max_content_width=width)
+    return cmd.get_help(ctx)
+
+
+def render() -> str:
+    """The whole of docs/cli.md."""
+    parts = [INTRO]
+    for path, cmd in commands():
+        parts.append(f"\n### `{path}`\n\n```text\n{help_text(path, cmd).rstrip()}\n```\n")
+    return "".join(parts)
+
+
+if __name__ == "__main__":
+    print(render(), end="")
