@@ -7,8 +7,8 @@ import pytest
 
 from toolscout import Catalog, Tool
 from toolscout.gateway import Gateway
-from toolscout.request import MAX_QUERY_CHARS
 from toolscout.policy import Policy
+from toolscout.request import MAX_QUERY_CHARS
 
 WEATHER = {
     "type": "object",
