@@ -121,6 +121,9 @@ class FindResult:
     found: list[Tool] = field(default_factory=list)
     pending: dict[str, str] = field(default_factory=dict)
     format: str | None = None
+    hits: list[ScoredTool] = field(default_factory=list, repr=False)
+    """Each found tool's raw score and the signals that found it (``why``), for surfaces
+    that explain a ranking (the console); not part of what a model is sent."""
 
     @property
     def ok(self) -> bool:
@@ -407,6 +410,7 @@ class Gateway:
         )
 
     def _fill(self, result: FindResult, hits: list[ScoredTool], loaded: set[str]) -> None:
+        result.hits = list(hits)
         for hit in hits:
             tool = hit.tool
             findings = tuple(f.to_dict() for f in findings_of(tool)) if tool.meta else ()

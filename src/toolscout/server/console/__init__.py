@@ -28,7 +28,7 @@ from fastapi import FastAPI, Query
 from fastapi.responses import JSONResponse, Response
 
 from ... import formats
-from ...errors import RequestError, ToolscoutError
+from ...errors import ToolscoutError
 from ...security import findings_of
 from ..http_api import SERVER_FIELDS, create_app, mount
 from ..recent import RecentCalls
@@ -186,24 +186,12 @@ def explain_search(gateway: Gateway, arguments: dict[str, Any], format: str) -> 
     try:
         formats.renderer(format)
         request = gateway.parse_find(arguments)
-    except (RequestError, ToolscoutError) as exc:
+    except ToolscoutError as exc:
         return {"result": {"error": exc.info().to_dict()}, "hits": []}
     result = gateway.search(request)
     hits: list[dict[str, Any]] = []
     if result.error is None:
-        mode = result.search_type if result.search_type in gateway.index.modes() else request.search_type
-        if mode not in gateway.index.modes():
-            mode = "keyword"
-        outcome = gateway.index.search(
-            request.query,
-            limit=request.limit,
-            mode=mode,
-            category=request.category,
-            allow=gateway.visibility.predicate(None),
-            exclude=request.exclude,
-            platform=gateway.visibility.platform,
-        )
-        scored = {s.tool.name: s for s in outcome.hits}
+        scored = {s.tool.name: s for s in result.hits}
         for ref, tool in zip(result.tool_references, result.found, strict=True):
             hit = scored.get(tool.name)
             why = hit.why if hit is not None else ""
