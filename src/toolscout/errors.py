@@ -19,6 +19,8 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
     │   ├── ToolTimeout           timeout
     │   └── UpstreamUnavailable   upstream_unavailable
     ├── PolicyDenied              denied
+    │   └── ApprovalDenied        approval_denied
+    ├── ApprovalRequired          approval_required
     ├── SessionStoreUnavailable   session_store_unavailable
     └── ConfigError               misuse by the developer, raised at load time
         ├── DeclarationError      invalid_declaration
@@ -40,6 +42,8 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "Ambiguous",
+    "ApprovalDenied",
+    "ApprovalRequired",
     "ConfigError",
     "DeclarationError",
     "EmbeddingUnavailable",
@@ -191,6 +195,26 @@ class UpstreamUnavailable(ExecutionFailed):
 class PolicyDenied(ToolscoutError):
     code = "denied"
     default_hint = "This tool is not allowed here; pick another tool."
+
+
+class ApprovalDenied(PolicyDenied):
+    """The approver (a person, or the callback standing in for one) said no to this call.
+    Its own code, not ``denied``: the tool is allowed, this call was refused, so a model
+    should ask the user rather than look for another tool that does the same."""
+
+    code = "approval_denied"
+    default_hint = "The call was not approved and did not run; do not retry it unchanged. Ask the user how to proceed."
+
+
+class ApprovalRequired(ToolscoutError):
+    """The tool's kind needs approval and nobody could be asked (no callback, and an MCP
+    client without elicitation): nothing ran."""
+
+    code = "approval_required"
+    default_hint = (
+        "This tool needs a person's approval before it runs, and this client cannot ask for it. "
+        "Use a client that supports MCP elicitation, or ask the operator to approve this kind of tool."
+    )
 
 
 class SessionStoreUnavailable(ToolscoutError):

@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from . import formats
+from . import approval, formats
 from ._sync import run_sync
 from .catalog import Catalog
 from .errors import (
     Ambiguous,
+    ApprovalDenied,
+    ApprovalRequired,
     EmptyQuery,
     ErrorInfo,
     InvalidArguments,
@@ -236,6 +238,9 @@ class Gateway:
     turns on the ``semantic`` and ``hybrid`` modes (``auto`` then means hybrid); vectors are
     cached in ``vector_store`` (default: the catalog's own store) so restarts re-embed
     nothing. It is opt-in because embedding a new catalog takes time (about 65 tools/s).
+    ``approve`` (``approve(tool, arguments)``, sync or async) is asked before a call to a
+    tool whose permission kind is in ``approve_kinds`` (default ``{"dangerous"}`` once
+    some approver is given; ``"none"`` gates nothing): see :mod:`toolscout.approval`.
     """
 
     def __init__(
@@ -250,6 +255,8 @@ class Gateway:
         platform: str | None = None,
         embeddings: bool | str | Embedder | None = None,
         vector_store: Store | None = None,
+        approve: approval.Approve | None = None,
+        approve_kinds: str | Collection[str] | None = None,
     ) -> None:
         self.catalog = catalog
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
@@ -262,6 +269,10 @@ class Gateway:
         """Set by whoever feeds the catalog from slow sources (the MCP aggregator): which
         have not listed their tools yet, and why. Shown with every search result."""
         self._validators: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self.approve = approve
+        self.approve_kinds = approval.parse_kinds(approve_kinds)
+        """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
+        the gateway or the calling session has an approver, else none."""
 
     @property
     def policy(self) -> Policy | None:
@@ -472,21 +483,35 @@ class Gateway:
         return await self.execute(request, timeout=timeout, allow=allow)
 
     async def execute(
-        self, request: CallRequest, *, timeout: float | None = None, allow: Allow | None = None
+        self,
+        request: CallRequest,
+        *,
+        timeout: float | None = None,
+        allow: Allow | None = None,
+        approve: approval.Approve | None = None,
     ) -> CallResult:
         """Run a parsed call: resolve the name, admit, validate, execute. Never raises."""
         try:
             tool = self.resolve(request.name, allow=allow)
         except ToolscoutError as exc:
             return CallResult.failure(request.name, exc)
-        return await self.run(tool, request.arguments, timeout=timeout)
+        return await self.run(tool, request.arguments, timeout=timeout, approve=approve)
 
-    async def run(self, tool: Tool, arguments: dict[str, Any], *, timeout: float | None = None) -> CallResult:
-        """Validate and execute a tool already resolved and admitted (:meth:`resolve`).
-        Never raises."""
+    async def run(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        approve: approval.Approve | None = None,
+    ) -> CallResult:
+        """Validate, approve (when the tool's kind needs it) and execute a tool already
+        resolved and admitted (:meth:`resolve`). ``approve``: the caller's approver (a
+        session's), ahead of the surface's and the gateway's. Never raises."""
         started = time.perf_counter()
         try:
             args = self.validate(tool, arguments)
+            await self._approve(tool, args, approve)
             handler = self.catalog.handler(tool.name)
             if handler is None:
                 raise UpstreamUnavailable(
@@ -497,6 +522,25 @@ class Gateway:
         except ToolscoutError as exc:
             return CallResult.failure(tool.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
         return _as_call_result(tool.name, value, (time.perf_counter() - started) * 1000)
+
+    async def _approve(self, tool: Tool, args: dict[str, Any], approve: approval.Approve | None) -> None:
+        """Raise unless this call may run: approved, or of a kind that needs no approval.
+        Asked after validation, so a person only ever approves a call that would run."""
+        kinds = self.approve_kinds
+        if kinds is None:
+            kinds = approval.DEFAULT_KINDS if (approve or self.approve) is not None else frozenset()
+        kind = tool.effective_permission
+        if kind is None or kind not in kinds:
+            return
+        approver = approve or approval.current.get() or self.approve
+        if approver is None:
+            raise ApprovalRequired(f"tool {tool.name!r} is {kind} and needs approval before it runs; nothing ran", kind=kind)
+        decision = await approval.decide(approver, tool, args)
+        if not decision.allowed:
+            why = f": {decision.reason}" if decision.reason else ""
+            raise ApprovalDenied(
+                f"the call to {tool.name!r} was not approved{why}", kind=kind, reason=decision.reason
+            )
 
     def call(self, name: str, arguments: Any = None, *, timeout: float | None = None) -> CallResult:
         """Synchronous :meth:`acall` (usable inside or outside a running event loop)."""
@@ -596,7 +640,14 @@ class Gateway:
             return CallResult.failure("use_tool", exc)
         return await self.use(request, timeout=timeout, allow=allow)
 
-    async def use(self, request: UseRequest, *, timeout: float | None = None, allow: Allow | None = None) -> CallResult:
+    async def use(
+        self,
+        request: UseRequest,
+        *,
+        timeout: float | None = None,
+        allow: Allow | None = None,
+        approve: approval.Approve | None = None,
+    ) -> CallResult:
         found = self.search(request.find, allow=allow)
         if found.error is not None:
             return CallResult(tool="use_tool", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error)
@@ -611,7 +662,7 @@ class Gateway:
                 candidates=[{"name": r.tool_name, "summary": r.summary} for r in refs],
             )
             return CallResult.failure("use_tool", err)
-        return await self.execute(CallRequest(top.tool_name, request.params), timeout=timeout, allow=allow)
+        return await self.execute(CallRequest(top.tool_name, request.params), timeout=timeout, allow=allow, approve=approve)
 
     def use_tool(self, query: str, params: Any = None, *, timeout: float | None = None) -> CallResult:
         return run_sync(self.ause_tool(query, params, timeout=timeout))

@@ -76,6 +76,32 @@ class Annotations:
         return {k: v for k, v in pairs.items() if v is not None}
 
 
+def permission_from_annotations(annotations: Annotations | None) -> PermissionKind | None:
+    """The permission kind MCP behaviour hints imply, for tools that declare none.
+
+    Without it an upstream MCP tool has no kind, and ``Policy(permissions={"read"})`` lets
+    a destructive tool through. First rule that applies: ``readOnlyHint`` true -> read;
+    ``destructiveHint`` true -> dangerous; ``readOnlyHint`` false -> write if
+    ``destructiveHint`` is false, else dangerous (MCP's default for a tool that modifies
+    is destructive); ``destructiveHint`` false -> write; ``openWorldHint`` true alone ->
+    network; otherwise ``None``. ``idempotentHint`` never decides: a retry-safe write is
+    still a write. Only stated hints count, so a tool with a title alone stays undeclared.
+    """
+    if annotations is None:
+        return None
+    if annotations.read_only:
+        return "read"
+    if annotations.destructive:
+        return "dangerous"
+    if annotations.read_only is False:
+        return "write" if annotations.destructive is False else "dangerous"
+    if annotations.destructive is False:
+        return "write"
+    if annotations.open_world:
+        return "network"
+    return None
+
+
 def canonical_json(value: Any) -> str:
     """Key-sorted compact JSON: equal values give equal text (for hashes)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -214,6 +240,14 @@ class Tool:
     def schema_json(self) -> str:
         """The input schema as compact JSON text, in declared key order (cheap; no parsing)."""
         return self._schema_json
+
+    @property
+    def effective_permission(self) -> PermissionKind | None:
+        """The declared ``permission``, else the kind its MCP hints imply
+        (:func:`permission_from_annotations`); what policies and approvals go by."""
+        if self.permission is not None:
+            return self.permission
+        return permission_from_annotations(self.annotations)
 
     @property
     def call_name(self) -> str:

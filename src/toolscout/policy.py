@@ -25,7 +25,11 @@ def _compile(globs: Iterable[str]) -> re.Pattern[str] | None:
 class Policy:
     """``allow``: only names matching one of these globs (``None`` = every name);
     ``deny``: never names matching these; ``permissions``: only tools whose permission kind
-    is listed (tools without a declared kind pass unless ``require_permission``)."""
+    is listed. A tool's kind is its declared one, else the one its MCP hints imply
+    (:attr:`Tool.effective_permission`: read-only -> read, destructive -> dangerous), so
+    ``permissions={"read"}`` keeps upstream tools that say they change things out; tools
+    with neither a kind nor hints pass unless ``require_permission``
+    (:meth:`read_only` sets it)."""
 
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
@@ -38,13 +42,19 @@ class Policy:
         object.__setattr__(self, "_allow_re", _compile(self.allow) if self.allow is not None else None)
         object.__setattr__(self, "_deny_re", _compile(self.deny))
 
+    @classmethod
+    def read_only(cls) -> Policy:
+        """Only tools known to be read-only: declared ``read`` or ``readOnlyHint`` true."""
+        return cls(permissions=frozenset({"read"}), require_permission=True)
+
     def permits(self, tool: Tool) -> bool:
         if self.allow is not None and (self._allow_re is None or not self._allow_re.fullmatch(tool.name)):
             return False
         if self._deny_re is not None and self._deny_re.fullmatch(tool.name):
             return False
         if self.permissions is not None:
-            if tool.permission is None:
+            kind = tool.effective_permission
+            if kind is None:
                 return not self.require_permission
-            return tool.permission in self.permissions
+            return kind in self.permissions
         return True

@@ -43,6 +43,7 @@ from .naming import WIRE_FORMATS, wire_name
 from .request import CallRequest, UseRequest
 
 if TYPE_CHECKING:
+    from .approval import Approve
     from .gateway import FindResult, Gateway, ToolReference
 
 __all__ = ["InMemorySessionStore", "Session", "SessionStore", "StateStore", "ToolOutcome"]
@@ -112,7 +113,10 @@ class Session:
     ``call_tool``). ``store`` (a :class:`StateStore`, e.g.
     :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps the state outside this
     process: loaded now, refreshed before each handled call and saved after it, so another
-    worker or replica continues the conversation with what it revealed.
+    worker or replica continues the conversation with what it revealed. ``approve``
+    (``approve(tool, arguments)``, sync or async) is this conversation's approver for
+    calls whose kind needs approval (:mod:`toolscout.approval`): every adapter's calls
+    go through it.
     """
 
     def __init__(
@@ -129,8 +133,10 @@ class Session:
         progressive: bool = True,
         allow: Callable[[Tool], bool] | None = None,
         store: StateStore | None = None,
+        approve: Approve | None = None,
     ) -> None:
         self.gateway = gateway
+        self.approve = approve
         self.id = session_id or uuid.uuid4().hex
         self.threshold = threshold
         self.never_defer = frozenset(never_defer)
@@ -478,11 +484,11 @@ class Session:
                 hint=f"Call find_tools with query 'select:{self.wire(tool.name)}' (or describe the task){via}.",
             )
         self._touch(tool.name)
-        result = await self.gateway.run(tool, request.arguments)
+        result = await self.gateway.run(tool, request.arguments, approve=self.approve)
         return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
     async def _use(self, request: UseRequest) -> ToolOutcome:
-        result = await self.gateway.use(request, allow=self.allow)
+        result = await self.gateway.use(request, allow=self.allow, approve=self.approve)
         return ToolOutcome(name="use_tool", ok=result.ok, content=list(result.content), error=result.error, result=result)
 
     def _find(self, arguments: Any) -> ToolOutcome:

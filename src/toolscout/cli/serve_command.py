@@ -38,6 +38,7 @@ def _load(
     use_tool: bool = False,
     sessions: str | None = None,
     session_ttl: float | None = None,
+    approve_kinds: str | None = "dangerous",
 ) -> tuple[GatewayServer, Aggregator]:
     from ..server.mcp import build
     from ..sources.mcp.cache import default_cache_path
@@ -48,7 +49,7 @@ def _load(
     embeddings = "auto" if embed else None
     return build(
         cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool,
-        sessions=sessions, session_ttl=session_ttl,
+        sessions=sessions, session_ttl=session_ttl, approve_kinds=approve_kinds,
     )
 
 
@@ -110,6 +111,14 @@ def serve(
         bool,
         typer.Option("--metrics", help="HTTP: serve Prometheus metrics at /metrics (toolscout[metrics])."),
     ] = False,
+    approve_kinds: Annotated[
+        str,
+        typer.Option(
+            "--approve-kinds",
+            help="Permission kinds whose calls need the user's approval (MCP elicitation; clients without it get "
+            "approval_required): comma-separated read, write, execute, network, dangerous, or none.",
+        ),
+    ] = "dangerous",
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -133,7 +142,7 @@ def serve(
         )
     cache = store or cache  # --store wins: the same place holds the tools and the caches
     try:
-        server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl)
+        server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl, approve_kinds)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
     if server.shared is not None and not server.shared.ping():

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
-from .. import calls
+from .. import approval, calls
 from ..errors import ErrorInfo, SessionStoreUnavailable
 from ..formats import render
 from ..gateway import Gateway
@@ -227,6 +227,8 @@ class GatewayServer:
         from pydantic import ValidationError
 
         raw = await self._dispatch(ctx, params)
+        if raw.get("resultType") == "input_required":  # an approval asked of a 2026-07-28 client
+            return types.InputRequiredResult.model_validate(raw)
         try:
             return types.CallToolResult.model_validate(raw)
         except ValidationError as exc:
@@ -243,10 +245,15 @@ class GatewayServer:
                 await _notify_list_changed(ctx)
             return self._find_result(outcome)
         token = calls.progress.set(getattr(ctx.session, "report_progress", None))
+        asking = ElicitApproval(ctx, params, self._stateful(ctx)) if _can_elicit(ctx) else None
+        approver = approval.current.set(asking)
         try:
             outcome = await session.ahandle(params.name, params.arguments)
         finally:
+            approval.current.reset(approver)
             calls.progress.reset(token)
+        if asking is not None and asking.needed:  # ask, and run when the client retries with the answer
+            return {"resultType": "input_required", "inputRequests": asking.needed}
         return self._call_result(outcome)
 
     async def _wait_for_sources(self) -> None:
@@ -387,6 +394,78 @@ class GatewayServer:
         return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)
 
 
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {"type": "boolean", "title": "Approve", "description": "Run this call.", "default": True}
+    },
+    "required": ["approve"],
+}
+
+
+class ElicitApproval:
+    """Asks the client's user through MCP elicitation whether a call may run (the approver
+    :data:`toolscout.approval.current` holds while a client that supports elicitation calls).
+
+    Stateful clients (2025-11-25) get an ``elicitation/create`` request during the call.
+    Stateless ones (2026-07-28) cannot take a request mid-call: the call answers with an
+    ``input_required`` result carrying the elicitation (:attr:`needed`), and the client
+    retries with the answer under a key bound to the tool and its arguments, so an answer
+    never approves a different call. Accept runs it; decline or cancel is ``approval_denied``.
+    """
+
+    def __init__(self, ctx: Any, params: Any, stateful: bool) -> None:
+        self.ctx, self.params, self.stateful = ctx, params, stateful
+        self.needed: dict[str, Any] | None = None
+
+    async def __call__(self, tool: Tool, arguments: dict[str, Any]) -> approval.Decision:
+        import hashlib
+
+        from ..model import canonical_json
+
+        shown = json.dumps(arguments, ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 500 else shown[:499] + "…"
+        message = f"Allow {tool.name} ({tool.effective_permission}) to run with {shown}?"
+        if self.stateful:
+            answer = await self.ctx.session.elicit_form(message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id)
+            return _approval_of(answer)
+        key = "toolscout-approve-" + hashlib.sha256(f"{tool.name}\x1f{canonical_json(arguments)}".encode()).hexdigest()[:16]
+        answer = (getattr(self.params, "input_responses", None) or {}).get(key)
+        if answer is not None:
+            return _approval_of(answer)
+        self.needed = {
+            key: {
+                "method": "elicitation/create",
+                "params": {"mode": "form", "message": message, "requestedSchema": APPROVAL_SCHEMA},
+            }
+        }
+        return approval.Decision.deny("waiting for the client's answer")
+
+
+def _approval_of(answer: Any) -> approval.Decision:
+    """An elicitation answer (SDK model or dict) as a decision."""
+    get = answer.get if isinstance(answer, dict) else lambda key: getattr(answer, key, None)
+    action, content = get("action"), get("content") or {}
+    if action == "accept":
+        if isinstance(content, dict) and content.get("approve") is False:
+            return approval.Decision.deny("the user did not approve it")
+        return approval.Decision.allow("approved by the user")
+    if action == "decline":
+        return approval.Decision.deny("the user declined")
+    return approval.Decision.deny("the user dismissed the request")
+
+
+def _can_elicit(ctx: Any) -> bool:
+    """Whether this request's client declared the elicitation capability."""
+    import mcp_types as types
+
+    try:
+        wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        return bool(ctx.session.check_client_capability(wanted))
+    except Exception:  # no session, or an SDK without the check: nobody to ask
+        return False
+
+
 def least_permissive(tools: Iterable[Tool]) -> dict[str, Any]:
     """The hints a tool that can run any of ``tools`` may honestly claim.
 
@@ -508,9 +587,11 @@ def build(
     use_tool: bool = False,
     sessions: str | None = None,
     session_ttl: float | None = None,
+    approve_kinds: str | None = "dangerous",
 ) -> tuple[GatewayServer, Aggregator]:
     """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server.
-    ``sessions`` (``redis://...``) keeps stateful sessions in Redis for ``session_ttl`` s."""
+    ``sessions`` (``redis://...``) keeps stateful sessions in Redis for ``session_ttl`` s.
+    ``approve_kinds``: calls to these kinds ask the client's user first (``"none"``: never)."""
     from ..catalog import Catalog
     from ..pgstore import is_postgres_url
     from ..sources.mcp.cache import ToolListCache, default_cache_path
@@ -532,7 +613,11 @@ def build(
         replicated.on_reconnected(aggregator.rewrite_unsaved)
     aggregator.sources.load(strict=True)  # a bad file, spec or module stops us before anything starts
     gateway = Gateway(  # each upstream has its own timeout; vectors live beside the tool lists
-        catalog, call_timeout=None, embeddings=embeddings, vector_store=cache.store if cache else None
+        catalog,
+        call_timeout=None,
+        embeddings=embeddings,
+        vector_store=cache.store if cache else None,
+        approve_kinds=approve_kinds,
     )
     shared = None
     if sessions:
