@@ -3,7 +3,8 @@
 ``--mode`` picks a behaviour: ``normal`` (echo/add/fail/grow tools), ``crash`` (``crash``
 exits the process mid-call), ``hang`` (``hang`` never answers), ``slow`` (sleeps before
 serving), ``malformed`` (some tool schemas are broken), ``many`` (10,000 tools, paginated),
-``names`` (reuses ``normal``'s tool names). Written with the low-level SDK server so it can
+``names`` (reuses ``normal``'s tool names), ``registry`` (``normal`` plus ``register``, which
+adds a tool of the given name and announces the change). Written with the low-level SDK server so it can
 send exactly the (sometimes invalid) JSON a real misbehaving server would.
 """
 
@@ -59,17 +60,19 @@ def tools_for(mode: str, grown: bool) -> list[dict[str, Any]]:
         base.append(_tool("pid", "Report this server's process id."))
     if mode == "hang":
         base.append(_tool("hang", "Never answer."))
+    if mode == "registry":
+        base.append(_tool("register", "Add a tool of the given name and announce the change.", {"name": {"type": "string"}}))
     if grown:
         base.append(_tool("extra", "A tool that appeared after grow was called."))
     return base
 
 
 def build(mode: str) -> Server[Any]:
-    state = {"grown": False}
+    state: dict[str, Any] = {"grown": False, "registered": {}}
     page = 500
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-        tools = tools_for(mode, state["grown"])
+        tools = tools_for(mode, state["grown"]) + list(state["registered"].values())
         start = int(params.cursor) if params is not None and params.cursor else 0
         out: dict[str, Any] = {"tools": tools[start : start + page]}
         if start + page < len(tools):
@@ -90,6 +93,13 @@ def build(mode: str) -> Server[Any]:
             state["grown"] = True
             await ctx.session.send_tool_list_changed()
             return {"content": [{"type": "text", "text": "grown"}]}
+        if name == "register":  # idempotent: registering a name again changes nothing but announces
+            new = str(args["name"])
+            state["registered"][new] = _tool(new, f"Registered tool {new.replace('_', ' ')}.")
+            await ctx.session.send_tool_list_changed()
+            return {"content": [{"type": "text", "text": f"registered {new}"}]}
+        if name in state["registered"]:
+            return {"content": [{"type": "text", "text": f"ran {name}"}]}
         if name == "env_probe":
             value = "set" if os.environ.get(str(args.get("var"))) else "unset"
             return {"content": [{"type": "text", "text": value}]}

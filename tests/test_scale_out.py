@@ -1,0 +1,323 @@
+"""Three ``toolscout serve --transport http --store postgresql://... --sessions redis://...``
+processes on one real PostgreSQL and one real Redis, driven by the official MCP SDK client and
+by the HTTP API (``/v1/find``, ``/v1/call``, ``/v1/tools/{name}``):
+
+- a catalog change made through one replica (an upstream tool registered by a ``/v1/call`` on
+  replica a, which lists the upstream again and writes the catalog once) is found on the others;
+- a session that reveals tools on replica a calls them by name on replica b;
+- replica b is killed (SIGKILL) while a bounded load of MCP sessions and catalog writes runs
+  over all three: the client retries its failed in-flight requests on another replica, and
+  every acknowledged write and every revealed tool is still there afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import httpx2
+import pytest
+
+from _redis import RedisServer, free_port, redis_server  # noqa: F401  (fixture)
+from mcp_fixtures import FAKE
+
+if TYPE_CHECKING:
+    from _postgres import PostgresServer
+
+pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
+pytest.importorskip("redis", reason="toolscout[redis] is not installed")
+pytest_plugins = ["_postgres"]  # the session's server (postgres) and a database per test (pg_dsn)
+
+PROPAGATION = 1.0
+"""The promise: a change is searchable on every replica within a second."""
+NAMES = ("a", "b", "c")
+SESSIONS = 4
+ROUNDS = 6  # find + call per round and session: 48 MCP tool requests, plus the writes
+WRITES = 8
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], port: int, timeout: float = 30.0) -> None:
+    """Until ``GET /v1/ready`` answers 200 (bounded), failing at once if the process exits."""
+    deadline = time.monotonic() + timeout
+    with httpx.Client() as http:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.TransportError):
+                if http.get(f"http://127.0.0.1:{port}/v1/ready", timeout=1).status_code == 200:
+                    return
+            with contextlib.suppress(subprocess.TimeoutExpired):  # waits 50 ms, or it exited
+                proc.wait(0.05)
+            assert proc.poll() is None, f"process on port {port} exited"
+    raise TimeoutError(f"nothing ready on port {port}")
+
+
+@pytest.fixture
+def cluster(pg_dsn: str, redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, Any]]:  # noqa: F811
+    """One HTTP upstream (registry mode) and three replicas on one database and one Redis."""
+    redis_server.flush()
+    upstream_port = free_port()
+    upstream = subprocess.Popen(
+        [sys.executable, FAKE, "--mode", "registry", "--http", str(upstream_port)], stderr=subprocess.DEVNULL
+    )
+    cfg = tmp_path / "servers.json"
+    cfg.write_text(json.dumps({"mcpServers": {"web": {"url": f"http://127.0.0.1:{upstream_port}/mcp"}}}))
+    toolscout = str(Path(sys.executable).with_name("toolscout"))
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    ports: dict[str, int] = {}
+    try:
+        for name in NAMES:  # started together: a replica retries an upstream not up yet
+            ports[name] = free_port()
+            args = ["serve", "-c", str(cfg), "--transport", "http", "--port", str(ports[name]),
+                    "--store", pg_dsn, "--sessions", redis_server.url]
+            procs[name] = subprocess.Popen([toolscout, *args], stderr=subprocess.DEVNULL)
+        for name, proc in procs.items():
+            _wait_ready(proc, ports[name])
+        yield {"procs": procs, "ports": ports, "dsn": pg_dsn}
+    finally:
+        for proc in [*procs.values(), upstream]:
+            if proc.poll() is None:
+                proc.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(10)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(5)
+
+
+class RetryingBalancer(httpx2.AsyncBaseTransport):
+    """A load balancer without affinity, as the MCP client sees it: round-robin over the live
+    replicas, or always the one ``pin`` names. A POST or DELETE is read whole and, if the
+    replica fails (refused, reset, closed mid-response), sent again to the next live replica,
+    which drops the dead one (a passive health check). ``inflight`` counts requests sent and
+    not yet answered, per replica."""
+
+    def __init__(self, ports: dict[str, int], live: list[str], sent: asyncio.Event | None = None) -> None:
+        self.ports = ports
+        self.sent = sent or asyncio.Event()  # set at each request sent
+        self.live = live  # shared by every balancer: what a health check would leave in the pool
+        self.pin: str | None = None
+        self.turn = itertools.count()
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.inflight = dict.fromkeys(ports, 0)
+        self.retries = 0
+        self.seen: list[str] = []
+
+    def _next(self) -> str:
+        if self.pin is not None:
+            return self.pin
+        return self.live[next(self.turn) % len(self.live)]
+
+    async def handle_async_request(self, request: Any) -> Any:
+        for _attempt in range(len(self.ports) + 1):  # bounded: each dead replica fails once
+            target = self._next()
+            request.url = request.url.copy_with(port=self.ports[target])
+            self.seen.append(target)
+            self.inflight[target] += 1
+            self.sent.set()
+            try:
+                response = await self.inner.handle_async_request(request)
+                if request.method == "GET":  # a notification stream: passed on as it streams
+                    return response
+                try:
+                    body = await response.aread()
+                finally:
+                    await response.aclose()
+            except httpx2.TransportError:
+                if target in self.live and len(self.live) > 1:
+                    self.live.remove(target)
+                self.pin = None if self.pin == target else self.pin
+                self.retries += 1
+                continue
+            finally:
+                self.inflight[target] -= 1
+            headers = [(k, v) for k, v in response.headers.items()
+                       if k.lower() not in ("content-length", "transfer-encoding", "content-encoding")]
+            return httpx2.Response(response.status_code, headers=headers, content=body, request=request)
+        raise httpx2.ConnectError("no live replica answered")
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def mcp_client(balancer: RetryingBalancer) -> Any:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(transport=balancer, timeout=httpx2.Timeout(30.0, read=60.0))
+    first = next(iter(balancer.ports.values()))
+    return Client(streamable_http_client(f"http://127.0.0.1:{first}/mcp", http_client=http), mode="legacy")
+
+
+class Api:
+    """The HTTP API as a non-MCP caller uses it, round-robin over the live replicas, retrying a
+    request that failed in flight on the next one (bounded)."""
+
+    def __init__(self, ports: dict[str, int], live: list[str]) -> None:
+        self.ports = ports
+        self.live = live
+        self.turn = itertools.count()
+        self.http = httpx.AsyncClient(timeout=30)
+        self.retries = 0
+
+    async def send(self, method: str, path: str, body: Any = None, on: str | None = None) -> tuple[str, httpx.Response]:
+        for _attempt in range(len(self.ports) + 1):
+            target = on if on is not None and on in self.live else self.live[next(self.turn) % len(self.live)]
+            try:
+                url = f"http://127.0.0.1:{self.ports[target]}{path}"
+                return target, await self.http.request(method, url, json=body)
+            except httpx.TransportError:
+                if target in self.live and len(self.live) > 1:
+                    self.live.remove(target)
+                self.retries += 1
+                on = None
+        raise httpx.ConnectError("no live replica answered")
+
+    async def has_tool(self, name: str, on: str) -> bool:
+        _, response = await self.send("GET", f"/v1/tools/{name}", on=on)
+        return response.status_code == 200
+
+    async def finds(self, query: str, name: str, on: str) -> bool:
+        _, response = await self.send("POST", "/v1/find", {"query": query, "limit": 5}, on=on)
+        return any(r["tool_name"] == name for r in response.json()["tool_references"])
+
+    async def until(self, check: Any, timeout: float) -> float | None:
+        """Seconds until ``await check()`` is true (bounded), else None."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        while loop.time() - start < timeout:
+            if await check():
+                return loop.time() - start
+            await asyncio.sleep(0.02)  # the next poll of a bounded wait for the condition
+        return None
+
+    async def register(self, name: str, on: str | None = None) -> str:
+        """A catalog write through one replica: that replica's upstream gains ``web_<name>``, it
+        lists it again and writes the catalog. Acknowledged once the replica that ran it serves
+        the tool (its memory follows only a committed write); retried on another replica if it
+        dies first. Returns the replica that acknowledged."""
+        for _attempt in range(len(self.ports) + 1):
+            body = {"name": "web_register", "arguments": {"name": name}}
+            target, response = await self.send("POST", "/v1/call", body, on=on)
+            on = None
+            assert response.json()["ok"], response.text
+            seen = await self.until(lambda t=target: self.has_tool(f"web_{name}", on=t), PROPAGATION + 4)
+            if seen is not None and target in self.live:
+                return target
+        raise AssertionError(f"web_{name} was never acknowledged")
+
+
+async def test_three_replicas_on_postgres_and_redis_survive_a_killed_replica(
+    cluster: dict[str, Any], postgres: PostgresServer
+) -> None:
+    ports, procs = cluster["ports"], cluster["procs"]
+    live = list(NAMES)
+    api = Api(ports, live)
+    try:
+        # A catalog change made through replica a is found on b (MCP) and c (HTTP API).
+        assert await api.register("first", on="a") == "a"
+        pinned = RetryingBalancer(ports, live)
+        async with mcp_client(pinned) as client:
+            pinned.pin = "b"
+            for _ in range(int((PROPAGATION + 1) / 0.02)):  # bounded poll on b over MCP
+                found = await client.call_tool("find_tools", {"query": "registered tool first", "limit": 3})
+                refs = (found.structured_content or {}).get("tool_references", [])
+                if any(r["tool_name"] == "web_first" for r in refs):
+                    break
+                await asyncio.sleep(0.02)
+            else:
+                raise AssertionError("web_first never found on replica b")
+            assert await api.until(lambda: api.finds("registered tool first", "web_first", on="c"), PROPAGATION + 1) is not None
+
+            # The session revealed web_first (and web_echo next) on b: it calls them on a and c.
+            pinned.pin = "b"
+            echo = await client.call_tool("find_tools", {"query": "echo the given text back", "limit": 1})
+            assert echo.structured_content["tool_references"][0]["tool_name"] == "web_echo"
+            pinned.pin = "a"
+            assert (await client.call_tool("web_echo", {"text": "on a"})).content[0].text == "on a"
+            pinned.pin = "c"
+            assert (await client.call_tool("web_first", {})).content[0].text == "ran first"
+            assert {"web_echo", "web_first"} <= {t.name for t in (await client.list_tools()).tools}
+        _, called = await api.send("POST", "/v1/call", {"name": "web_add", "arguments": {"a": 2, "b": 3}}, on="b")
+        assert called.json()["structured"] == {"sum": 5}
+
+        # Load over all three replicas; b is SIGKILLed while requests are in flight on it.
+        sent = asyncio.Event()
+        balancers = [RetryingBalancer(ports, live, sent) for _ in range(SESSIONS)]
+        revealed: list[set[str]] = [set() for _ in range(SESSIONS)]
+        done = {"requests": 0}
+        acknowledged: list[str] = []
+        killed = asyncio.Event()
+
+        async def session(k: int, client: Any) -> None:
+            plan = [("echo the given text back", "web_echo", {"text": f"s{k}"}),
+                    ("add two integers and return the sum", "web_add", {"a": k, "b": 1}),
+                    ("registered tool first", "web_first", {})]
+            for i in range(ROUNDS):
+                query, name, args = plan[(i + k) % len(plan)]
+                found = await client.call_tool("find_tools", {"query": query, "limit": 1})
+                assert found.structured_content["tool_references"][0]["tool_name"] == name, found.content
+                revealed[k].add(name)
+                ran = await client.call_tool(name, args)  # by name: needs the session's reveals
+                assert not ran.is_error, ran.content
+                done["requests"] += 2
+
+        async def writer() -> None:
+            for i in range(WRITES):
+                await api.register(f"w{i}")
+                acknowledged.append(f"web_w{i}")
+                done["requests"] += 1
+
+        async def killer() -> None:
+            third = (SESSIONS * ROUNDS * 2 + WRITES) // 3
+            while not (done["requests"] >= third and any(x.inflight["b"] for x in balancers)):
+                # bounded: each request sent wakes this check; the load stops by itself
+                try:
+                    await asyncio.wait_for(sent.wait(), 30)
+                except TimeoutError:
+                    raise AssertionError("the load ended before replica b could be killed mid-request") from None
+                sent.clear()
+            os.kill(procs["b"].pid, signal.SIGKILL)
+            killed.set()
+
+        async with AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(mcp_client(b)) for b in balancers]
+            await asyncio.wait_for(
+                asyncio.gather(killer(), writer(), *(session(k, c) for k, c in enumerate(clients))), 60
+            )
+            assert killed.is_set() and procs["b"].wait(10) == -signal.SIGKILL
+            assert "b" not in live and sum(b.retries for b in balancers) + api.retries >= 1
+            # No session lost: each one lists and runs everything it revealed, on a and on c.
+            for k, client in enumerate(clients):
+                for target in ("a", "c"):
+                    balancers[k].pin = target
+                    listed = {t.name for t in (await client.list_tools()).tools}
+                    assert revealed[k] <= listed, (k, target, revealed[k] - listed)
+                    ran = await client.call_tool("web_echo" if "web_echo" in revealed[k] else "web_add",
+                                                 {"text": "still"} if "web_echo" in revealed[k] else {"a": 1, "b": 1})
+                    assert not ran.is_error, ran.content
+        # No catalog write lost: every acknowledged tool is on both survivors and in PostgreSQL.
+        assert len(acknowledged) == WRITES
+        for name in ["web_first", *acknowledged]:
+            for target in ("a", "c"):
+                assert await api.has_tool(name, on=target), (name, target)
+            assert await api.finds(f"registered tool {name.removeprefix('web_')}", name, on="c")
+        from toolscout.pgstore import PostgresStore
+
+        with PostgresStore(cluster["dsn"]) as store:
+            stored = store.tool_names()
+        assert len(stored) == len(set(stored)) and {"web_first", *acknowledged} <= set(stored)
+        assert postgres.running
+    finally:
+        await api.http.aclose()
+
