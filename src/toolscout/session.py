@@ -134,9 +134,14 @@ class Session:
         allow: Callable[[Tool], bool] | None = None,
         store: StateStore | None = None,
         approve: Approve | None = None,
+        stubs: bool = False,
     ) -> None:
         self.gateway = gateway
         self.approve = approve
+        self.stubs = stubs
+        """Send deferred tools as stubs (name and one line, no parameters) instead of
+        withholding them (seed 003's stub mode); see :meth:`listed`."""
+        self._stub_cache: dict[tuple[str, str], tuple[str, Tool, dict[str, Any]]] = {}
         self.id = session_id or uuid.uuid4().hex
         self.threshold = threshold
         self.never_defer = frozenset(never_defer)
@@ -249,6 +254,8 @@ class Session:
     def shows_any(self, names: Iterable[str]) -> bool:
         """Whether any of ``names`` is in this session's list (no catalog sync: cheap enough
         to ask of every session on every catalog change)."""
+        if self.stubs and self.progressive:  # every visible tool is listed, as a stub or in full
+            return True
         return any(n in self._revealed or n in self._pinned_set for n in names)
 
     def is_callable(self, name: str) -> bool:
@@ -312,7 +319,45 @@ class Session:
         """Names in list order (meta-tools first when deferring)."""
         self._sync()
         metas = list(self.meta_names) if self._active else []
-        return [*metas, *self._pinned, *self._revealed]
+        return [*metas, *(t.name for t, _ in self.listed())]
+
+    def listed(self) -> list[tuple[Tool, bool]]:
+        """The catalog tools of the list, in order, each with whether it goes as a stub.
+
+        Normally: pinned tools, then revealed ones in the order found (append-only). With
+        ``stubs=True`` while deferring: pinned tools, then every other visible tool in
+        catalog order, as a stub until its schema is loaded (found), then in full at the
+        same place. The list then never grows; a found tool changes bytes from its place on
+        (once), and an evicted one goes back to its stub.
+        """
+        self._sync()
+        catalog = self.gateway.catalog
+        if not (self.stubs and self._active and self.progressive):
+            return [(t, False) for t in (catalog.get(n) for n in (*self._pinned, *self._revealed)) if t is not None]
+        out = [(t, False) for t in (catalog.get(n) for n in self._pinned) if t is not None]
+        out += [(t, not self.is_callable(t.name)) for t in self.deferred()]
+        return out
+
+    def stub(self, tool: Tool, format: str = "generic") -> Tool:
+        """``tool`` as a stub: its name and one line saying how to load its parameters."""
+        return self._stub(tool, format)[0]
+
+    def _stub(self, tool: Tool, format: str) -> tuple[Tool, dict[str, Any]]:
+        key = (format, tool.name)
+        cached = self._stub_cache.get(key)
+        if cached is not None and cached[0] == tool.version:
+            return cached[1], cached[2]
+        wire = wire_name(tool.name, format)
+        line = f"{tool.summary(100)} (Load first: find_tools select:{wire})"
+        record = Tool(tool.name, line, source=tool.source, annotations=tool.annotations, defer=DeferPolicy.ALWAYS)
+        rendered = formats.render(record, format)
+        self._stub_cache[key] = (tool.version, record, rendered)
+        return record, rendered
+
+    def stub_tokens(self, format: str = "generic") -> int:
+        """Tokens the stubs of the next list cost (0 without ``stubs=True``); the ledger's
+        turns count them with the rest of the list."""
+        return count_definitions([self._stub(t, format)[1] for t, stub in self.listed() if stub])
 
     def tools(self, format: str = "generic", *, record: bool = True, meta: bool = True) -> list[dict[str, Any]]:
         """The tool list for the next request, in ``format``; append-only across turns.
@@ -323,14 +368,11 @@ class Session:
         """
         self._sync()
         self.format = format
-        catalog = self.gateway.catalog
         out: list[dict[str, Any]] = list(self.meta_tools(format)) if self._active and meta else []
         names: list[str] = list(self.meta_names[: len(out)])
-        for name in (*self._pinned, *self._revealed):
-            tool = catalog.get(name)
-            if tool is not None:
-                out.append(self._render(tool, format))
-                names.append(name)
+        for tool, stub in self.listed():
+            out.append(self._stub(tool, format)[1] if stub else self._render(tool, format))
+            names.append(tool.name)
         if record:
             self.ledger.record(format, out, names, lambda: self.baseline_tokens(format))
         return out

@@ -39,6 +39,7 @@ def _load(
     sessions: str | None = None,
     session_ttl: float | None = None,
     approve_kinds: str | None = "dangerous",
+    stubs: bool = False,
 ) -> tuple[GatewayServer, Aggregator]:
     from ..server.mcp import build
     from ..sources.mcp.cache import default_cache_path
@@ -49,7 +50,7 @@ def _load(
     embeddings = "auto" if embed else None
     return build(
         cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool,
-        sessions=sessions, session_ttl=session_ttl, approve_kinds=approve_kinds,
+        sessions=sessions, session_ttl=session_ttl, approve_kinds=approve_kinds, stubs=stubs,
     )
 
 
@@ -119,6 +120,10 @@ def serve(
             "approval_required): comma-separated read, write, execute, network, dangerous, or none.",
         ),
     ] = "dangerous",
+    stubs: Annotated[
+        bool,
+        typer.Option("--stubs", help="Stateful clients: list tools not yet found as name + one line (no schema)."),
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -142,7 +147,7 @@ def serve(
         )
     cache = store or cache  # --store wins: the same place holds the tools and the caches
     try:
-        server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl, approve_kinds)
+        server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl, approve_kinds, stubs)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
     if server.shared is not None and not server.shared.ping():

@@ -66,9 +66,12 @@ class GatewayServer:
         max_sessions: int = MAX_SESSIONS,
         cold_start_wait: float = COLD_START_WAIT,
         session_store: Any = None,
+        stubs: bool = False,
     ) -> None:
         """``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
-        stateful sessions where every replica sees them (see :mod:`.shared_sessions`)."""
+        stateful sessions where every replica sees them (see :mod:`.shared_sessions`).
+        ``stubs``: stateful sessions list every tool not yet found as a stub (name and one
+        line, no parameters) instead of leaving it out."""
         from mcp.server.lowlevel.server import NotificationOptions, Server
 
         self.gateway = gateway
@@ -76,7 +79,7 @@ class GatewayServer:
         self.max_revealed = max_revealed
         self.use_tool = use_tool
         self.cold_start_wait = cold_start_wait
-        options: dict[str, Any] = {"threshold": 0, "call_tool": True, "use_tool": use_tool}
+        options: dict[str, Any] = {"threshold": 0, "call_tool": True, "use_tool": use_tool, "stubs": stubs}
         self.sessions = InMemorySessionStore(gateway, max_sessions=max_sessions, max_revealed=max_revealed, **options)
         self.stateless = Session(gateway, session_id="stateless", progressive=False, **options)
         self.shared = session_store
@@ -202,10 +205,10 @@ class GatewayServer:
         return tools
 
     def listed(self, ctx: Any) -> list[Tool]:
-        """The catalog tools this session sees in tools/list (always-load, then revealed)."""
+        """The catalog tools this session sees in tools/list (always-load, then revealed;
+        with ``stubs``, every other tool as a stub until found)."""
         session = self.session(ctx)
-        catalog = self.gateway.catalog
-        return [t for t in (catalog.get(n) for n in (*session.pinned, *session.revealed)) if t is not None]
+        return [session.stub(t, "mcp") if stub else t for t, stub in session.listed()]
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -588,6 +591,7 @@ def build(
     sessions: str | None = None,
     session_ttl: float | None = None,
     approve_kinds: str | None = "dangerous",
+    stubs: bool = False,
 ) -> tuple[GatewayServer, Aggregator]:
     """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server.
     ``sessions`` (``redis://...``) keeps stateful sessions in Redis for ``session_ttl`` s.
@@ -625,6 +629,6 @@ def build(
 
         shared = RedisSessionStore(sessions, gateway, ttl=session_ttl or DEFAULT_TTL)
     server = GatewayServer(
-        gateway, aggregator, max_revealed=config.max_revealed, use_tool=use_tool, session_store=shared
+        gateway, aggregator, max_revealed=config.max_revealed, use_tool=use_tool, session_store=shared, stubs=stubs
     )
     return server, aggregator

@@ -1,0 +1,113 @@
+"""Seed 003's stub mode: deferred tools go as name + one line (no parameters) instead of
+being withheld, through the library, a provider adapter and the MCP server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from mcp import Client
+
+import _sdk_requests as sdk
+from _session_fixtures import Script, build_catalog, build_session
+from toolscout.gateway import Gateway
+from toolscout.ledger import count_definitions
+from toolscout.server.mcp import GatewayServer
+
+
+def _props(definition: dict[str, Any]) -> dict[str, Any]:
+    schema = definition.get("input_schema") or definition.get("inputSchema") or definition.get("parameters") or {}
+    return schema.get("properties") or {}
+
+
+def test_stubs_list_every_deferred_tool_and_load_in_place() -> None:
+    plain = build_session()
+    session = build_session(stubs=True)
+    first = session.tools("anthropic")
+    names = [t["name"] for t in first]
+    assert names[:2] == ["find_tools", "read_notes"] and len(names) == 2 + 33
+    assert set(names) == {"find_tools", *(t.name for t in session.gateway.catalog)}
+    weather = first[names.index("get_weather")]
+    assert _props(weather) == {} and "select:get_weather" in weather["description"]
+    assert weather["description"].startswith("Get the current weather forecast for a city.")
+
+    refused = session.handle("get_weather", {"city": "Oslo"})  # a stub is not callable yet
+    assert refused.error is not None and refused.error.code == "not_revealed"
+    found = session.handle("find_tools", {"query": "select:get_weather"})
+    assert found.revealed == ("get_weather",)
+    second = session.tools("anthropic")
+    assert [t["name"] for t in second] == names  # same tools, same places
+    loaded = second[names.index("get_weather")]
+    assert _props(loaded) == {"city": {"type": "string", "description": "City name"}}
+    changed = [i for i, (a, b) in enumerate(zip(first, second, strict=True)) if json.dumps(a) != json.dumps(b)]
+    assert changed == [names.index("get_weather")]  # only that tool's bytes changed
+    assert json.loads(session.handle("get_weather", {"city": "Oslo"}).text()) == {"city": "Oslo", "temp_c": 21}
+
+    # The ledger counts the stubs with the rest of the list, exactly.
+    plain.tools("anthropic")
+    with_stubs, without = session.ledger.turns[0], plain.ledger.turns[0]
+    assert without.tokens < with_stubs.tokens
+    stubbed = [d for d in first if d["name"] not in ("find_tools", "read_notes")]
+    assert session.ledger.turns[0].tokens == without.tokens + count_definitions(stubbed)
+    assert 0 < session.stub_tokens("anthropic") < count_definitions(stubbed)  # get_weather is loaded now
+
+
+def test_stubs_only_while_deferring() -> None:
+    session = build_session(filler=3, stubs=True)  # 7 tools: below the threshold
+    assert all(_props(t) or t["name"] in ("format_disk", "read_notes") for t in session.tools("anthropic"))
+    assert session.stub_tokens("anthropic") == 0
+    assert "find_tools" not in session.tool_names()
+
+
+def test_stubs_through_the_anthropic_adapter() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    from toolscout.adapters.anthropic import MessagesAdapter
+
+    try:
+        import httpx2 as http
+    except ImportError:
+        import httpx as http  # type: ignore[no-redef]
+
+    def turn(*uses: tuple[str, str, Any]) -> dict[str, Any]:
+        content = [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in uses] or [
+            {"type": "text", "text": "done"}
+        ]
+        return {
+            "id": "m", "type": "message", "role": "assistant", "model": "claude-test", "content": content,
+            "stop_reason": "tool_use" if uses else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+
+    script = Script(
+        turn(("t1", "find_tools", {"query": "select:get_weather"})),
+        turn(("t2", "get_weather", {"city": "Lima"})),
+        turn(),
+        validate=sdk.anthropic_request,
+    )
+    session = build_session(stubs=True)
+    client = anthropic.Anthropic(api_key="test", base_url="http://test", http_client=script.client(http))
+    messages: list[Any] = [{"role": "user", "content": "weather in Lima"}]
+    MessagesAdapter(session).run(client, model="claude-test", messages=messages)
+    tools = [{t["name"]: t for t in r["tools"]} for r in script.requests]
+    assert len(tools[0]) == 35 and _props(tools[0]["get_weather"]) == {}
+    assert _props(tools[1]["get_weather"]) and list(tools[1]) == list(tools[0])
+    result = messages[-2]["content"][0]
+    assert result["tool_use_id"] == "t2" and json.loads(result["content"][0]["text"])["city"] == "Lima"
+
+
+@pytest.mark.asyncio
+async def test_stubs_through_the_mcp_server() -> None:
+    server = GatewayServer(Gateway(build_catalog()), stubs=True)
+    async with Client(server.lowlevel, mode="legacy") as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert "get_weather" in listed and "inventory_item_7" in listed
+        assert not (listed["get_weather"].input_schema.get("properties") or {})
+        assert "select:get_weather" in (listed["get_weather"].description or "")
+        await client.call_tool("find_tools", {"query": "select:get_weather"})
+        after = {t.name: t for t in (await client.list_tools()).tools}
+        assert list(after) == list(listed) and after["get_weather"].input_schema["required"] == ["city"]
+        ran = await client.call_tool("get_weather", {"city": "Oslo"})
+        assert not ran.is_error and ran.structured_content == {"city": "Oslo", "temp_c": 21}
+    async with Client(server.lowlevel) as stateless:  # 2026-07-28: nothing revealed, so no stubs
+        assert [t.name for t in (await stateless.list_tools()).tools] == ["find_tools", "call_tool", "read_notes"]
