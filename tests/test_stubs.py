@@ -111,3 +111,56 @@ async def test_stubs_through_the_mcp_server() -> None:
         assert not ran.is_error and ran.structured_content == {"city": "Oslo", "temp_c": 21}
     async with Client(server.lowlevel) as stateless:  # 2026-07-28: nothing revealed, so no stubs
         assert [t.name for t in (await stateless.list_tools()).tools] == ["find_tools", "call_tool", "read_notes"]
+
+
+# -- native="auto": the provider's own tool search where the SDK and model support it -------
+
+
+def test_auto_picks_native_for_models_that_support_it() -> None:
+    from toolscout.adapters.anthropic import MessagesAdapter
+    from toolscout.adapters.openai import ResponsesAdapter
+
+    def kinds(tools: list[dict[str, Any]]) -> set[str]:
+        return {str(t.get("type", "function")) for t in tools}
+
+    native = ResponsesAdapter(build_session(), native="auto", model="gpt-5.4")
+    assert native.native and "tool_search" in kinds(native.tools())
+    portable = ResponsesAdapter(build_session(), native="auto", model="gpt-4.1-mini")
+    assert not portable.native and "tool_search" not in kinds(portable.tools())
+    chosen = ResponsesAdapter(build_session(), native="auto", model="my-gpt", native_models=lambda m: m == "my-gpt")
+    assert chosen.native
+
+    deferred = MessagesAdapter(build_session(), native="auto", model="claude-sonnet-4-5").tools()
+    assert any(t.get("defer_loading") for t in deferred) and len(deferred) == 35
+    plain = MessagesAdapter(build_session(), native="auto", model="claude-3-5-haiku").tools()
+    assert not any(t.get("defer_loading") for t in plain) and len(plain) == 2
+
+
+def test_auto_decides_at_the_first_run_and_falls_back_on_an_old_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    anthropic = pytest.importorskip("anthropic")
+    from toolscout.adapters import _common
+    from toolscout.adapters.anthropic import MessagesAdapter
+    from toolscout.errors import ConfigError
+
+    try:
+        import httpx2 as http
+    except ImportError:
+        import httpx as http  # type: ignore[no-redef]
+    done = {
+        "id": "m", "type": "message", "role": "assistant", "model": "x", "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    for model, native in (("claude-opus-4-6", True), ("claude-test", False)):
+        script = Script(done)
+        adapter = MessagesAdapter(build_session(), native="auto")
+        client = anthropic.Anthropic(api_key="test", base_url="http://test", http_client=script.client(http))
+        adapter.run(client, model=model, messages=[{"role": "user", "content": "hi"}])
+        assert adapter.native is native
+        assert any(t.get("defer_loading") for t in script.requests[0]["tools"]) is native
+
+    monkeypatch.setattr(_common.importlib.metadata, "version", lambda dist: "0.1.0")
+    assert not MessagesAdapter(build_session(), native="auto", model="claude-sonnet-4-5").native
+    with pytest.raises(ConfigError):
+        MessagesAdapter(build_session(), native=True)
+    with pytest.raises(ConfigError, match="auto"):
+        MessagesAdapter(build_session(), native="yes")

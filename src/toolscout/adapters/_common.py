@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -40,6 +40,48 @@ def require_version(dist: str, minimum: tuple[int, ...], feature: str, extra: st
             installed=installed,
             minimum=need,
         )
+
+
+def model_version(model: str, pattern: str) -> tuple[int, int] | None:
+    """(major, minor) of a model name matching ``pattern`` (two groups, minor optional)."""
+    match = re.search(pattern, model.lower())
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
+class NativeChoice:
+    """``native=True``, ``False`` or ``"auto"``, decided once per adapter (a conversation
+    must not switch between native and portable deferral half-way).
+
+    ``"auto"``: the provider's own tool search when the installed SDK types it (else
+    portable; no SDK installed means plain dicts, which carry it) and the model, once known
+    (``model=`` or the first ``run()``), supports it by ``supports(model)``; ``find_tools``
+    otherwise. ``True`` with an SDK that is too old raises :class:`ConfigError` at once.
+    """
+
+    def __init__(
+        self, native: bool | str, dist: str, minimum: tuple[int, ...], feature: str, extra: str,
+        supports: Callable[[str], bool], model: str | None,
+    ) -> None:
+        if native not in (True, False, "auto"):
+            raise ConfigError(f"{feature}: native must be True, False or 'auto', not {native!r}")
+        if native is True:
+            require_version(dist, minimum, feature, extra)
+        self.value: bool | None = None if native == "auto" else bool(native)
+        self.args = (dist, minimum, feature, extra)
+        self.supports, self.model = supports, model
+
+    def decide(self, model: str | None = None) -> bool:
+        if self.value is None:
+            model = self.model or model
+            try:
+                require_version(*self.args)
+            except ConfigError:
+                self.value = False
+            else:
+                self.value = model is None or bool(self.supports(model))
+        return self.value
 
 
 def field(obj: Any, key: str, default: Any = None) -> Any:

@@ -16,12 +16,13 @@ front.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .._sync import run_sync
 from ..naming import wire_name
 from ..session import Session, ToolOutcome
-from ._common import Call, answer, as_dict, field, require, require_version
+from ._common import Call, NativeChoice, answer, as_dict, field, model_version, require
 
 __all__ = ["MessagesAdapter"]
 
@@ -30,19 +31,44 @@ NATIVE_MIN_SDK = (0, 80)
 ``messages.create`` (they were beta-only before)."""
 
 
+def native_model(model: str) -> bool:
+    """Whether ``native="auto"`` uses tool search with this model: Claude 4.5 and later
+    (``claude-sonnet-4-5``, ``claude-opus-4-6``, ``claude-sonnet-5``...). Conservative;
+    pass ``native_models=`` to decide otherwise."""
+    version = model_version(model, r"claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?")
+    return version is not None and version >= (4, 5)
+
+
 class MessagesAdapter:
     """``client.messages.create(..., tools=adapter.tools())`` then
-    ``messages.append(adapter.tool_results(response))``."""
+    ``messages.append(adapter.tool_results(response))``.
+
+    ``native="auto"`` picks native deferral when the SDK and the model support it (see
+    :func:`native_model`; ``native_models`` replaces that rule) and ``find_tools`` otherwise.
+    """
 
     format = "anthropic"
 
-    def __init__(self, session: Session, *, native: bool = False) -> None:
-        if native:
-            require_version("anthropic", NATIVE_MIN_SDK, "MessagesAdapter(native=True)", "anthropic")
+    def __init__(
+        self,
+        session: Session,
+        *,
+        native: bool | str = False,
+        model: str | None = None,
+        native_models: Callable[[str], bool] | None = None,
+    ) -> None:
+        self._native = NativeChoice(
+            native, "anthropic", NATIVE_MIN_SDK, "MessagesAdapter(native=True)", "anthropic",
+            native_models or native_model, model,
+        )
         self.session = session
-        self.native = native
         self._deferred_key: tuple[int, int] | None = None
         self._deferred: list[dict[str, Any]] = []
+
+    @property
+    def native(self) -> bool:
+        """Native deferral (decided at the first use for ``native="auto"``)."""
+        return self._native.decide()
 
     def tools(self) -> list[dict[str, Any]]:
         session = self.session
@@ -111,6 +137,7 @@ class MessagesAdapter:
     ) -> Any:
         """A complete loop; ``messages`` is extended in place; returns the last message."""
         require("anthropic", "The Anthropic adapter", "anthropic")
+        self._native.decide(model)
         response = None
         for _ in range(max_turns):
             tools = self.tools()

@@ -13,17 +13,26 @@ request types know ``tool_search`` (``openai>=2.25``); an older one is refused u
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .._sync import run_sync
 from ..session import Session, ToolOutcome
-from ._common import Call, answer, as_dict, field, require, require_version
+from ._common import Call, NativeChoice, answer, as_dict, field, model_version, require
 
 __all__ = ["ChatCompletionsAdapter", "ResponsesAdapter"]
 
 NATIVE_MIN_SDK = (2, 25)
 """The first ``openai`` release whose types carry ``tool_search``, ``tool_search_call``,
 ``tool_search_output`` and ``defer_loading``."""
+
+
+def native_model(model: str) -> bool:
+    """Whether ``native="auto"`` uses ``tool_search`` with this model: GPT-5.4 and later
+    (seed 003: "for GPT-5.4+ you may prefer OpenAI Tool Search"). Pass ``native_models=``
+    to decide otherwise."""
+    version = model_version(model, r"(?:^|/)gpt-(\d+)(?:\.(\d+))?")
+    return version is not None and version >= (5, 4)
 
 
 def _require_sdk() -> Any:
@@ -84,15 +93,30 @@ class ResponsesAdapter:
 
     ``native=True`` uses the API's client-executed ``tool_search`` (deferred tools are
     loaded through ``tool_search_output`` items instead of the ``tools`` list).
+    ``native="auto"`` uses it when the SDK and the model support it (see
+    :func:`native_model`; ``native_models`` replaces that rule), ``find_tools`` otherwise.
     """
 
     format = "openai-responses"
 
-    def __init__(self, session: Session, *, native: bool = False) -> None:
-        if native:
-            require_version("openai", NATIVE_MIN_SDK, "ResponsesAdapter(native=True)", "openai")
+    def __init__(
+        self,
+        session: Session,
+        *,
+        native: bool | str = False,
+        model: str | None = None,
+        native_models: Callable[[str], bool] | None = None,
+    ) -> None:
+        self._native = NativeChoice(
+            native, "openai", NATIVE_MIN_SDK, "ResponsesAdapter(native=True)", "openai",
+            native_models or native_model, model,
+        )
         self.session = session
-        self.native = native
+
+    @property
+    def native(self) -> bool:
+        """Native ``tool_search`` (decided at the first use for ``native="auto"``)."""
+        return self._native.decide()
 
     def _search_tool(self) -> dict[str, Any]:
         find = self.session.meta_tools(self.format)[0]
@@ -172,6 +196,7 @@ class ResponsesAdapter:
         """A complete stateless loop (the whole ``input`` is sent each turn); ``input`` is
         extended in place with the output items and their answers."""
         _require_sdk()
+        self._native.decide(model)
         response = None
         for _ in range(max_turns):
             tools = self.tools()
