@@ -347,3 +347,14 @@ async def test_mcp_read_only_gateway_over_upstream_hints(upstream_catalog: tuple
         assert _code(refused) == "denied"
         echoed = await client.call_tool("call_tool", {"name": "up_echo", "arguments": {"text": "hi"}})
         assert not echoed.is_error
+
+
+def test_serve_refuses_an_unknown_approval_kind(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from toolscout.cli import app
+
+    config = tmp_path / "servers.json"
+    config.write_text('{"mcpServers": {}}')
+    out = CliRunner().invoke(app, ["serve", "--config", str(config), "--no-cache", "--approve-kinds", "dangerus"])
+    assert out.exit_code == 2 and "dangerus" in out.output
