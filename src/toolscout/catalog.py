@@ -49,6 +49,10 @@ class Catalog:
         self.generation = 0
         self.store: Store | None = None
         """The store this catalog was opened from, if any (the index keeps snapshots there)."""
+        self.default_kinds: tuple[str, ...] = ("tool",)
+        """What ``find_tools`` ranks when a request names no ``kinds`` (a gateway's own
+        ``default_kinds`` wins): tools only, so loading skills or agents changes no
+        existing search until asked for."""
         if tools:
             self.extend(tools)
 
@@ -72,9 +76,12 @@ class Catalog:
         return self._handlers.get(name)
 
     def categories(self) -> dict[str, int]:
-        """Searchable, available tools per category, largest first."""
+        """Searchable, available tools per category, largest first (skills and agents are
+        not counted: searches leave them out unless asked, so listing them would mislead)."""
         counts = Counter(
-            t.category or "uncategorized" for t in self._tools.values() if t.searchable and t.available
+            t.category or "uncategorized"
+            for t in self._tools.values()
+            if t.searchable and t.available and t.kind == "tool"
         )
         return dict(counts.most_common())
 
@@ -240,6 +247,28 @@ class Catalog:
         tools = [prefixed(tool, prefix) for tool, _ in pairs]
         handlers = {t.name: h for t, (_, h) in zip(tools, pairs, strict=True)}
         return self.extend(tools, handlers=handlers)
+
+    def load_skills(
+        self, path: str | os.PathLike[str], *, prefix: str | None = None, skip_invalid: bool = False
+    ) -> list[Tool]:
+        """Add every Agent Skills folder (a ``SKILL.md`` with ``name`` and ``description``
+        front matter) under ``path`` as an entry of kind ``skill``; calling one returns its
+        instructions. Found only when a search asks for skills (``kinds``) unless
+        :attr:`default_kinds` includes them."""
+        from .sources.skills import load_skills
+
+        pairs, self.last_skipped = load_skills(path, skip_invalid=skip_invalid)
+        return self.add_source(pairs, prefix=prefix)
+
+    def load_agents(
+        self, path: str | os.PathLike[str], *, prefix: str | None = None, skip_invalid: bool = False
+    ) -> list[Tool]:
+        """Add A2A agent cards (a ``.json`` file, or a folder of them) as entries of kind
+        ``agent``; calling one returns its card's essentials."""
+        from .sources.agents import load_agents
+
+        pairs, self.last_skipped = load_agents(path, skip_invalid=skip_invalid)
+        return self.add_source(pairs, prefix=prefix)
 
     # -- persistence ---------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -43,7 +43,7 @@ from .errors import (
     UnknownTool,
     UpstreamUnavailable,
 )
-from .model import CallResult, DeferPolicy, Tool
+from .model import KINDS, CallResult, DeferPolicy, Tool
 from .policy import Policy
 from .request import (
     DEFAULT_LIMIT,
@@ -88,6 +88,10 @@ class ToolReference:
     findings: tuple[dict[str, str], ...] = ()
     """Tool-poisoning findings on this tool (``code``, ``severity``, ``field``,
     ``evidence``; see docs/security.md), when the gateway's policy is ``warn``."""
+    kind: str = "tool"
+    details: Mapping[str, Any] | None = None
+    """For a skill, how to load it; for an agent, its card's essentials and skills
+    (see :func:`toolscout.sources.skills.reference_details`). ``None`` for tools."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -100,6 +104,9 @@ class ToolReference:
             out["already_loaded"] = True
         if self.findings:
             out["findings"] = [dict(f) for f in self.findings]
+        if self.kind != "tool":  # tools keep the shape they always had
+            out["kind"] = self.kind
+            out.update(self.details or {})
         return out
 
 
@@ -179,7 +186,8 @@ class FindResult:
         show = names or str
         head = f"{len(self.tool_references)} of {self.total_matches} matching tools for {self.query!r}:"
         rows = [
-            f"- {show(r.tool_name)} ({r.relevance_score:.2f}){' [already loaded]' if r.loaded else ''}: {r.summary}"
+            f"- {show(r.tool_name)} ({r.relevance_score:.2f}){_kind_note(r)}"
+            f"{' [already loaded]' if r.loaded else ''}: {r.summary}"
             for r in self.tool_references
         ]
         lines = [head, *rows]
@@ -188,6 +196,17 @@ class FindResult:
         if self.pending:
             lines.append("still loading: " + ", ".join(f"{k} ({v})" for k, v in self.pending.items()))
         return "\n".join(lines)
+
+
+def _kind_note(ref: ToolReference) -> str:
+    """`` [skill: call to load]`` or `` [agent at URL]``: a model reading text results
+    learns what a non-tool entry is and how to use it."""
+    if ref.kind == "skill":
+        return " [skill: call it to load its instructions]"
+    if ref.kind == "agent":
+        url = (ref.details or {}).get("agent", {}).get("url")
+        return f" [agent at {url}: call it for its card]" if url else " [agent]"
+    return ""
 
 
 def refused_find(arguments: Any, error: ToolscoutError) -> FindResult:
@@ -257,8 +276,12 @@ class Gateway:
         vector_store: Store | None = None,
         approve: approval.Approve | None = None,
         approve_kinds: str | Collection[str] | None = None,
+        default_kinds: Collection[str] | None = None,
     ) -> None:
         self.catalog = catalog
+        self.default_kinds: tuple[str, ...] | None = _kinds_option(default_kinds)
+        """What ``find_tools`` ranks when the request names no ``kinds``; ``None``: the
+        catalog's ``default_kinds`` (tools only unless set), so existing users see no change."""
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
         self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store)
         self.visibility = Visibility(policy, platform)
@@ -325,6 +348,7 @@ class Gateway:
         allow: Allow | None = None,
         exclude: Collection[str] = (),
         loaded: Collection[str] = (),
+        kinds: Collection[str] | str | None = None,
         **aliases: Any,
     ) -> FindResult:
         """Search and render the found tools in ``format``. ``exclude``: tools never to
@@ -337,6 +361,8 @@ class Gateway:
                 arguments[key] = value
         if exclude:
             arguments["exclude"] = list(exclude)
+        if kinds:
+            arguments["kinds"] = kinds if isinstance(kinds, str) else list(kinds)
         try:
             formats.renderer(format)
         except InvalidRequest as exc:
@@ -377,6 +403,7 @@ class Gateway:
                 exclude=request.exclude,
                 platform=self.visibility.platform,
                 autocut=autocut,
+                kinds=request.kinds or self.kinds_default(),
             )
             result.search_type = outcome.mode
             result.warnings.extend(outcome.warnings)
@@ -388,6 +415,11 @@ class Gateway:
             result.error = exc.info()
         result.execution_time_ms = (time.perf_counter() - started) * 1000
         return result
+
+    def kinds_default(self) -> tuple[str, ...]:
+        """The kinds a request without ``kinds`` ranks."""
+        kinds = getattr(self.catalog, "default_kinds", None) or ("tool",)
+        return self.default_kinds or ((kinds,) if isinstance(kinds, str) else tuple(kinds))
 
     def _no_match(self, request: FindRequest, allow: Allow | None, pending: Mapping[str, str]) -> ToolscoutError:
         names = select_names(request.query)
@@ -434,6 +466,8 @@ class Gateway:
                     version=tool.version,
                     loaded=tool.name in loaded and hit.why not in _ASKED_BY_NAME,
                     findings=findings,
+                    kind=tool.kind,
+                    details=_kind_details(tool) if tool.kind != "tool" else None,
                 )
             )
             serious = [f for f in findings if f["severity"] != "low"]
@@ -674,7 +708,9 @@ class Gateway:
         return [formats.render(t, format) for t in self.meta_tool_records(use_tool=use_tool, call_tool=call_tool)]
 
     def meta_tool_records(self, *, use_tool: bool = False, call_tool: bool = False) -> list[Tool]:
-        chosen = [find_tools_tool(self.default_limit, self.max_limit)]
+        present = self.index.kinds()
+        kinds = tuple(k for k in KINDS if k in present) if present - {"tool"} else ()
+        chosen = [find_tools_tool(self.default_limit, self.max_limit, kinds)]
         if call_tool:
             chosen.append(CALL_TOOL)
         if use_tool:
@@ -688,10 +724,45 @@ class Gateway:
 META_NAMES = ("find_tools", "call_tool", "use_tool")
 
 
+def _kinds_option(kinds: Collection[str] | None) -> tuple[str, ...] | None:
+    """A ``default_kinds`` setting, checked once at setup (a typo raises here, not later)."""
+    if kinds is None:
+        return None
+    out = tuple(dict.fromkeys([kinds] if isinstance(kinds, str) else kinds))
+    wrong = [k for k in out if k not in KINDS]
+    if wrong or not out:
+        raise ValueError(f"default_kinds must name some of {', '.join(KINDS)}, not {wrong or 'nothing'}")
+    return out
+
+
+def _kind_details(tool: Tool) -> dict[str, Any]:
+    from .sources.skills import reference_details
+
+    return reference_details(tool)
+
+
+_KIND_TEXT = {
+    "tool": "tool (default): a function to call",
+    "skill": "skill: instructions to load by calling it",
+    "agent": "agent: another agent to delegate to (its card)",
+}
+
+
 @lru_cache(maxsize=16)
-def find_tools_tool(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> Tool:
+def find_tools_tool(
+    default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT, kinds: tuple[str, ...] = ()
+) -> Tool:
     """The ``find_tools`` meta-tool; its argument names, enum and defaults come from
-    :mod:`toolscout.request`, the module that parses them."""
+    :mod:`toolscout.request`, the module that parses them. ``kinds`` (the kinds the catalog
+    holds, when more than tools) adds the ``kinds`` argument: a tools-only catalog keeps
+    the schema, and its token cost, as before."""
+    properties: dict[str, Any] = {}
+    if kinds:
+        properties["kinds"] = {
+            "type": "array",
+            "items": {"type": "string", "enum": list(kinds)},
+            "description": "What to find: " + "; ".join(_KIND_TEXT[k] for k in kinds) + ".",
+        }
     return Tool(
         "find_tools",
         "Search the tool catalog by capability and load the schemas of matching tools. "
@@ -720,6 +791,7 @@ def find_tools_tool(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIM
                     "items": {"type": "string"},
                     "description": "Names of tools you already have; they are not returned.",
                 },
+                **properties,
             },
             "required": ["query"],
         },

@@ -17,9 +17,11 @@ from typing import Any, Literal
 from .errors import DeclarationError, ErrorInfo, ToolscoutError
 
 __all__ = [
+    "KINDS",
     "Annotations",
     "CallResult",
     "DeferPolicy",
+    "Kind",
     "PermissionKind",
     "Tool",
 ]
@@ -27,6 +29,10 @@ __all__ = [
 PermissionKind = Literal["read", "write", "execute", "network", "dangerous"]
 PERMISSION_KINDS: tuple[str, ...] = ("read", "write", "execute", "network", "dangerous")
 EMPTY_OBJECT_SCHEMA = '{"properties":{},"type":"object"}'
+Kind = Literal["tool", "skill", "agent"]
+KINDS: tuple[str, ...] = ("tool", "skill", "agent")
+"""What a catalog entry is: a tool to call, a skill (instructions to load, Agent Skills
+format) or an agent (an A2A agent card). All three are searched and called the same way."""
 
 
 class DeferPolicy(StrEnum):
@@ -132,6 +138,7 @@ class Tool:
         "description",
         "descriptions",
         "display",
+        "kind",
         "meta",
         "name",
         "origin",
@@ -161,6 +168,7 @@ class Tool:
     display: Mapping[str, str]
     descriptions: Mapping[str, str]
     meta: Mapping[str, Any]
+    kind: Kind
 
     def __init__(
         self,
@@ -184,6 +192,7 @@ class Tool:
         display: Mapping[str, str] | None = None,
         descriptions: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
+        kind: Kind | str = "tool",
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise DeclarationError(
@@ -194,6 +203,10 @@ class Tool:
             raise DeclarationError(
                 f"tool {name!r}: permission must be one of {', '.join(PERMISSION_KINDS)}, not {_shown(permission)}",
                 field="permission",
+            )
+        if kind not in KINDS:
+            raise DeclarationError(
+                f"tool {name!r}: kind must be one of {', '.join(KINDS)}, not {_shown(kind)}", field="kind"
             )
         try:
             defer = DeferPolicy(defer)
@@ -222,6 +235,7 @@ class Tool:
         s(self, "display", _text_map(name, "display", display))
         s(self, "descriptions", _text_map(name, "descriptions", descriptions))
         s(self, "meta", _meta(name, meta))
+        s(self, "kind", kind)
         s(self, "_version", None)
 
     def __setattr__(self, key: str, value: Any) -> None:
@@ -264,6 +278,9 @@ class Tool:
                     canonical_json(json.loads(self._schema_json)),
                     canonical_json(json.loads(self._output_json)) if self._output_json else "",
                     canonical_json(self.annotations.to_mcp()) if self.annotations else "",
+                    # A skill or agent is announced as such in find results; a tool's hash is
+                    # unchanged from before kinds existed (stored versions and snapshots stay valid).
+                    *(() if self.kind == "tool" else (self.kind,)),
                 )
             )
             object.__setattr__(self, "_version", hashlib.sha256(payload.encode()).hexdigest()[:16])
@@ -300,6 +317,7 @@ class Tool:
             "display": dict(self.display),
             "descriptions": dict(self.descriptions),
             "meta": dict(self.meta),
+            "kind": self.kind,
             "version": self.version,
         }
 
@@ -331,6 +349,7 @@ class Tool:
             display=data.get("display"),
             descriptions=data.get("descriptions"),
             meta=data.get("meta"),
+            kind=data.get("kind") or "tool",
         )
 
     def replace(self, **changes: Any) -> Tool:

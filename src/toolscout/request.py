@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import EmptyQuery, InvalidArguments, InvalidRequest
+from .model import KINDS
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -51,7 +52,7 @@ _ALIASES: dict[str, str] = {
     "categoryFilter": "category",
     "searchType": "search_type",
 }
-_FIND_KEYS = frozenset({"query", "limit", "search_type", "category", "exclude"})
+_FIND_KEYS = frozenset({"query", "limit", "search_type", "category", "exclude", "kinds"})
 _SEARCH_TYPE_SET = frozenset(SEARCH_TYPES)
 
 
@@ -144,6 +145,30 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.strip() for n in value if n.strip()))
 
 
+_KIND_WORDS = {**{k: k for k in KINDS}, **{f"{k}s": k for k in KINDS}}
+
+
+def _kinds(value: Any) -> tuple[str, ...] | None:
+    """``kinds`` as a tuple of :data:`~toolscout.model.KINDS` (``None``: the gateway's
+    default). Accepts a list or comma-separated text, plurals, any case, and ``all``."""
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise InvalidRequest("kinds must be a list of strings", hint=f'Use e.g. "kinds": ["tool", "skill"]; kinds are {", ".join(KINDS)}.')
+    words = [v.strip().lower() for v in value if v.strip()]
+    if "all" in words:
+        return KINDS
+    unknown = [w for w in words if w not in _KIND_WORDS]
+    if unknown:
+        raise InvalidRequest(
+            f"unknown kind {unknown[0]!r:.40}",
+            hint=f"Use any of: {', '.join(KINDS)} (or all).",
+        )
+    return tuple(dict.fromkeys(_KIND_WORDS[w] for w in words)) or None
+
+
 def _query(value: Any, notes: list[str]) -> str:
     if not isinstance(value, str):
         raise InvalidRequest(
@@ -189,6 +214,9 @@ class FindRequest:
     category: str | None = None
     exclude: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=(), compare=False)
+    kinds: tuple[str, ...] | None = None
+    """Which kinds of entry to rank (``tool``, ``skill``, ``agent``); ``None``: the
+    gateway's default (tools only unless configured otherwise)."""
 
     @classmethod
     def parse(cls, arguments: Any, *, default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> FindRequest:
@@ -209,6 +237,7 @@ class FindRequest:
             category=(category or "").strip() or None,
             exclude=_names(args.get("exclude"), "exclude"),
             notes=tuple(notes),
+            kinds=_kinds(args.get("kinds")),
         )
 
 

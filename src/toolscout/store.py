@@ -359,7 +359,7 @@ def _tool_row(pos: int, tool: Tool) -> tuple[int, str, str, str, str]:
 _DEFER = {p.value: p for p in DeferPolicy}
 _RESTORED_SLOTS = frozenset(
     {"_schema_json", "_output_json", "_version", "annotations", "available", "category", "defer",
-     "description", "descriptions", "display", "meta", "name", "original_name", "origin",
+     "description", "descriptions", "display", "kind", "meta", "name", "original_name", "origin",
      "permission", "platforms", "searchable", "source", "source_id", "tags"}
 )
 _FAST = frozenset(Tool.__slots__) == _RESTORED_SLOTS
@@ -400,6 +400,7 @@ def _restore(rec: dict[str, Any], schema: str, version: str) -> Tool:
     _set(tool, "display", get("display") or {})
     _set(tool, "descriptions", get("descriptions") or {})
     _set(tool, "meta", get("meta") or {})
+    _set(tool, "kind", get("kind") or "tool")
     return tool
 
 

@@ -14,7 +14,7 @@ from ..model import Annotations, Tool
 from ._spec import KINDS, Service, Spec, business, collab, dev, infra, local, object_schema
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")
-_DEFAULTS: dict[str, Any] = {"searchable": True, "available": True, "defer": "automatic"}
+_DEFAULTS: dict[str, Any] = {"searchable": True, "available": True, "defer": "automatic", "kind": "tool"}
 
 
 def services() -> list[Service]:

@@ -2,16 +2,20 @@
 
 :func:`run_demo` only produces data (a JSON-ready dict); :mod:`toolscout.demo.view` draws it
 with rich. The script searches the bundled catalog the way a model would (plain English,
-Chinese, an exact name, ``select:``, a miss, an empty query), calls what it found (valid
-arguments, invalid ones, an unknown name), and costs the tool definitions in tokens.
+Chinese, an exact name, ``select:``, a miss, an empty query, a skill and an agent), calls
+what it found (valid arguments, invalid ones, an unknown name, a skill's instructions), and
+costs the tool definitions in tokens.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
+from ..catalog import Catalog
 from ..gateway import FindResult, Gateway
 from ..model import CallResult
 from . import demo_catalog
@@ -24,6 +28,7 @@ class Search:
     label: str
     query: str
     limit: int = 3
+    kinds: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,8 @@ SEARCHES: tuple[Search, ...] = (
     Search("select:", "select:math_evaluate,units_convert"),
     Search("no match (typos)", "zendsk tiket"),
     Search("empty query", ""),
+    Search("a skill", "write up the outage we had last night", 2, ("skill",)),
+    Search("an agent", "plan a city trip within a budget", 2, ("agent",)),
 )
 
 CALLS: tuple[Call, ...] = (
@@ -55,11 +62,14 @@ CALLS: tuple[Call, ...] = (
     Call("unknown tool", "slak_send_mesage", {"channel": "#eng", "text": "hi"}),
     Call("use_tool, clear", "convert a temperature", {"value": 451, "from_unit": "F", "to_unit": "C"}, True),
     Call("use_tool, ambiguous", "send a message", {"text": "deploy done"}, True),
+    Call("a skill's instructions", "incident-postmortem", {}),
 )
 
 
-def _search(gateway: Gateway, label: str, query: str, limit: int, format: str) -> dict[str, Any]:
-    result: FindResult = gateway.find_tools(query, limit, format=format)
+def _search(
+    gateway: Gateway, label: str, query: str, limit: int, format: str, kinds: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    result: FindResult = gateway.find_tools(query, limit, format=format, kinds=kinds)
     out: dict[str, Any] = {"label": label, **result.to_dict()}
     out["search_metadata"]["execution_time_ms"] = round(result.execution_time_ms, 3)
     return out
@@ -80,7 +90,8 @@ def _call(gateway: Gateway, call: Call) -> dict[str, Any]:
 def _tokens(gateway: Gateway, format: str) -> dict[str, Any]:
     from ..tokens import savings_report
 
-    report = savings_report(list(gateway.catalog), gateway.meta_tools(format), format)
+    tools = [t for t in gateway.catalog if t.kind == "tool"]  # skills and agents cost tokens only when found
+    report = savings_report(tools, gateway.meta_tools(format), format)
     return {**report.to_dict(), "rows": [list(r) for r in report.rows()]}
 
 
@@ -88,15 +99,19 @@ def run_demo(*, format: str = "openai", query: str | None = None, limit: int = 5
     """Run the scripted session (or one ``query``) over the demo catalog; JSON-ready output."""
     started = time.perf_counter()
     catalog = demo_catalog()
+    _add_skills_and_agents(catalog)
     loaded = time.perf_counter()
     gateway = Gateway(catalog)
     gateway.index.refresh()  # build the index now, so search timings are searches only
     built = time.perf_counter()
+    kinds = Counter(t.kind for t in catalog)
     categories = catalog.categories()
     run: dict[str, Any] = {
         "format": format,
         "catalog": {
-            "tools": len(catalog),
+            "tools": kinds["tool"],
+            "skills": kinds["skill"],
+            "agents": kinds["agent"],
             "searchable": sum(categories.values()),
             "categories": categories,
             "load_ms": round((loaded - started) * 1000, 1),
@@ -107,8 +122,16 @@ def run_demo(*, format: str = "openai", query: str | None = None, limit: int = 5
         run["searches"] = [_search(gateway, "your query", query, limit, format)]
         run["calls"] = []
     else:
-        run["searches"] = [_search(gateway, s.label, s.query, s.limit, format) for s in SEARCHES]
+        run["searches"] = [_search(gateway, s.label, s.query, s.limit, format, s.kinds) for s in SEARCHES]
         run["calls"] = [_call(gateway, c) for c in CALLS]
     run["tokens"] = _tokens(gateway, format)
     run["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
     return run
+
+
+def _add_skills_and_agents(catalog: Catalog) -> None:
+    """The demo's two Agent Skills folders and two A2A agent cards, shipped beside it: found
+    only when a search asks for their kind, like in any catalog."""
+    with resources.as_file(resources.files(__package__)) as here:
+        catalog.load_skills(here / "skills")
+        catalog.load_agents(here / "agents")

@@ -44,7 +44,8 @@ def _header(run: dict[str, Any]) -> Panel:
     body = Group(
         Text.from_markup(
             f"[bold]{cat['tools']} tools[/bold] in [bold]{len(cat['categories'])} services[/bold] "
-            f"({cat['searchable']} searchable; the rest is internal plumbing), loaded in "
+            f"({cat['searchable']} searchable; the rest is internal plumbing), plus "
+            f"{cat.get('skills', 0)} skills and {cat.get('agents', 0)} agents found on request, loaded in "
             f"{cat['load_ms']:.0f} ms, indexed in {cat['index_ms']:.0f} ms. Service tools answer "
             "with [italic]simulated[/italic] results; math, units, time and text tools really run."
         ),
@@ -83,6 +84,11 @@ def _found(search: dict[str, Any]) -> Text:
             text.append("\n")
         text.append(ref["tool_name"], style="bold green")
         text.append(f" {ref['relevance_score']:.2f}", style="dim")
+        if ref.get("kind") == "skill":
+            text.append(f"\n  skill: its instructions load when called, or from {ref['load']['resource']}", style="cyan")
+        elif ref.get("kind") == "agent":
+            skills = ", ".join(s.get("name") or s.get("id", "?") for s in ref["agent"].get("skills", []))
+            text.append(f"\n  agent at {ref['agent']['url']}; skills: {skills}", style="cyan")
     total = search["total_matches"]
     if total > len(search["tool_references"]):
         text.append(f"\n({total} matched; best shown)", style="dim")
@@ -109,7 +115,9 @@ def _calls(run: dict[str, Any]) -> Table:
 
 def _outcome(call: dict[str, Any]) -> Text:
     if call["ok"]:
-        body = json.dumps(call.get("structured", call["content"]), ensure_ascii=False)
+        texts = [b.get("text", "") for b in call["content"] if b.get("type") == "text"]
+        plain = "structured" not in call and len(texts) == 1  # a text answer (a skill's instructions)
+        body = texts[0] if plain else json.dumps(call.get("structured", call["content"]), ensure_ascii=False)
         text = Text("ok ", style="bold green")
         text.append(body if len(body) <= 240 else body[:239] + "…")
         return text

@@ -2,7 +2,7 @@
 
 The index subscribes to its catalog and marks itself stale on every change; the next search
 rebuilds lazily (the keyword backend re-analyses only tools that changed). Filters
-(searchable, available, platform, category, excluded names, an ``allow`` predicate) become
+(searchable, available, platform, category, kinds, excluded names, an ``allow`` predicate) become
 one boolean mask over doc ids that the backends rank within, so ``limit`` is always filled
 from allowed tools. The mask of an ``allow`` predicate is cached per (predicate, catalog
 generation): a policy costs one pass over the catalog per change, not per query.
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import numpy as np
 
 from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
-from ..model import Tool
+from ..model import KINDS, Tool
 from .autocut import DEFAULT_RULE, autocut
 from .base import Hit
 from .keyword import KeywordBackend
@@ -105,6 +105,8 @@ class ToolIndex:
         self._base = np.zeros(0, dtype=bool)
         self._categories: np.ndarray = np.zeros(0, dtype=np.int32)
         self._category_ids: dict[str, int] = {}
+        self._kinds: np.ndarray = np.zeros(0, dtype=np.int8)
+        self._kinds_present: frozenset[str] = frozenset()
         self._platform_masks: dict[str, np.ndarray] = {}
         self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
         self._unsubscribe = catalog.subscribe(self._on_change)
@@ -136,6 +138,9 @@ class ToolIndex:
                 np.int32,
                 len(tools),
             )
+            kind_ids = {k: i for i, k in enumerate(KINDS)}
+            self._kinds = np.fromiter((kind_ids[t.kind] for t in tools), np.int8, len(tools))
+            self._kinds_present = frozenset(KINDS[i] for i in np.unique(self._kinds))
             self._platform_masks.clear()
             self._allow_masks.clear()
             self._stale = False
@@ -203,6 +208,11 @@ class ToolIndex:
     def categories(self) -> dict[str, int]:
         return self.catalog.categories()
 
+    def kinds(self) -> frozenset[str]:
+        """The kinds of entry the catalog holds (``tool``, ``skill``, ``agent``)."""
+        self.refresh()
+        return self._kinds_present
+
     def suggest(self, text: str, n: int = 3) -> list[str]:
         """Did-you-mean: up to ``n`` searchable tool names close to ``text``."""
         resolver = self.resolver
@@ -219,10 +229,15 @@ class ToolIndex:
         allow: Callable[[Tool], bool] | None = None,
         exclude: Collection[str] = (),
         platform: str | None = None,
+        kinds: Collection[str] | None = None,
     ) -> np.ndarray:
-        """Boolean mask of the docs a request may see (a fresh array the caller may modify)."""
+        """Boolean mask of the docs a request may see (a fresh array the caller may modify).
+        ``kinds=None`` keeps every kind."""
         self.refresh()
         m = self._base.copy()
+        km = self._kind_mask(kinds)
+        if km is not None:
+            m &= km
         if platform:
             pm = self._platform_masks.get(platform)
             if pm is None:
@@ -242,6 +257,14 @@ class ToolIndex:
             if doc is not None:
                 m[doc] = False
         return m
+
+    def _kind_mask(self, kinds: Collection[str] | None) -> np.ndarray | None:
+        """Docs of ``kinds``, or ``None`` when that keeps every doc (the usual all-tools
+        catalog costs nothing)."""
+        if kinds is None or self._kinds_present.issubset(kinds):
+            return None
+        wanted = [KINDS.index(k) for k in kinds if k in KINDS]
+        return self._kinds == wanted[0] if len(wanted) == 1 else np.isin(self._kinds, np.array(wanted, np.int8))
 
     def _allow_mask(self, allow: Callable[[Tool], bool]) -> np.ndarray:
         with self._lock:
@@ -268,6 +291,7 @@ class ToolIndex:
         exclude: Collection[str] = (),
         platform: str | None = None,
         autocut: bool = True,
+        kinds: Collection[str] | None = None,
     ) -> SearchOutcome:
         """Rank allowed tools for ``query``.
 
@@ -276,7 +300,8 @@ class ToolIndex:
         partial match reads low even when it ranks first); for regex 1.0 for a name and
         description match, 2/3 name only, 1/3 description only; for registered modes the
         score divided by the top score. Raises ``EmptyQuery``, ``InvalidRegex`` or
-        ``InvalidRequest`` (unknown mode).
+        ``InvalidRequest`` (unknown mode). ``kinds`` filters ranked results only: an exact
+        name or ``select:`` finds an entry of any kind (the caller named it).
         """
         start = time.perf_counter()
         if not isinstance(query, str) or not query.strip():
@@ -286,12 +311,14 @@ class ToolIndex:
         q = query.strip()
         # One consistent snapshot: a rebuild from another thread waits for this search.
         with self._lock:
-            mask = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
+            named = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
             names = select_names(q)
             if names is not None:
-                outcome = self._select(names, mask)
+                outcome = self._select(names, named)
             else:
-                outcome = self._rank(q, resolved, mask, limit, autocut)
+                km = self._kind_mask(kinds)
+                mask = named if km is None else named & km
+                outcome = self._rank(q, resolved, mask, limit, autocut, named)
         outcome.elapsed_ms = (time.perf_counter() - start) * 1000.0
         return outcome
 
@@ -329,8 +356,10 @@ class ToolIndex:
         bare = query.strip().strip("`'\"").strip()
         return next((d for d in docs if self._tools[d].name == bare), docs[0])
 
-    def _rank(self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool) -> SearchOutcome:
-        exact = self._exact(query, mask)
+    def _rank(
+        self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool, named: np.ndarray | None = None
+    ) -> SearchOutcome:
+        exact = self._exact(query, mask if named is None else named)
         warnings: list[str] = []
         matched: np.ndarray | None = None
         if mode == "keyword":

@@ -17,6 +17,7 @@ the upstream call.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import signal
@@ -33,6 +34,7 @@ from ..gateway import Gateway
 from ..model import CallResult, Tool
 from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
+from ..sources.skills import SKILL_URI_PREFIX
 from .capabilities import CAPABILITIES_URI, capabilities
 from .guard import BearerGuard, HostOriginGuard
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
@@ -303,19 +305,41 @@ class GatewayServer:
         import mcp_types as types
 
         about = "What this toolscout gateway offers: backends, counts, protocol features, limits."
+        skills = [
+            {"uri": SKILL_URI_PREFIX + t.name, "name": t.name, "description": t.summary(), "mimeType": "text/markdown"}
+            for t in self._skills()
+        ]
         return types.ListResourcesResult.model_validate(
             {
                 "resources": [
-                    {"uri": CAPABILITIES_URI, "name": "capabilities", "description": about, "mimeType": "application/json"}
+                    {"uri": CAPABILITIES_URI, "name": "capabilities", "description": about, "mimeType": "application/json"},
+                    *skills,
                 ]
             }
         )
+
+    def _skills(self) -> list[Tool]:
+        """Skills this gateway's policy lets a client see (each is also a resource)."""
+        gw = self.gateway
+        return [t for t in gw.catalog if t.kind == "skill" and t.searchable and gw.visibility.admits(t)]
 
     async def _read_resource(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
-        if str(params.uri) != CAPABILITIES_URI:
+        uri = str(params.uri)
+        if uri.startswith(SKILL_URI_PREFIX):
+            # The skill's instructions, read when asked (as calling the skill would).
+            skill = self.gateway.catalog.get(uri.removeprefix(SKILL_URI_PREFIX))
+            handler = self.gateway.catalog.handler(skill.name) if skill is not None else None
+            if skill is None or skill.kind != "skill" or handler is None or not self.gateway.visibility.admits(skill):
+                raise MCPError(code=-32002, message=f"unknown resource {params.uri}")
+            text = await asyncio.to_thread(handler, {})
+            text = await text if inspect.isawaitable(text) else text
+            return types.ReadResourceResult.model_validate(
+                {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
+            )
+        if uri != CAPABILITIES_URI:
             raise MCPError(code=-32002, message=f"unknown resource {params.uri}")
         text = json.dumps(self.capabilities(), indent=2)
         return types.ReadResourceResult.model_validate(

@@ -44,7 +44,14 @@ from ..errors import ConfigError, ToolFailed, ToolscoutError, ToolTimeout
 from ..model import DeferPolicy, Tool
 from ..security import Screen, blocking, findings_of, is_quarantined
 from .mcp.upstream import backoff_delay
-from .source_config import DeclarationSource, OpenAPISource, PythonSource, SourceEntry
+from .source_config import (
+    AgentsSource,
+    DeclarationSource,
+    OpenAPISource,
+    PythonSource,
+    SkillsSource,
+    SourceEntry,
+)
 
 if TYPE_CHECKING:
     from .mcp.config import GatewayConfig
@@ -218,6 +225,8 @@ class ConfiguredSources:
         entry = state.entry
         if isinstance(entry, DeclarationSource):
             return self._declarations(entry)
+        if isinstance(entry, SkillsSource):
+            return self._skills(entry)
         if isinstance(entry, OpenAPISource):
             path = self._path(entry.spec)
             try:
@@ -237,6 +246,20 @@ class ConfiguredSources:
         if not tools and not skipped:
             raise _Problem("path", f"{entry.path} holds no tools")
         return [(t, None) for t in tools], [str(e) for e in skipped]
+
+    def _skills(self, entry: SkillsSource) -> _Read:
+        """Skill folders or agent cards (:mod:`.skills`, :mod:`.agents`) with their handlers."""
+        from .agents import load_agents
+        from .skills import load_skills
+
+        load = load_agents if isinstance(entry, AgentsSource) else load_skills
+        try:
+            pairs, skipped = load(self._path(entry.path), skip_invalid=entry.skip_invalid)
+        except (ConfigError, OSError) as exc:
+            raise _Problem("path", str(exc)) from None
+        if not pairs and not skipped:
+            raise _Problem("path", f"{entry.path} holds no {entry.kind}")
+        return list(pairs), [str(e) for e in skipped]
 
     def _openapi(self, state: _State, doc: Any) -> _Pairs:
         from .openapi import tools_from_openapi
@@ -389,13 +412,13 @@ class ConfiguredSources:
     # -- watching ---------------------------------------------------------------------
     def _watched(self, state: _State) -> bool:
         entry = state.entry
-        return isinstance(entry, DeclarationSource | OpenAPISource) and entry.watch and not state.remote
+        return isinstance(entry, DeclarationSource | OpenAPISource | SkillsSource) and entry.watch and not state.remote
 
     def _signature(self, state: _State) -> tuple[int, int, int] | None:
         entry = state.entry
         if not self._watched(state):
             return None
-        path = self._path(entry.path if isinstance(entry, DeclarationSource) else entry.spec)  # type: ignore[union-attr]
+        path = self._path(entry.path if isinstance(entry, DeclarationSource | SkillsSource) else entry.spec)  # type: ignore[union-attr]
         try:
             st = path.stat()
         except OSError:

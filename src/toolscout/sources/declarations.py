@@ -6,7 +6,7 @@ Shapes accepted (see docs/sources.md):
   with ``name``), where an entry may hold ``available``, ``searchable``, ``category``,
   ``tags``, ``display``/``desc`` per language, ``platforms`` (``all`` or a list),
   ``required``, and toolscout's ``input_schema`` (or ``parameters``/``inputSchema``),
-  ``output_schema``, ``annotations``, ``permission``, ``defer``, ``meta``;
+  ``output_schema``, ``annotations``, ``permission``, ``defer``, ``kind``, ``meta``;
 * JSONL, the evaluation-data shape: one ``{"name", "description", "input_schema",
   "source"}`` per line (``source`` becomes the category, unknown fields go to ``meta``).
 
@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from ..errors import DeclarationError
-from ..model import PERMISSION_KINDS, Annotations, DeferPolicy, Tool
+from ..model import KINDS, PERMISSION_KINDS, Annotations, DeferPolicy, Tool
 from ._positions import EntryPositions, json_positions, yaml_positions
 from ._schemacheck import schema_problem
 from ._yaml import load_yaml
@@ -37,7 +37,7 @@ _BOOL_FIELDS = ("available", "searchable", "required")
 _SCHEMA_KEYS = ("input_schema", "parameters", "inputSchema")
 _OUTPUT_KEYS = ("output_schema", "outputSchema")
 _KNOWN = {"name", "description", "desc", "display", "category", "source", "tags", "platforms",
-          "permission", "defer", "annotations", "meta", *(_BOOL_FIELDS), *(_SCHEMA_KEYS), *(_OUTPUT_KEYS)}
+          "permission", "defer", "kind", "annotations", "meta", *(_BOOL_FIELDS), *(_SCHEMA_KEYS), *(_OUTPUT_KEYS)}
 _SNAKE_HINTS = {"read_only": "readOnlyHint", "destructive": "destructiveHint",
                 "idempotent": "idempotentHint", "open_world": "openWorldHint"}
 
@@ -216,6 +216,9 @@ def _entry_tool(
     permission = entry.get("permission")
     if permission is not None and permission not in PERMISSION_KINDS:
         raise _EntryError(f"'{name}': permission must be one of {', '.join(PERMISSION_KINDS)}", "permission")
+    kind = entry.get("kind", "tool")
+    if kind not in KINDS:
+        raise _EntryError(f"'{name}': kind must be one of {', '.join(KINDS)}", "kind")
     defer = entry.get("defer")
     if defer is None:
         defer = DeferPolicy.NEVER if entry.get("required") is True else DeferPolicy.AUTOMATIC
@@ -251,6 +254,7 @@ def _entry_tool(
             display=display,
             descriptions=descriptions if len(descriptions) > 1 or "" not in descriptions else {},
             meta=meta,
+            kind=kind,
         )
     except DeclarationError as exc:  # a value Tool refuses: not JSON data, a lone surrogate...
         text_key = "desc" if "desc" in entry else "description"

@@ -19,7 +19,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model import DeferPolicy
 
-__all__ = ["DeclarationSource", "OpenAPISource", "PythonSource", "SourceEntry", "SourceOptions", "expand_env"]
+__all__ = [
+    "AgentsSource",
+    "DeclarationSource",
+    "OpenAPISource",
+    "PythonSource",
+    "SkillsSource",
+    "SourceEntry",
+    "SourceOptions",
+    "expand_env",
+]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -187,7 +196,29 @@ class PythonSource(SourceOptions):
         return self.module
 
 
-SourceEntry = DeclarationSource | OpenAPISource | PythonSource
+class SkillsSource(SourceOptions):
+    """A folder of Agent Skills (``SKILL.md`` folders at any depth; docs/sources.md): entries
+    of kind ``skill``, whose call returns the instructions. Watching sees skills added or
+    removed (the folder changes); a body is read when called, so edits to it need no reload."""
+
+    kind: ClassVar[str] = "skills"
+
+    path: str = Field(min_length=1)
+    skip_invalid: bool = Field(default=False, alias="skipInvalid")
+    watch: bool = True
+
+    def location(self) -> str:
+        return self.path
+
+
+class AgentsSource(SkillsSource):
+    """A2A agent cards: one ``.json`` card (or a list of them), or a folder of cards; entries
+    of kind ``agent``, whose call returns the card's essentials."""
+
+    kind: ClassVar[str] = "agents"
+
+
+SourceEntry = DeclarationSource | OpenAPISource | PythonSource | SkillsSource
 
 
 def expand_env(value: str, environ: dict[str, str], field: str) -> str:

@@ -5,7 +5,7 @@ A user's existing ``{"mcpServers": {...}}`` file works unchanged; per server, to
 upstream's own tool names) and ``timeout``. Unknown keys are kept (other clients' options
 round-trip). Every problem is reported before anything starts, naming the server and field.
 
-Next to ``mcpServers``, ``declarations``, ``openapi`` and ``python`` name the gateway's other
+Next to ``mcpServers``, ``declarations``, ``openapi``, ``python``, ``skills`` and ``agents`` name the gateway's other
 sources (:mod:`toolscout.sources.source_config`), with the same per-source options.
 """
 
@@ -31,7 +31,14 @@ from pydantic import (
 
 from ...errors import ConfigError
 from ...model import DeferPolicy
-from ..source_config import DeclarationSource, OpenAPISource, PythonSource, SourceEntry
+from ..source_config import (
+    AgentsSource,
+    DeclarationSource,
+    OpenAPISource,
+    PythonSource,
+    SkillsSource,
+    SourceEntry,
+)
 
 __all__ = ["GatewayConfig", "ServerConfig", "load_config", "parse_config"]
 
@@ -158,13 +165,15 @@ class GatewayConfig(BaseModel):
     declarations: dict[str, DeclarationSource] = Field(default_factory=dict)
     openapi: dict[str, OpenAPISource] = Field(default_factory=dict)
     python: dict[str, PythonSource] = Field(default_factory=dict)
+    skills: dict[str, SkillsSource] = Field(default_factory=dict)
+    agents: dict[str, AgentsSource] = Field(default_factory=dict)
     watch_interval: float = Field(default=2.0, ge=0, le=3600, alias="watchInterval")
     max_revealed: int = Field(default=64, ge=1, le=1000, alias="maxRevealed")
     cache: str | None = None
     poisoning: Literal["warn", "quarantine", "off"] = "warn"  # servers' default (docs/security.md)
     _path: Path | None = PrivateAttr(default=None)  # the file read: relative source paths start there
 
-    @field_validator("servers", "declarations", "openapi", "python")
+    @field_validator("servers", "declarations", "openapi", "python", "skills", "agents")
     @classmethod
     def _names(cls, value: dict[str, Any]) -> dict[str, Any]:
         for name in value:
@@ -178,7 +187,7 @@ class GatewayConfig(BaseModel):
     def _unique_names(self) -> GatewayConfig:
         """One name, one source: it keys status rows, the catalog's source and the prefix."""
         seen: dict[str, str] = {name: "mcpServers" for name in self.servers}
-        for kind in ("declarations", "openapi", "python"):
+        for kind in ("declarations", "openapi", "python", "skills", "agents"):
             for name in getattr(self, kind):
                 if name in seen:
                     raise ValueError(f"source name {name!r} is used in both '{seen[name]}' and '{kind}'")
@@ -190,7 +199,7 @@ class GatewayConfig(BaseModel):
 
     def sources(self) -> dict[str, SourceEntry]:
         """Every declaration file, OpenAPI spec and Python module, by name."""
-        return {**self.declarations, **self.openapi, **self.python}
+        return {**self.declarations, **self.openapi, **self.python, **self.skills, **self.agents}
 
     @property
     def path(self) -> Path | None:
@@ -256,6 +265,8 @@ _SOURCE_KEYS = {
     "declarations": "Fix that entry; a declaration source needs 'path' (docs/mcp-gateway.md).",
     "openapi": "Fix that entry; an OpenAPI source needs 'spec', a file or an http(s) URL (docs/mcp-gateway.md).",
     "python": "Fix that entry; a Python source needs 'module': 'package.module:attribute' (docs/mcp-gateway.md).",
+    "skills": "Fix that entry; a skills source needs 'path', a folder of SKILL.md folders (docs/sources.md).",
+    "agents": "Fix that entry; an agents source needs 'path', an agent card or a folder of them (docs/sources.md).",
 }
 
 
