@@ -279,3 +279,10 @@ def test_index_masks_kinds_and_tools_only_catalogs_pay_nothing() -> None:
     cat = build()
     cat.default_kinds = "skill"  # a bare string is one kind, not letters
     assert Gateway(cat).find_tools("changelog").tool_references[0].tool_name == "release-notes"
+
+
+def test_the_same_words_for_another_kind_are_not_a_repeated_search() -> None:
+    session = Session(Gateway(build()), threshold=0, repeat_limit=2)
+    session.handle("find_tools", {"query": "pdf form"})
+    out = session.handle("find_tools", {"query": "pdf form", "kinds": ["skill"]})
+    assert "same search" not in out.text()

@@ -555,7 +555,7 @@ class Session:
             references=list(found.tool_references),
             find=found,
         )
-        key = f"{request.query.lower()}\x1f{request.limit}\x1f{request.search_type}\x1f{request.category}"
+        key = f"{request.query.lower()}\x1f{request.limit}\x1f{request.search_type}\x1f{request.category}\x1f{request.kinds}"
         count = self._searches.pop(key, 0) + 1
         self._searches[key] = count
         while len(self._searches) > _MAX_SEARCHES:
