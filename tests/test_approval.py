@@ -358,3 +358,13 @@ def test_serve_refuses_an_unknown_approval_kind(tmp_path: Any) -> None:
     config.write_text('{"mcpServers": {}}')
     out = CliRunner().invoke(app, ["serve", "--config", str(config), "--no-cache", "--approve-kinds", "dangerus"])
     assert out.exit_code == 2 and "dangerus" in out.output
+
+
+@pytest.mark.asyncio
+async def test_capabilities_say_which_kinds_ask() -> None:
+    gateway, _ = build(approve_kinds="dangerous,write")
+    async with Client(GatewayServer(gateway).lowlevel, mode="legacy") as client:
+        read = await client.read_resource("toolscout://capabilities")
+        caps = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+    assert caps["approvals"]["kinds"] == ["dangerous", "write"]
+    assert GatewayServer(build()[0]).capabilities()["approvals"]["kinds"] == []

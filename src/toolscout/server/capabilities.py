@@ -44,9 +44,23 @@ def capabilities(
             "announced with notifications/tools/list_changed",
             "stateless": "2026-07-28: find_tools then call_tool",
         },
+        "approvals": _approvals(gateway),
         "limits": {
             "max_limit": gateway.max_limit,
             "default_limit": gateway.default_limit,
             "max_revealed_per_session": max_revealed,
         },
+    }
+
+
+def _approvals(gateway: Gateway) -> dict[str, Any]:
+    """Which permission kinds ask before running, so a client knows to expect elicitation."""
+    from ..approval import DEFAULT_KINDS
+
+    kinds = gateway.approve_kinds
+    if kinds is None:
+        kinds = DEFAULT_KINDS if gateway.approve is not None else frozenset()
+    return {
+        "kinds": sorted(kinds),
+        "asks": "the client's user through elicitation; without it, approval_required",
     }
