@@ -555,7 +555,9 @@ class Session:
             references=list(found.tool_references),
             find=found,
         )
-        key = f"{request.query.lower()}\x1f{request.limit}\x1f{request.search_type}\x1f{request.category}\x1f{request.kinds}"
+        key = f"{request.query.lower()}\x1f{request.limit}\x1f{request.search_type}\x1f{request.category}"
+        if request.kinds:  # only then: stored counters of plain searches keep their keys
+            key += "\x1f" + ",".join(request.kinds)
         count = self._searches.pop(key, 0) + 1
         self._searches[key] = count
         while len(self._searches) > _MAX_SEARCHES:
