@@ -83,6 +83,9 @@ class FindBody(BaseModel):
     search_type: StrictStr | None = Field(None, description=f"One of {', '.join(SEARCH_TYPES)} (default auto).")
     category: StrictStr | None = Field(None, description="Only search this category.")
     exclude: list[StrictStr] | None = Field(None, description="Tool names never to return.")
+    kinds: list[StrictStr] | StrictStr | None = Field(
+        None, description="Kinds of entry to rank: tool, skill, agent, or all (default: the gateway's)."
+    )
     format: StrictStr = Field(
         "generic", description="Tool format of `tools`: " + ", ".join(formats.FORMATS) + "."
     )
@@ -112,11 +115,16 @@ class ErrorResponse(BaseModel):
 
 
 class ToolReferenceModel(BaseModel):
+    model_config = ConfigDict(extra="allow")  # fields a later version adds pass through
+
     tool_name: str
     relevance_score: float
     summary: str
     version: str
     already_loaded: bool | None = None
+    findings: list[dict[str, str]] | None = Field(
+        None, description="Tool-poisoning findings (code, severity, field, evidence); see docs/security.md."
+    )
 
 
 class SearchMetadata(BaseModel):
