@@ -66,3 +66,14 @@ def test_show_says_when_an_openai_definition_is_not_strict(tmp_path):
     assert "not strict" in out.output
     quiet = runner.invoke(app, ["show", str(tmp_path), "free_form", "--format", "anthropic"])
     assert "not strict" not in quiet.output
+
+
+def test_search_kinds_option(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text("team_wiki:\n  desc: How the team writes release notes.\n  kind: skill\nrelease_tool:\n  desc: Publish release notes.\n")
+    tools_only = json.loads(runner.invoke(app, ["search", str(path), "release notes", "--json"]).stdout)
+    assert [r["tool_name"] for r in tools_only["tool_references"]] == ["release_tool"]
+    skills = runner.invoke(app, ["search", str(path), "release notes", "--kinds", "skill", "--json"])
+    assert skills.exit_code == 0 and [r["tool_name"] for r in json.loads(skills.stdout)["tool_references"]] == ["team_wiki"]
+    bad = runner.invoke(app, ["search", str(path), "release notes", "--kinds", "widget"])
+    assert bad.exit_code == 2 and "unknown kind" in bad.output

@@ -93,6 +93,10 @@ def search(
         bool,
         typer.Option("--embed", help="Use embeddings (toolscout[embed]); implied by --type semantic|hybrid."),
     ] = False,
+    kinds: Annotated[
+        str | None,
+        typer.Option("--kinds", "-k", help="Kinds of entry: tool, skill, agent, comma-separated, or all."),
+    ] = None,
 ) -> None:
     """Search a catalog the way a model's find_tools call would. The table shows each tool
     by the name the model sees in --format and what its definition costs in tokens.
@@ -102,7 +106,8 @@ def search(
     """
     cat = _load(catalog)
     gateway = _gateway(cat, embed or type in ("semantic", "hybrid"))
-    result = gateway.find_tools(query, limit, search_type=type, category=category, format=format)
+    extra = {"kinds": kinds} if kinds else {}
+    result = gateway.find_tools(query, limit, search_type=type, category=category, format=format, **extra)
     if as_json:
         out().print_json(json.dumps(result.to_dict(), ensure_ascii=False))
     elif result.error is None:
