@@ -574,14 +574,13 @@ class Session:
 
     def _found_text(self, found: FindResult) -> str:
         refs = found.tool_references
-        ready = [self.wire(r.tool_name) for r in refs if self.is_callable(r.tool_name)]
         versions = ", ".join(f"{self.wire(r.tool_name)}@{r.version}" for r in refs)
-        how = "directly" if self.progressive else "through call_tool"
-        if self.progressive and self.call_tool:
-            how = "directly or through call_tool"
-        tail = f"\nLoaded now, call them {how}: {', '.join(ready)}" if ready and self.progressive else ""
-        if not self.progressive and refs:
+        if not self.progressive:  # nothing is revealed: every found tool runs through call_tool
             tail = f"\nRun them through call_tool(name, arguments): {', '.join(self.wire(r.tool_name) for r in refs)}"
+        else:
+            ready = [self.wire(r.tool_name) for r in refs if self.is_callable(r.tool_name)]
+            how = "directly or through call_tool" if self.call_tool else "directly"
+            tail = f"\nLoaded now, call them {how}: {', '.join(ready)}" if ready else ""
         return f"{found.text(self.wire)}{tail}\nversions: {versions}"
 
     # -- persistence (for shared stores) ----------------------------------------------
