@@ -26,6 +26,7 @@ _scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-(10**30), max_value=10**30),
+    st.builds(lambda sign: sign * 10**5000, st.sampled_from([1, -1])),  # past Python's int-to-text limit
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=40),
 )
@@ -42,7 +43,8 @@ _args = st.one_of(
     st.dictionaries(_keys, _json, max_size=6),
     _json,
     st.text(max_size=60),  # JSON text, broken or not
-    st.builds(lambda d: json.dumps(d), st.dictionaries(_keys, _scalars, max_size=5)),
+    st.builds(lambda d: json.dumps(d), st.dictionaries(_keys, _scalars.filter(lambda v: not (type(v) is int and abs(v) > 10**30)), max_size=5)),
+    st.just('{"query": "weather", "limit": ' + "9" * 5000 + "}"),  # valid JSON Python will not read
 )
 _names = st.one_of(
     st.sampled_from(["find_tools", "call_tool", "use_tool", "get_weather", "send_email", "`get_weather`", "GET-WEATHER"]),

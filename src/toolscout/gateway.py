@@ -54,6 +54,7 @@ from .request import (
     FindRequest,
     UseRequest,
     clean_text,
+    shown,
 )
 from .search.index import ScoredTool, ToolIndex
 from .search.resolve import select_names
@@ -212,7 +213,7 @@ def _kind_note(ref: ToolReference) -> str:
 def refused_find(arguments: Any, error: ToolscoutError) -> FindResult:
     """The result of a ``find_tools`` call whose arguments could not be parsed."""
     query = arguments.get("query") if isinstance(arguments, Mapping) else arguments
-    return FindResult(query=query if isinstance(query, str) else repr(query), search_type="", error=error.info())
+    return FindResult(query=query if isinstance(query, str) else shown(query), search_type="", error=error.info())
 
 
 def _is_async(fn: Any) -> bool:
@@ -513,7 +514,7 @@ class Gateway:
         try:
             request = CallRequest.parse(name, arguments)
         except ToolscoutError as exc:
-            return CallResult.failure(name if isinstance(name, str) else repr(name), exc)
+            return CallResult.failure(name if isinstance(name, str) else shown(name), exc)
         return await self.execute(request, timeout=timeout, allow=allow)
 
     async def execute(

@@ -34,6 +34,7 @@ __all__ = [
     "UseRequest",
     "clean_text",
     "parse_arguments",
+    "shown",
 ]
 
 SEARCH_TYPES: tuple[str, ...] = ("auto", "keyword", "regex", "semantic", "hybrid")
@@ -76,7 +77,7 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
             return {}
         try:
             arguments = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, too deep, a 5000-digit number
             where = f": {exc.msg} at position {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
             raise InvalidArguments(
                 f"arguments are not valid JSON{where}",
@@ -98,7 +99,7 @@ def _limit(value: Any, default: int, cap: int, notes: list[str]) -> int:
     if type(value) is int and 1 <= value <= cap:
         return value
     problem = InvalidRequest(
-        f"limit must be a whole number from 1 to {cap}, not {value!r:.40}",
+        f"limit must be a whole number from 1 to {cap}, not {shown(value)}",
         hint=f"Use a limit from 1 to {cap}, or leave it out for {default}.",
     )
     if isinstance(value, bool):
@@ -115,9 +116,19 @@ def _limit(value: Any, default: int, cap: int, notes: list[str]) -> int:
         raise problem
     if value < 1 or value > cap:
         clamped = min(max(value, 1), cap)
-        notes.append(f"limit {value} is outside 1..{cap}; used {clamped}")
+        notes.append(f"limit {shown(value)} is outside 1..{cap}; used {clamped}")
         return clamped
     return value
+
+
+def shown(value: Any) -> str:
+    """A short repr for messages (a 5000-digit integer has no repr at all by default)."""
+    if type(value) is int and value.bit_length() > 64:
+        return f"{'-' if value < 0 else ''}an integer of about {int(value.bit_length() * 0.30103)} digits"
+    try:
+        return f"{value!r:.40}"
+    except ValueError:
+        return type(value).__name__
 
 
 def _search_type(value: Any) -> str:
@@ -128,7 +139,7 @@ def _search_type(value: Any) -> str:
     mode = value.strip().lower() if isinstance(value, str) else None
     if mode not in SEARCH_TYPES:
         raise InvalidRequest(
-            f"unknown search_type {value!r:.40}",
+            f"unknown search_type {shown(value)}",
             hint=f"Use one of: {', '.join(SEARCH_TYPES)}.",
             search_type=str(value)[:40],
         )

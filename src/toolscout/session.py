@@ -40,7 +40,7 @@ from .gateway import refused_find
 from .ledger import Ledger, count_definitions
 from .model import CallResult, DeferPolicy, Tool
 from .naming import WIRE_FORMATS, wire_name
-from .request import CallRequest, UseRequest
+from .request import CallRequest, UseRequest, shown
 
 if TYPE_CHECKING:
     from .approval import Approve
@@ -452,13 +452,13 @@ class Session:
         try:
             await self.store.arefresh(self)
         except ToolscoutError as exc:
-            return ToolOutcome.failure(name if isinstance(name, str) else repr(name), exc)
+            return ToolOutcome.failure(name if isinstance(name, str) else shown(name), exc)
         outcome = await self._ahandle(name, arguments)
         await self.store.asave(self)
         return outcome
 
     async def _ahandle(self, name: str, arguments: Any = None) -> ToolOutcome:
-        label = name if isinstance(name, str) else repr(name)
+        label = name if isinstance(name, str) else shown(name)
         try:
             if name == "find_tools":
                 outcome = self._find(arguments)
@@ -508,7 +508,7 @@ class Session:
         try:
             self.store.refresh(self)
         except ToolscoutError as exc:
-            return ToolOutcome.failure(name if isinstance(name, str) else repr(name), exc)
+            return ToolOutcome.failure(name if isinstance(name, str) else shown(name), exc)
         outcome = run_sync(self._ahandle(name, arguments))
         self.store.save(self)
         return outcome
