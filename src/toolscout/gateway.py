@@ -63,6 +63,7 @@ from .visibility import Allow, Visibility
 
 if TYPE_CHECKING:
     from .embed import Embedder
+    from .learning import UsageLearner
     from .search.hybrid import HybridSearch
     from .store import Store
 
@@ -93,6 +94,11 @@ class ToolReference:
     details: Mapping[str, Any] | None = None
     """For a skill, how to load it; for an agent, its card's essentials and skills
     (see :func:`toolscout.sources.skills.reference_details`). ``None`` for tools."""
+    usage_boost: float = 0.0
+    """How much learned usage added to this result's relevance (0 when none; see
+    docs/learning.md), so a ranking that usage changed can be seen and explained."""
+    also_used_with: tuple[str, ...] = ()
+    """Tools sessions usually called together with this one (``select:`` loads them)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -105,6 +111,10 @@ class ToolReference:
             out["already_loaded"] = True
         if self.findings:
             out["findings"] = [dict(f) for f in self.findings]
+        if self.usage_boost:
+            out["usage_boost"] = self.usage_boost
+        if self.also_used_with:
+            out["also_used_with"] = list(self.also_used_with)
         if self.kind != "tool":  # tools keep the shape they always had
             out["kind"] = self.kind
             out.update(self.details or {})
@@ -189,6 +199,7 @@ class FindResult:
         rows = [
             f"- {show(r.tool_name)} ({r.relevance_score:.2f}){_kind_note(r)}"
             f"{' [already loaded]' if r.loaded else ''}: {r.summary}"
+            f"{' (also used with: ' + ', '.join(map(show, r.also_used_with)) + ')' if r.also_used_with else ''}"
             for r in self.tool_references
         ]
         lines = [head, *rows]
@@ -278,6 +289,8 @@ class Gateway:
         approve: approval.Approve | None = None,
         approve_kinds: str | Collection[str] | None = None,
         default_kinds: Collection[str] | None = None,
+        learn: bool | str | UsageLearner = "auto",
+        usage_store: Any = None,
     ) -> None:
         self.catalog = catalog
         self.default_kinds: tuple[str, ...] | None = _kinds_option(default_kinds)
@@ -285,6 +298,9 @@ class Gateway:
         catalog's ``default_kinds`` (tools only unless set), so existing users see no change."""
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
         self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store)
+        self.learner: UsageLearner | None = self._enable_learning(learn, usage_store)
+        """Learns from which found tools sessions call (:mod:`toolscout.learning`);
+        ``None`` when off."""
         self.visibility = Visibility(policy, platform)
         self.max_limit = max_limit
         self.default_limit = min(default_limit, max_limit)
@@ -297,6 +313,35 @@ class Gateway:
         self.approve_kinds = approval.parse_kinds(approve_kinds)
         """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
         the gateway or the calling session has an approver, else none."""
+
+    def _enable_learning(self, learn: bool | str | UsageLearner, store: Any) -> UsageLearner | None:
+        """``"auto"`` (default): on when there is a store the user owns (``usage_store``, or
+        the catalog's SQLite file), so usage persists where the catalog does; ``True``: on
+        (in memory without a store); ``False``: off, and the index ranks without a prior."""
+        from .learning import UsageLearner
+
+        if learn is False or learn == "off":
+            self.index.usage = None
+            return None
+        if isinstance(learn, UsageLearner):
+            learner = learn
+        else:
+            store = store if store is not None else self.catalog.store
+            if learn == "auto" and store is None:
+                return None
+            learner = UsageLearner(store)
+        self.index.usage = learner
+        return learner
+
+    def record_search(self, session: str, result: FindResult) -> None:
+        """Note what a session's search found (called by :class:`~toolscout.session.Session`)."""
+        if self.learner is not None and result.error is None and result.found and result.search_type != "select":
+            self.learner.searched(session, result.query, [t.name for t in result.found])
+
+    def record_call(self, session: str, tool: str, ok: bool) -> None:
+        """Note that a session called ``tool`` (no arguments are kept)."""
+        if self.learner is not None:
+            self.learner.called(session, tool, ok)
 
     @property
     def policy(self) -> Policy | None:
@@ -411,7 +456,7 @@ class Gateway:
             result.total_matches = outcome.total_matches
             if not outcome.hits:
                 raise self._no_match(request, allow, result.pending)
-            self._fill(result, outcome.hits, set(loaded))
+            self._fill(result, outcome.hits, set(loaded), allow)
         except ToolscoutError as exc:
             result.error = exc.info()
         result.execution_time_ms = (time.perf_counter() - started) * 1000
@@ -453,10 +498,16 @@ class Gateway:
             **extra,
         )
 
-    def _fill(self, result: FindResult, hits: list[ScoredTool], loaded: set[str]) -> None:
+    def _fill(self, result: FindResult, hits: list[ScoredTool], loaded: set[str], allow: Allow | None = None) -> None:
         result.hits = list(hits)
+        learner = self.learner
         for hit in hits:
             tool = hit.tool
+            together: tuple[str, ...] = ()
+            if learner is not None and len(learner):
+                names = learner.also_used_with(tool.name, self.index.tools, self.catalog.generation)
+                found = (self.catalog.get(n) for n in names)
+                together = tuple(t.name for t in found if t is not None and self.visibility.admits(t, allow))
             findings = tuple(f.to_dict() for f in findings_of(tool)) if tool.meta else ()
             result.found.append(tool)
             result.tool_references.append(
@@ -469,6 +520,8 @@ class Gateway:
                     findings=findings,
                     kind=tool.kind,
                     details=_kind_details(tool) if tool.kind != "tool" else None,
+                    usage_boost=round(hit.usage, 4),
+                    also_used_with=together,
                 )
             )
             serious = [f for f in findings if f["severity"] != "low"]

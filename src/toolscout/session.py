@@ -527,6 +527,7 @@ class Session:
             )
         self._touch(tool.name)
         result = await self.gateway.run(tool, request.arguments, approve=self.approve)
+        self.gateway.record_call(self.id, tool.name, result.ok)  # learning: no arguments kept
         return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
     async def _use(self, request: UseRequest) -> ToolOutcome:
@@ -546,6 +547,7 @@ class Session:
             return ToolOutcome(
                 name="find_tools", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error, find=found
             )
+        self.gateway.record_search(self.id, found)
         added = self._reveal(*(t.name for t in found.found))
         outcome = ToolOutcome(
             name="find_tools",

@@ -72,6 +72,14 @@ def eval_command(
             help="Also run this search type on the same queries; print the paired difference.",
         ),
     ] = None,
+    learn: Annotated[
+        Path | None,
+        typer.Option(
+            "--learn",
+            help='Replay this usage log ({"query", "called": [names], "session"?} per line) into a fresh '
+            "usage store first, then evaluate as usual.",
+        ),
+    ] = None,
     plot: Annotated[
         Path | None,
         typer.Option("--plot", callback=check_writable, help="Write recall@k curves as a PNG (plot extra)."),
@@ -90,10 +98,10 @@ def eval_command(
 
             report = run_eval(
                 directory, search_type=type, split=split, max_queries=max_queries,
-                index_factory=index_factory(type, embedder),
+                index_factory=index_factory(type, embedder), learn=learn,
             )
         else:
-            report = run_eval(directory, search_type=type, split=split, max_queries=max_queries)
+            report = run_eval(directory, search_type=type, split=split, max_queries=max_queries, learn=learn)
         if not as_json:
             _out().print(_table(report))
         if compare_with is not None or plot is not None:

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import DeclarationError
 from ..model import Tool
 
-__all__ = ["EvalQuery", "load_queries", "load_tools"]
+__all__ = ["EvalQuery", "load_queries", "load_tools", "load_usage_log"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,4 +119,19 @@ def load_queries(path: str | Path) -> list[EvalQuery]:
                 split=split if isinstance(split, str) else None,
             )
         )
+    return out
+
+
+def load_usage_log(path: str | Path) -> list[dict[str, Any]]:
+    """A usage log for ``eval --learn``: ``{"query", "called": [names], "session"?}`` per
+    line (a fixed contract, see docs/evaluation.md)."""
+    p = Path(path)
+    out: list[dict[str, Any]] = []
+    for line, obj in _lines(p):
+        query = _str(obj, "query", p, line)
+        called = _names(obj.get("called"), p, line, "called")
+        session = obj.get("session")
+        if session is not None and not isinstance(session, str | int):
+            raise DeclarationError("must be a string", file=str(p), line=line, field="session")
+        out.append({"query": query, "called": list(called), "session": None if session is None else str(session)})
     return out

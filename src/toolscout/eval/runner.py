@@ -20,7 +20,7 @@ from ..errors import InvalidRequest, RequestError
 from ..gateway import Gateway
 from ..request import MAX_LIMIT
 from ..search.index import ToolIndex
-from .dataset import EvalQuery, load_queries, load_tools
+from .dataset import EvalQuery, load_queries, load_tools, load_usage_log
 from .metrics import group_positions, hit_at, ndcg_at, recall_at
 
 __all__ = ["EvalReport", "Metrics", "QueryRun", "evaluate", "run_eval"]
@@ -178,11 +178,16 @@ def run_eval(
     max_queries: int | None = None,
     every: int = 1,
     index_factory: Callable[[Catalog], ToolIndex] = ToolIndex,
+    learn: str | Path | None = None,
+    learner: Any = None,
 ) -> EvalReport:
     """Evaluate toolscout's search on ``DIR/tools.jsonl`` + ``DIR/queries.jsonl``.
 
     ``split`` keeps only that split's queries, ``every`` every n-th query, ``max_queries``
-    the first n after that. Raises ``DeclarationError`` for a malformed file and
+    the first n after that. ``learn``: a usage log (``{"query", "called", "session"?}``
+    per line) replayed into a fresh in-memory usage store before the queries run, which
+    are then evaluated exactly as without it (``learner``: that store's
+    :class:`~toolscout.learning.UsageLearner` settings, default ones otherwise). Raises ``DeclarationError`` for a malformed file and
     ``InvalidRequest`` for a split no query has (a typo would otherwise score all zeros).
     """
     d = Path(directory)
@@ -200,6 +205,13 @@ def run_eval(
     index.resolve_mode(search_type)  # an unknown mode fails here, not as empty rankings
     index.refresh()
     ranker = index_ranker(index, search_type, limit)
+    if learn is not None:
+        from ..learning import UsageLearner, replay_log
+
+        log = load_usage_log(learn)
+        learned = learner if learner is not None else UsageLearner()
+        replay_log(learned, log, ranker)  # what each logged search showed, before learning
+        index.usage = learned
     if queries:
         ranker(queries[0].query)  # warm-up: latency figures are for a ready index
     return evaluate(

@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import numpy as np
 
@@ -47,6 +47,13 @@ if TYPE_CHECKING:
 __all__ = ["Ranker", "ScoredTool", "SearchOutcome", "ToolIndex"]
 
 Ranker: TypeAlias = Callable[[str, int, np.ndarray], list[Hit]]
+
+
+class UsagePrior(Protocol):
+    """What ranking needs from a usage learner: per-doc boost and sink arrays."""
+
+    def prior(self, query: str, tools: list[Tool], generation: int) -> tuple[np.ndarray | None, np.ndarray | None]: ...
+
 _ALLOW_CACHE = 32
 _TRIM_AT = 20_000
 
@@ -67,6 +74,8 @@ class ScoredTool:
     score: float
     relevance: float  # 0..1; see ToolIndex.search
     why: str = ""
+    usage: float = 0.0
+    """What learned usage added, in relevance units (:mod:`toolscout.learning`)."""
 
 
 @dataclass(slots=True)
@@ -109,6 +118,9 @@ class ToolIndex:
         self._kinds_present: frozenset[str] = frozenset()
         self._platform_masks: dict[str, np.ndarray] = {}
         self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
+        self.usage: UsagePrior | None = None
+        """A learned usage prior (:class:`toolscout.learning.UsageLearner`), set by the
+        gateway; applied to keyword scores before the top k is taken."""
         self._unsubscribe = catalog.subscribe(self._on_change)
 
     # -- keeping current ------------------------------------------------------------------
@@ -366,12 +378,26 @@ class ToolIndex:
             kw = self._backends["keyword"]
             assert isinstance(kw, KeywordBackend)
             scores, used = kw.scores(query)
+            bound = kw.max_score(query) or 1.0
+            boost, sink = self.usage.prior(query, self._tools, self._generation) if self.usage is not None else (None, None)
+            if sink is not None:
+                scores = scores * sink
+            if boost is not None:  # bounded: at most max_boost of a full match
+                scores = scores + boost * bound
             scores = np.where(mask, scores, 0.0)
             total = kw.count_matches(scores)
             matched = scores
             hits = kw.top(scores, used, limit)
-            bound = kw.max_score(query) or 1.0
-            scored = [ScoredTool(self._tools[h.doc], h.score, min(1.0, h.score / bound), h.why) for h in hits]
+            scored = [
+                ScoredTool(
+                    self._tools[h.doc],
+                    h.score,
+                    min(1.0, h.score / bound),
+                    h.why if boost is None or not boost[h.doc] else f"{h.why} + usage",
+                    0.0 if boost is None else float(boost[h.doc]),
+                )
+                for h in hits
+            ]
         elif mode == "regex":
             rx = self._backends["regex"]
             assert isinstance(rx, RegexBackend)
