@@ -80,7 +80,7 @@ async def test_name_reuse_without_prefix_keeps_first_and_reports_rest() -> None:
         await agg.refresh("two")
         assert agg.catalog.get("echo").source_id == "one"
         assert agg.tool_count("two") == 0
-        assert any("already used by server 'one'" in s for s in agg.skipped["two"])
+        assert any("already used by 'one'" in s for s in agg.skipped["two"])
     finally:
         await agg.aclose()
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from .errors import DeclarationError, NameCollision
 from .model import Tool
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Catalog", "CatalogChange", "Handler"]
 
 Handler: TypeAlias = Callable[[dict[str, Any]], Any]
+T = TypeVar("T")
 """Runs a tool: takes the validated arguments dict, returns a value, an awaitable, or a
 :class:`~toolscout.model.CallResult` (passed through as is, e.g. from an MCP upstream)."""
 
@@ -136,6 +137,22 @@ class Catalog:
             self._handlers.pop(n, None)
         if gone:
             self._emit(CatalogChange(removed=gone))
+
+    def claim(self, source_id: str, pairs: Iterable[tuple[Tool, T]]) -> tuple[list[tuple[Tool, T]], list[str]]:
+        """The pairs whose tool names are free, or already ``source_id``'s (first one wins),
+        and a reason for each of the others: two sources never silently share a name."""
+        claimed: list[tuple[Tool, T]] = []
+        clashes: list[str] = []
+        seen: set[str] = set()
+        for tool, item in pairs:
+            other = self.get(tool.name)
+            if tool.name in seen or (other is not None and other.source_id != source_id):
+                owner = other.source_id if other is not None else source_id
+                clashes.append(f"{tool.name}: name already used by '{owner}' (set a prefix)")
+                continue
+            seen.add(tool.name)
+            claimed.append((tool, item))
+        return claimed, clashes
 
     def replace_source(self, source_id: str, tools: Iterable[Tool], *, handlers: Mapping[str, Handler | None] | None = None) -> CatalogChange:
         """Swap every tool of one source for a new list (an upstream's tools/list refresh)."""

@@ -356,14 +356,9 @@ class ConfiguredSources:
         tools: list[Tool] = []
         handlers: dict[str, Handler] = {}
         held: list[Tool] = []
-        seen: set[str] = set()
-        for tool, handler in reviewed:
-            other = self.catalog.get(tool.name)
-            if tool.name in seen or (other is not None and other.source_id != name):
-                owner = other.source_id if other is not None else name
-                skipped.append(f"{tool.name}: name already used by source '{owner}' (set a prefix)")
-                continue
-            seen.add(tool.name)
+        claimed, clashes = self.catalog.claim(name, reviewed)
+        skipped.extend(clashes)
+        for tool, handler in claimed:
             if is_quarantined(tool):
                 held.append(tool)
                 continue

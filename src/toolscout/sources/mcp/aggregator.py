@@ -233,15 +233,10 @@ class Aggregator:
         tools: list[Tool] = []
         handlers: dict[str, Handler] = {}
         kept: list[dict[str, Any]] = []
-        seen: set[str] = set()
         held: list[Tool] = []
-        for tool, raw in good:
-            other = self.catalog.get(tool.name)
-            if tool.name in seen or (other is not None and other.source_id != name):
-                owner = other.source_id if other is not None else name
-                skipped.append(f"{tool.name}: name already used by server '{owner}' (set a prefix)")
-                continue
-            seen.add(tool.name)
+        claimed, clashes = self.catalog.claim(name, good)
+        skipped.extend(clashes)
+        for tool, raw in claimed:
             kept.append(raw)
             if is_quarantined(tool):  # cached all the same: allowing it later needs no refetch
                 held.append(tool)
