@@ -11,13 +11,12 @@ sources (:mod:`toolscout.sources.source_config`), with the same per-source optio
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -30,7 +29,6 @@ from pydantic import (
 )
 
 from ...errors import ConfigError
-from ...model import DeferPolicy
 from ..source_config import (
     AgentsSource,
     DeclarationSource,
@@ -38,6 +36,7 @@ from ..source_config import (
     PythonSource,
     SkillsSource,
     SourceEntry,
+    SourceOptions,
 )
 
 __all__ = ["GatewayConfig", "ServerConfig", "load_config", "parse_config"]
@@ -46,10 +45,13 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SECRET_MASK = "***"
 
 
-class ServerConfig(BaseModel):
-    """One upstream MCP server: stdio (``command``) or streamable HTTP (``url``)."""
+class ServerConfig(SourceOptions):
+    """One upstream MCP server: stdio (``command``) or streamable HTTP (``url``), with the
+    options every source takes (:class:`~toolscout.sources.source_config.SourceOptions`)."""
 
+    # Unknown keys are kept: the same file feeds other MCP clients, which have their own.
     model_config = ConfigDict(extra="allow", populate_by_name=True)
+    kind: ClassVar[str] = "mcp"
 
     command: str | None = None
     args: list[str] = Field(default_factory=list)
@@ -58,14 +60,6 @@ class ServerConfig(BaseModel):
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
-
-    prefix: str | None = None
-    enabled: bool = True
-    defer: DeferPolicy = DeferPolicy.AUTOMATIC
-    always_load: list[str] = Field(default_factory=list, alias="alwaysLoad")
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-    timeout: float | None = Field(default=60.0, gt=0)
     connect_timeout: float = Field(default=30.0, gt=0, alias="connectTimeout")
     # Tool-poisoning policy (docs/security.md); excluded from the dump, so from the cache key:
     # the cache keeps quarantined entries, and a policy change needs no refetch.
@@ -77,13 +71,6 @@ class ServerConfig(BaseModel):
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
-        return value
-
-    @field_validator("prefix")
-    @classmethod
-    def _prefix_name(cls, value: str | None) -> str | None:
-        if value is not None and value != "" and not _NAME.match(value):
-            raise ValueError("letters, digits, '_', '-' or '.', at most 64 characters")
         return value
 
     @model_validator(mode="after")
@@ -104,12 +91,6 @@ class ServerConfig(BaseModel):
     @property
     def transport(self) -> Literal["stdio", "http"]:
         return "stdio" if self.command else "http"
-
-    def keeps(self, tool_name: str) -> bool:
-        """Whether the allow/deny globs let an upstream tool through."""
-        if self.allow and not any(fnmatch.fnmatchcase(tool_name, g) for g in self.allow):
-            return False
-        return not any(fnmatch.fnmatchcase(tool_name, g) for g in self.deny)
 
     def config_hash(self) -> str:
         """Changes when anything that could change the tool list changes (a cache key).
