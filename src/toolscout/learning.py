@@ -24,8 +24,9 @@ What ranking gets (see docs/learning.md):
 * **co-usage**: tools called in the same session by at least ``min_sessions`` sessions.
 
 Evidence decays with a half-life (``half_life_days``). Derived arrays are rebuilt lazily
-when the usage version or the catalog generation changes, no more often than 50x the time
-the last rebuild took, so a busy gateway spends at most ~2% of its time rebuilding.
+when the usage version or the catalog generation changes; once a rebuild costs over 1 ms,
+no more often than every 50x its cost, so a busy gateway spends at most ~2% of its time
+rebuilding (and may rank with a prior a few events old).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import numpy as np
 
 from .search.analyzer import analyze
 
-__all__ = ["UsageLearner", "replay_log"]
+__all__ = ["Prior", "UsageLearner", "replay_log"]
 
 NS = "usage.events"
 _MAX_FOUND = 10
@@ -56,6 +57,39 @@ _MAX_SESSIONS = 10_000
 def query_terms(query: str) -> list[str]:
     """The analysed, de-duplicated terms a query is keyed by."""
     return sorted(set(analyze(query)))
+
+
+_NO_DOCS = np.zeros(0, np.int64)
+_NO_VALS = np.zeros(0, np.float64)
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """One query's prior: ``boost`` (relevance units, summed over ``docs``; a doc may repeat)
+    and ``sink`` (a per-doc score multiplier, or ``None``)."""
+
+    docs: np.ndarray
+    boost: np.ndarray
+    sink: np.ndarray | None
+
+    def apply(self, scores: np.ndarray, bound: float) -> np.ndarray:
+        """``scores`` (modified in place) with the sink and the boost (``bound``: a full
+        match's score, so the boost is at most ``max_boost`` of it)."""
+        if self.sink is not None:
+            scores *= self.sink
+        if len(self.docs):
+            np.add.at(scores, self.docs, self.boost * bound)
+        return scores
+
+    def of(self, docs: Sequence[int]) -> dict[int, float]:
+        """What the boost added to each of ``docs`` (the hits), in relevance units."""
+        if not len(self.docs) or not docs:
+            return {}
+        sel = np.isin(self.docs, np.asarray(docs))
+        out: dict[int, float] = {}
+        for doc, value in zip(self.docs[sel].tolist(), self.boost[sel].tolist(), strict=True):
+            out[doc] = out.get(doc, 0.0) + value
+        return out
 
 
 @dataclass(slots=True)
@@ -157,7 +191,7 @@ class UsageLearner:
             for key in keys:
                 entry = self.store.get(NS, key)
                 if entry is not None:
-                    loaded.append((key, json.loads(entry.text() if hasattr(entry, "text") else entry)))
+                    loaded.append((key, json.loads(entry.text)))
         except Exception:
             return
         loaded.sort(key=lambda kv: kv[1].get("t", 0.0))
@@ -180,8 +214,9 @@ class UsageLearner:
         if d is not None and d.generation == generation and d.version == self.version:
             return d
         now = time.time()
-        if d is not None and d.generation == generation and now - self._built_at < 50 * self._build_cost:
-            return d  # rebuilt very recently: serve the slightly older prior
+        costly = self._build_cost > 0.001
+        if d is not None and d.generation == generation and costly and now - self._built_at < 50 * self._build_cost:
+            return d  # a costly rebuild ran very recently: serve the slightly older prior
         with self._lock:
             events = list(self._events.values())
             version = self.version
@@ -259,32 +294,34 @@ class UsageLearner:
         return _Derived(generation, version, terms, math.log1p(m), sink, {a: bs for a, bs in co.items() if bs})
 
     # -- reading ------------------------------------------------------------------------
-    def prior(self, query: str, tools: Sequence[Any], generation: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """``(boost, sink)`` for ``query`` over ``tools``: ``boost`` in relevance units
-        (0..``max_boost``) per doc, ``sink`` a per-doc multiplier; either may be ``None``."""
+    def prior(
+        self, query: str, tools: Sequence[Any], generation: int, terms: Sequence[str] | None = None
+    ) -> Prior | None:
+        """The prior for ``query`` over ``tools`` (``None`` when usage changes nothing).
+        Sparse, so a query costs in proportion to its evidence, not to the catalog.
+        ``terms``: the query's distinct analysed terms, when the caller has them."""
         if not self._events:
-            return None, None
+            return None
         d = self._derive(tools, generation)
         if d is None:
-            return None, None
-        qterms = query_terms(query)
-        if not qterms:
-            return None, d.sink
-        boost: np.ndarray | None = None
+            return None
+        docs: list[np.ndarray] = []
+        vals: list[np.ndarray] = []
         total = 0.0
-        for term in qterms:
+        for term in query_terms(query) if terms is None else terms:
             found = d.terms.get(term)
             if found is None:
                 total += d.unseen_weight
                 continue
-            docs, ps, weight = found
+            t_docs, ps, weight = found
             total += weight
-            if boost is None:
-                boost = np.zeros(len(tools), np.float64)
-            boost[docs] += weight * ps
-        if boost is not None:
-            boost *= self.max_boost / total
-        return boost, d.sink
+            docs.append(t_docs)
+            vals.append(ps * weight)
+        if not docs:
+            return None if d.sink is None else Prior(_NO_DOCS, _NO_VALS, d.sink)
+        all_docs = docs[0] if len(docs) == 1 else np.concatenate(docs)
+        all_vals = (vals[0] if len(vals) == 1 else np.concatenate(vals)) * (self.max_boost / total)
+        return Prior(all_docs, all_vals, d.sink)
 
     def also_used_with(self, name: str, tools: Sequence[Any], generation: int) -> list[str]:
         """Tools sessions usually called together with ``name`` (best first, at most 3)."""

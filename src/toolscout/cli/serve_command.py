@@ -40,6 +40,7 @@ def _load(
     session_ttl: float | None = None,
     approve_kinds: str | None = "dangerous",
     stubs: bool = False,
+    learn: bool = True,
 ) -> tuple[GatewayServer, Aggregator]:
     from ..server.mcp import build
     from ..sources.mcp.cache import default_cache_path
@@ -51,6 +52,7 @@ def _load(
     return build(
         cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool,
         sessions=sessions, session_ttl=session_ttl, approve_kinds=approve_kinds, stubs=stubs,
+        learn=learn,
     )
 
 
@@ -124,6 +126,10 @@ def serve(
         bool,
         typer.Option("--stubs", help="Stateful clients: list tools not yet found as name + one line (no schema)."),
     ] = False,
+    no_learn: Annotated[
+        bool,
+        typer.Option("--no-learn", help="Do not record which found tools sessions call, nor rank with it."),
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -147,7 +153,7 @@ def serve(
         )
     cache = store or cache  # --store wins: the same place holds the tools and the caches
     try:
-        server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl, approve_kinds, stubs)
+        server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl, approve_kinds, stubs, not no_learn)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
     if server.shared is not None and not server.shared.ping():

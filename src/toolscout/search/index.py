@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
 from ..model import KINDS, Tool
+from .analyzer import analyze
 from .autocut import DEFAULT_RULE, autocut
 from .base import Hit
 from .keyword import KeywordBackend
@@ -49,10 +50,15 @@ __all__ = ["Ranker", "ScoredTool", "SearchOutcome", "ToolIndex"]
 Ranker: TypeAlias = Callable[[str, int, np.ndarray], list[Hit]]
 
 
-class UsagePrior(Protocol):
-    """What ranking needs from a usage learner: per-doc boost and sink arrays."""
+class QueryPrior(Protocol):
+    def apply(self, scores: np.ndarray, bound: float) -> np.ndarray: ...
+    def of(self, docs: list[int]) -> dict[int, float]: ...
 
-    def prior(self, query: str, tools: list[Tool], generation: int) -> tuple[np.ndarray | None, np.ndarray | None]: ...
+
+class UsagePrior(Protocol):
+    """What ranking needs from a usage learner (:class:`toolscout.learning.UsageLearner`)."""
+
+    def prior(self, query: str, tools: list[Tool], generation: int, terms: list[str] | None = None) -> QueryPrior | None: ...
 
 _ALLOW_CACHE = 32
 _TRIM_AT = 20_000
@@ -379,22 +385,24 @@ class ToolIndex:
             assert isinstance(kw, KeywordBackend)
             scores, used = kw.scores(query)
             bound = kw.max_score(query) or 1.0
-            boost, sink = self.usage.prior(query, self._tools, self._generation) if self.usage is not None else (None, None)
-            if sink is not None:
-                scores = scores * sink
-            if boost is not None:  # bounded: at most max_boost of a full match
-                scores = scores + boost * bound
+            prior = None
+            if self.usage is not None:  # the learner keys usage by the default analyzer's terms
+                terms = kw.terms(query) if kw.analyzer is analyze else None
+                prior = self.usage.prior(query, self._tools, self._generation, terms)
+            if prior is not None:  # bounded: at most max_boost of a full match (scores is ours)
+                scores = prior.apply(scores, bound)
             scores = np.where(mask, scores, 0.0)
             total = kw.count_matches(scores)
             matched = scores
             hits = kw.top(scores, used, limit)
+            usage = prior.of([h.doc for h in hits]) if prior is not None else {}
             scored = [
                 ScoredTool(
                     self._tools[h.doc],
                     h.score,
                     min(1.0, h.score / bound),
-                    h.why if boost is None or not boost[h.doc] else f"{h.why} + usage",
-                    0.0 if boost is None else float(boost[h.doc]),
+                    h.why if not usage.get(h.doc) else f"{h.why} + usage",
+                    usage.get(h.doc, 0.0),
                 )
                 for h in hits
             ]

@@ -210,6 +210,7 @@ class KeywordBackend:
         self.weights = dict(weights if weights is not None else VARIANTS[variant])
         self.k1, self.b = k1, b
         self.analyzer = analyzer
+        self._last_terms: tuple[str, list[str]] | None = None
         self._vocab: dict[str, int] = {}
         self._tools: list[Tool] = []
         self._rows: dict[str, int] = {}
@@ -347,7 +348,14 @@ class KeywordBackend:
 
     # -- querying -------------------------------------------------------------------------
     def terms(self, query: str) -> list[str]:
-        return list(dict.fromkeys(self.analyzer(query)))
+        """The query's distinct terms. The last query's are kept: one search asks for them
+        several times (scores, the relevance bound, the usage prior). Do not modify."""
+        last = self._last_terms
+        if last is not None and last[0] == query:
+            return last[1]
+        out = list(dict.fromkeys(self.analyzer(query)))
+        self._last_terms = (query, out)
+        return out
 
     def max_score(self, query: str) -> float:
         """The score a tool would reach by matching every query term without limit (for 0..1).

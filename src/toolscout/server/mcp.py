@@ -616,10 +616,13 @@ def build(
     session_ttl: float | None = None,
     approve_kinds: str | None = "dangerous",
     stubs: bool = False,
+    learn: bool = True,
 ) -> tuple[GatewayServer, Aggregator]:
     """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server.
     ``sessions`` (``redis://...``) keeps stateful sessions in Redis for ``session_ttl`` s.
-    ``approve_kinds``: calls to these kinds ask the client's user first (``"none"``: never)."""
+    ``approve_kinds``: calls to these kinds ask the client's user first (``"none"``: never).
+    ``learn``: rank with what sessions called, kept in the cache's store (SQLite, or the
+    shared PostgreSQL store when scaled out); see docs/learning.md."""
     from ..catalog import Catalog
     from ..pgstore import is_postgres_url
     from ..sources.mcp.cache import ToolListCache, default_cache_path
@@ -646,6 +649,8 @@ def build(
         embeddings=embeddings,
         vector_store=cache.store if cache else None,
         approve_kinds=approve_kinds,
+        learn="auto" if learn else False,
+        usage_store=cache.store if cache else None,
     )
     shared = None
     if sessions:

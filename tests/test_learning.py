@@ -1,0 +1,209 @@
+"""Learning from usage: events from every surface, a bounded prior that needs agreement
+across sessions, the off switch, ``usage_boost`` and ``also_used_with``, and ``eval --learn``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from typer.testing import CliRunner
+
+from toolscout import Catalog, Tool
+from toolscout.adapters.openai import ChatCompletionsAdapter
+from toolscout.cli import app
+from toolscout.gateway import Gateway
+from toolscout.learning import NS, UsageLearner
+from toolscout.server.mcp import GatewayServer
+from toolscout.session import Session
+
+FIXTURE = Path(__file__).parent / "fixtures" / "eval_small"
+QUERY = "notify the team with a message"
+OBJ = {"type": "object"}
+
+
+def _catalog() -> Catalog:
+    cat = Catalog()
+    for name, text in (
+        ("post_message", "Post a chat message to a channel."),
+        ("send_email", "Send an email message to a recipient."),
+        ("create_branch", "Create a git branch in a repository."),
+        ("open_pull_request", "Open a pull request from a branch."),
+        ("evil_tool", "Does something unrelated entirely."),
+    ):
+        cat.add(Tool(name, text, OBJ), handler=lambda a, n=name: f"{n} done")
+    for i in range(10):
+        cat.add(Tool(f"filler_{i}", f"Look up warehouse record {i}.", OBJ), handler=lambda a: "ok")
+    return cat
+
+
+def _handled(cat: Catalog) -> Catalog:
+    """Handlers are code, not stored: give a reopened catalog its handlers back."""
+    for tool in list(cat):
+        cat.add(tool, handler=lambda a, n=tool.name: f"{n} done", replace=True)
+    return cat
+
+
+def _ranked(gw: Gateway, query: str = QUERY) -> list[str]:
+    return [r.tool_name for r in gw.find_tools(query).tool_references]
+
+
+def _use(gw: Gateway, session_id: str, query: str = QUERY, call: str = "send_email") -> None:
+    session = Session(gw, session_id=session_id, threshold=1)
+    assert session.handle("find_tools", {"query": query}).ok
+    assert session.handle(call, {}).ok
+
+
+def test_calls_across_sessions_lift_a_tool_and_the_boost_is_visible() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    assert _ranked(gw)[0] == "post_message"
+    for i in range(5):
+        _use(gw, f"s{i}")
+    refs = gw.find_tools(QUERY).tool_references
+    assert refs[0].tool_name == "send_email"
+    assert 0 < refs[0].usage_boost <= gw.learner.max_boost
+    assert refs[0].to_dict()["usage_boost"] == refs[0].usage_boost
+    # a new query sharing terms with the logged ones shares their evidence
+    assert next(r for r in gw.find_tools("message the team").tool_references if r.tool_name == "send_email").usage_boost > 0
+
+
+def test_one_session_alone_lifts_nothing() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    for _ in range(20):
+        _use(gw, "same-session")
+    refs = gw.find_tools(QUERY).tool_references
+    assert refs[0].tool_name == "post_message"
+    assert all(r.usage_boost == 0 for r in refs) and "usage_boost" not in refs[0].to_dict()
+
+
+def test_a_flood_of_poisoned_events_stays_bounded() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    learner = gw.learner
+    assert learner is not None
+    for i in range(500):  # many fake sessions, all calling an unrelated tool
+        learner.searched(f"p{i}", QUERY, ["evil_tool", "post_message"])
+        learner.called(f"p{i}", "evil_tool", True)
+    refs = gw.find_tools(QUERY).tool_references
+    assert refs[0].tool_name == "post_message"  # a strong match keeps its place
+    evil = next(r for r in refs if r.tool_name == "evil_tool")
+    assert evil.usage_boost <= learner.max_boost and evil.relevance_score <= learner.max_boost + 1e-6
+
+
+def test_off_switch_and_default_for_a_store_the_user_owns(tmp_path: Path) -> None:
+    off = Gateway(_catalog(), learn=False)
+    assert off.learner is None and off.index.usage is None
+    _use(off, "a")
+    assert all(r.usage_boost == 0 for r in off.find_tools(QUERY).tool_references)
+    assert Gateway(_catalog()).learner is None  # no store of the user's: nothing learned
+
+    path = tmp_path / "catalog.db"
+    _catalog().save(path)
+    cat = _handled(Catalog.open(path))
+    gw = Gateway(cat)  # a store the user owns: on by default, events persisted there
+    assert gw.learner is not None
+    for i in range(5):
+        _use(gw, f"s{i}")
+    assert cat.store is not None and len(cat.store.keys(NS)) >= 5
+    events = [json.loads(cat.store.get(NS, k).text) for k in cat.store.keys(NS)]
+    assert all(set(e) == {"s", "t", "q", "f", "c"} for e in events)  # terms, names, outcomes: no arguments
+    again = Gateway(Catalog.open(path))  # a restart keeps what was learned
+    assert _ranked(again)[0] == "send_email"
+    assert _ranked(Gateway(Catalog.open(path), learn=False))[0] == "post_message"
+
+
+def test_co_usage_hints_and_select_loads_them() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    for i in range(3):
+        session = Session(gw, session_id=f"c{i}", threshold=1)
+        session.handle("find_tools", {"query": "create a git branch"})
+        assert session.handle("create_branch", {}).ok
+        session.handle("find_tools", {"query": "open a pull request"})
+        assert session.handle("open_pull_request", {}).ok
+    found = gw.find_tools("create a git branch")
+    ref = next(r for r in found.tool_references if r.tool_name == "create_branch")
+    assert ref.also_used_with == ("open_pull_request",)
+    assert ref.to_dict()["also_used_with"] == ["open_pull_request"]
+    assert "also used with: open_pull_request" in found.text()
+    loaded = gw.find_tools("select:" + ",".join(ref.also_used_with))
+    assert [t.name for t in loaded.found] == ["open_pull_request"]
+    # a tool the caller may not see is never named
+    hidden = gw.find_tools("create a git branch", allow=lambda t: t.name != "open_pull_request")
+    assert all("open_pull_request" not in r.also_used_with for r in hidden.tool_references)
+
+
+def test_events_through_a_provider_adapter() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    for i in range(5):
+        chat = ChatCompletionsAdapter(Session(gw, session_id=f"o{i}", threshold=1))
+        find = {"tool_calls": [{"id": "f", "function": {"name": "find_tools", "arguments": json.dumps({"query": QUERY})}}]}
+        chat.tool_messages(find)
+        call = {"tool_calls": [{"id": "c", "function": {"name": "send_email", "arguments": "{}"}}]}
+        assert chat.tool_messages(call)[0]["content"] == "send_email done"
+    assert _ranked(gw)[0] == "send_email"
+
+
+@pytest.mark.asyncio
+async def test_events_through_the_mcp_server() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    server = GatewayServer(gw)
+    for _ in range(5):
+        async with Client(server.lowlevel, mode="legacy") as client:
+            found = await client.call_tool("find_tools", {"query": QUERY})
+            assert not found.is_error
+            called = await client.call_tool("call_tool", {"name": "send_email", "arguments": {}})
+            assert not called.is_error
+    assert _ranked(gw)[0] == "send_email"
+    async with Client(server.lowlevel, mode="legacy") as client:
+        found = await client.call_tool("find_tools", {"query": QUERY})
+        top = found.structured_content["tool_references"][0]
+        assert top["tool_name"] == "send_email" and top["usage_boost"] > 0
+
+
+def test_learner_keeps_no_arguments_and_decays() -> None:
+    learner = UsageLearner(half_life_days=1.0)
+    old = 1_000_000.0  # long ago: its evidence has decayed to nothing
+    for i in range(5):
+        learner.searched(f"s{i}", QUERY, ["send_email"], now=old)
+        learner.called(f"s{i}", "send_email", True, now=old)
+    gw = Gateway(_catalog(), learn=learner)
+    send = next(r for r in gw.find_tools(QUERY).tool_references if r.tool_name == "send_email")
+    assert send.usage_boost < 1e-3
+
+
+runner = CliRunner()
+
+
+def _log(tmp_path: Path, lines: list[dict]) -> Path:
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return log
+
+
+def test_eval_learn_keeps_the_output_and_run_file_shape(tmp_path: Path) -> None:
+    plain_run, learn_run = tmp_path / "plain.jsonl", tmp_path / "learn.jsonl"
+    log = _log(tmp_path, [{"query": "zebra quantum", "called": ["translate_text"], "session": f"s{i}"} for i in range(3)])
+    plain = runner.invoke(app, ["eval", str(FIXTURE), "--type", "keyword", "--json", "--run-out", str(plain_run)])
+    learned = runner.invoke(
+        app, ["eval", str(FIXTURE), "--learn", str(log), "--type", "keyword", "--json", "--run-out", str(learn_run)]
+    )
+    assert plain.exit_code == 0 and learned.exit_code == 0, learned.output
+    a, b = json.loads(plain.stdout), json.loads(learned.stdout)
+    assert set(a) == set(b) and set(a["splits"]) == set(b["splits"])
+    assert a["queries"] == b["queries"] and a["tools"] == b["tools"]
+    plain_lines = [json.loads(x) for x in plain_run.read_text().splitlines()]
+    learn_lines = [json.loads(x) for x in learn_run.read_text().splitlines()]
+    assert [set(x) for x in plain_lines] == [set(x) for x in learn_lines] == [{"id", "ranked"}] * 4
+    # the logged query's tool is now found for it (it matched nothing before)
+    assert plain_lines[3]["ranked"] == [] and learn_lines[3]["ranked"][0] == "translate_text"
+    assert b["nDCG@10"] > a["nDCG@10"]
+    table = runner.invoke(app, ["eval", str(FIXTURE), "--learn", str(log)])
+    assert table.exit_code == 0 and "nDCG@10" in table.stdout
+
+
+def test_eval_learn_rejects_a_malformed_log(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "x", "called": "not a list"}\n')
+    result = runner.invoke(app, ["eval", str(FIXTURE), "--learn", str(bad)])
+    assert result.exit_code == 2
+    assert "bad.jsonl:1" in result.output and "called" in result.output
