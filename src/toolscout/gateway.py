@@ -500,13 +500,12 @@ class Gateway:
 
     def _fill(self, result: FindResult, hits: list[ScoredTool], loaded: set[str], allow: Allow | None = None) -> None:
         result.hits = list(hits)
-        learner = self.learner
+        co = self.learner.co_usage(self.index.tools, self.catalog.generation) if self.learner is not None else {}
         for hit in hits:
             tool = hit.tool
             together: tuple[str, ...] = ()
-            if learner is not None and len(learner):
-                names = learner.also_used_with(tool.name, self.index.tools, self.catalog.generation)
-                found = (self.catalog.get(n) for n in names)
+            if tool.name in co:
+                found = (self.catalog.get(n) for n in co[tool.name])
                 together = tuple(t.name for t in found if t is not None and self.visibility.admits(t, allow))
             findings = tuple(f.to_dict() for f in findings_of(tool)) if tool.meta else ()
             result.found.append(tool)

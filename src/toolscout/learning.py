@@ -85,7 +85,7 @@ class Prior:
         """What the boost added to each of ``docs`` (the hits), in relevance units."""
         if not len(self.docs) or not docs:
             return {}
-        sel = np.isin(self.docs, np.asarray(docs))
+        sel = (self.docs[:, None] == np.asarray(docs)[None, :]).any(axis=1)  # few hits: cheaper than isin
         out: dict[int, float] = {}
         for doc, value in zip(self.docs[sel].tolist(), self.boost[sel].tolist(), strict=True):
             out[doc] = out.get(doc, 0.0) + value
@@ -98,7 +98,7 @@ class _Derived:
 
     generation: int
     version: int
-    terms: dict[str, tuple[np.ndarray, np.ndarray, float]]  # term -> (docs, p, weight)
+    terms: dict[str, tuple[np.ndarray, np.ndarray, float]]  # term -> (docs, weight * p, weight)
     unseen_weight: float
     sink: np.ndarray | None  # multiplier per doc (1 - sink), or None when nothing sinks
     co: dict[str, list[str]]
@@ -269,7 +269,8 @@ class UsageLearner:
                 docs.append(doc)
                 ps.append(agreed / (n_t - spare + 1.0))
             if docs:
-                terms[term] = (np.array(docs, np.int64), np.array(ps, np.float64), math.log1p(m / n_t))
+                weight = math.log1p(m / n_t)
+                terms[term] = (np.array(docs, np.int64), np.array(ps, np.float64) * weight, weight)
         sink = None
         if self.max_sink > 0 and tools:
             factor = np.ones(len(tools), np.float64)
@@ -313,22 +314,26 @@ class UsageLearner:
             if found is None:
                 total += d.unseen_weight
                 continue
-            t_docs, ps, weight = found
+            t_docs, weighted, weight = found
             total += weight
             docs.append(t_docs)
-            vals.append(ps * weight)
+            vals.append(weighted)
         if not docs:
             return None if d.sink is None else Prior(_NO_DOCS, _NO_VALS, d.sink)
         all_docs = docs[0] if len(docs) == 1 else np.concatenate(docs)
         all_vals = (vals[0] if len(vals) == 1 else np.concatenate(vals)) * (self.max_boost / total)
         return Prior(all_docs, all_vals, d.sink)
 
+    def co_usage(self, tools: Sequence[Any], generation: int) -> Mapping[str, list[str]]:
+        """Tool name -> tools sessions usually called together with it (best first, at most 3)."""
+        if not self._events:
+            return {}
+        d = self._derive(tools, generation)
+        return d.co if d is not None else {}
+
     def also_used_with(self, name: str, tools: Sequence[Any], generation: int) -> list[str]:
         """Tools sessions usually called together with ``name`` (best first, at most 3)."""
-        if not self._events:
-            return []
-        d = self._derive(tools, generation)
-        return list(d.co.get(name, ())) if d is not None else []
+        return list(self.co_usage(tools, generation).get(name, ()))
 
 
 def replay_log(learner: UsageLearner, lines: Iterable[Mapping[str, Any]], found_for: Any) -> int:
