@@ -118,6 +118,8 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     rows = []
+    below: list[str] = []
+    worse: list[str] = []
     for name in args.sets.split(","):
         r = run_set(name, args.seeds, args.max_queries)
 
@@ -130,6 +132,10 @@ def main() -> None:
             f"| {m('s_learn'):.1f} ({m('s_learn') - m('s_plain'):+.1f}) | {m('s_noisy'):.1f} ({m('s_noisy') - m('s_plain'):+.1f}) |"
         )
         print(rows[-1], flush=True)
+        if m("s_learn") - m("s_plain") < 3:
+            below.append(f"{name} ({m('s_learn') - m('s_plain'):+.1f})")
+        if m("noisy") < m("plain") or m("s_noisy") < m("s_plain"):
+            worse.append(name)
     plain, learned = latency(args.max_queries)
     print(f"latency p50 plain {plain:.4f} ms, learned {learned:.4f} ms", flush=True)
     body = (
@@ -141,7 +147,19 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
         f"Keyword p50 at 10,000 toolpool tools (`ToolIndex.search`, limit 10, median of 5 interleaved passes): "
         f"{plain:.3f} ms without a prior, {learned:.3f} ms with the toolpool log's prior "
-        f"({(learned - plain) * 1000:+.0f} µs).\n"
+        f"({(learned - plain) * 1000:+.0f} µs).\n\n"
+        "Targets: >= +3 nDCG@10 on shared queries: "
+        + ("met on every set" if not below else "missed on " + ", ".join(below))
+        + "; noisy log never worse than no learning: "
+        + ("met on every set" if not worse else "missed on " + ", ".join(worse))
+        + f"; <= 0.1 ms added to keyword p50 at 10k: {'met' if learned - plain <= 0.1 else 'missed'}.\n\n"
+        "Read with care: metatool (199 tools) and toollens (464) have many queries per tool, so nearly every "
+        "test query shares tools with the log and learning mostly learns which tools the set's queries ask "
+        "for; sealtools has about one query per tool and a high baseline, so little is left to learn. The log "
+        "here is ideal (the labelled tools, one call each); real calls are noisier, which the 30% rows bound. "
+        "The ranking is `toolscout eval`'s (`index_ranker`, `replay_log` as `run_eval(learn=...)` does), in one "
+        "process so each index is built once; `toolscout eval DIR --learn LOG.jsonl` gives the same figures for "
+        "a log file.\n"
     )
     if not args.no_write:
         write_section(
