@@ -132,6 +132,16 @@ def test_co_usage_hints_and_select_loads_them() -> None:
     assert all("open_pull_request" not in r.also_used_with for r in hidden.tool_references)
 
 
+def test_events_through_the_library_without_a_session_object() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    for i in range(5):
+        gw.find_tools(QUERY, session=f"lib{i}")
+        assert gw.call("send_email", {}, session=f"lib{i}").ok
+    gw.call("no_such_tool", {}, session="lib0")  # an unknown name is not recorded
+    assert _ranked(gw)[0] == "send_email"
+    assert all("no_such_tool" not in e["c"] for e in gw.learner._events.values())
+
+
 def test_events_through_a_provider_adapter() -> None:
     gw = Gateway(_catalog(), learn=True)
     for i in range(5):

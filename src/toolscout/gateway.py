@@ -395,12 +395,14 @@ class Gateway:
         exclude: Collection[str] = (),
         loaded: Collection[str] = (),
         kinds: Collection[str] | str | None = None,
+        session: str | None = None,
         **aliases: Any,
     ) -> FindResult:
         """Search and render the found tools in ``format``. ``exclude``: tools never to
-        return; ``loaded``: tools the caller already has (named, not re-sent). Seed 001's
-        argument names (``max_results``, ``category_filter``, ``searchType``) are accepted
-        too, as keywords."""
+        return; ``loaded``: tools the caller already has (named, not re-sent). ``session``:
+        a conversation id under which learning records this search (see :meth:`call`).
+        Seed 001's argument names (``max_results``, ``category_filter``, ``searchType``)
+        are accepted too, as keywords."""
         arguments: dict[str, Any] = {"query": query, **aliases}
         for key, value in (("limit", limit), ("search_type", search_type), ("category", category)):
             if value is not None:
@@ -413,7 +415,10 @@ class Gateway:
             formats.renderer(format)
         except InvalidRequest as exc:
             return FindResult(query=str(query), search_type="", error=exc.info())
-        return self.find(arguments, allow=allow, loaded=loaded).render(format)
+        found = self.find(arguments, allow=allow, loaded=loaded)
+        if session is not None:
+            self.record_search(session, found)
+        return found.render(format)
 
     def search(
         self,
@@ -560,14 +565,25 @@ class Gateway:
 
     # -- call -------------------------------------------------------------------
     async def acall(
-        self, name: str, arguments: Any = None, *, timeout: float | None = None, allow: Allow | None = None
+        self,
+        name: str,
+        arguments: Any = None,
+        *,
+        timeout: float | None = None,
+        allow: Allow | None = None,
+        session: str | None = None,
     ) -> CallResult:
-        """Validate ``arguments`` against the tool's schema and run it. Never raises."""
+        """Validate ``arguments`` against the tool's schema and run it. Never raises.
+        ``session``: the id a :meth:`find_tools` used, so learning credits this call to
+        that search (a :class:`~toolscout.session.Session` does this itself)."""
         try:
             request = CallRequest.parse(name, arguments)
         except ToolscoutError as exc:
             return CallResult.failure(name if isinstance(name, str) else shown(name), exc)
-        return await self.execute(request, timeout=timeout, allow=allow)
+        result = await self.execute(request, timeout=timeout, allow=allow)
+        if session is not None and self.catalog.get(result.tool) is not None:
+            self.record_call(session, result.tool, result.ok)
+        return result
 
     async def execute(
         self,
@@ -629,9 +645,11 @@ class Gateway:
                 f"the call to {tool.name!r} was not approved{why}", kind=kind, reason=decision.reason
             )
 
-    def call(self, name: str, arguments: Any = None, *, timeout: float | None = None) -> CallResult:
+    def call(
+        self, name: str, arguments: Any = None, *, timeout: float | None = None, session: str | None = None
+    ) -> CallResult:
         """Synchronous :meth:`acall` (usable inside or outside a running event loop)."""
-        return run_sync(self.acall(name, arguments, timeout=timeout))
+        return run_sync(self.acall(name, arguments, timeout=timeout, session=session))
 
     def validate(self, tool: Tool, arguments: Any) -> dict[str, Any]:
         """Return the arguments as a dict, or raise :class:`InvalidArguments` listing each
