@@ -107,7 +107,10 @@ def test_off_switch_and_default_for_a_store_the_user_owns(tmp_path: Path) -> Non
     assert cat.store is not None and len(cat.store.keys(NS)) >= 5
     events = [json.loads(cat.store.get(NS, k).text) for k in cat.store.keys(NS)]
     assert all(set(e) == {"s", "t", "q", "f", "c"} for e in events)  # terms, names, outcomes: no arguments
+    cat.store.put(NS, "broken", "{not json")  # a bad row is skipped, never fatal
+    cat.store.put(NS, "old", json.dumps({"s": "x", "t": 1.0, "q": ["team"], "f": [], "c": {}}))
     again = Gateway(Catalog.open(path))  # a restart keeps what was learned
+    assert "old" not in cat.store.keys(NS)  # decayed to nothing: pruned from the store
     assert _ranked(again)[0] == "send_email"
     assert _ranked(Gateway(Catalog.open(path), learn=False))[0] == "post_message"
 

@@ -185,18 +185,29 @@ class UsageLearner:
             self.store.put(NS, key, json.dumps(event, separators=(",", ":")))
 
     def _load(self) -> None:
+        """Read the store's events; drop from it those beyond ``max_events`` or decayed to
+        nothing (10 half-lives), and skip malformed ones (a bad row never stops a start)."""
         try:
             keys = self.store.keys(NS)
-            loaded = []
-            for key in keys:
-                entry = self.store.get(NS, key)
-                if entry is not None:
-                    loaded.append((key, json.loads(entry.text)))
         except Exception:
             return
-        loaded.sort(key=lambda kv: kv[1].get("t", 0.0))
+        loaded: list[tuple[str, dict[str, Any]]] = []
+        for key in keys:
+            with contextlib.suppress(Exception):
+                entry = self.store.get(NS, key)
+                event = json.loads(entry.text) if entry is not None else None
+                if _valid(event):
+                    loaded.append((key, event))
+        loaded.sort(key=lambda kv: kv[1]["t"])
+        horizon = time.time() - 10 * self.half_life_s if self.half_life_s > 0 else float("-inf")
+        keep = [kv for kv in loaded if kv[1]["t"] >= horizon][-self.max_events :]
+        kept = {k for k, _ in keep}
+        for key, _ in loaded:
+            if key not in kept:
+                with contextlib.suppress(Exception):
+                    self.store.delete(NS, key)
         with self._lock:
-            for key, event in loaded[-self.max_events :]:
+            for key, event in keep:
                 self._events[key] = event
             self.version += 1
 
@@ -334,6 +345,19 @@ class UsageLearner:
     def also_used_with(self, name: str, tools: Sequence[Any], generation: int) -> list[str]:
         """Tools sessions usually called together with ``name`` (best first, at most 3)."""
         return list(self.co_usage(tools, generation).get(name, ()))
+
+
+def _valid(event: Any) -> bool:
+    """A stored event has the shape :meth:`UsageLearner.searched` writes."""
+    return (
+        isinstance(event, dict)
+        and isinstance(event.get("s"), str)
+        and isinstance(event.get("t"), int | float)
+        and isinstance(event.get("q"), list)
+        and all(isinstance(t, str) for t in event["q"])
+        and isinstance(event.get("f"), list)
+        and isinstance(event.get("c"), dict)
+    )
 
 
 def replay_log(learner: UsageLearner, lines: Iterable[Mapping[str, Any]], found_for: Any) -> int:
