@@ -18,6 +18,7 @@ from toolscout.learning import NS, UsageLearner
 from toolscout.server.mcp import GatewayServer
 from toolscout.session import Session
 
+pytest_plugins = ["_postgres"]  # a throwaway PostgreSQL server (pg_dsn), for the shared-store test
 FIXTURE = Path(__file__).parent / "fixtures" / "eval_small"
 QUERY = "notify the team with a message"
 OBJ = {"type": "object"}
@@ -220,3 +221,16 @@ def test_eval_learn_rejects_a_malformed_log(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", str(FIXTURE), "--learn", str(bad)])
     assert result.exit_code == 2
     assert "bad.jsonl:1" in result.output and "called" in result.output
+
+
+def test_replicas_share_usage_through_postgresql(pg_dsn: str) -> None:
+    pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
+    from toolscout.pgstore import PostgresStore
+
+    with PostgresStore(pg_dsn) as store:
+        first = Gateway(_catalog(), usage_store=store)  # a store the user owns: on by default
+        assert first.learner is not None
+        for i in range(5):
+            _use(first, f"r{i}")
+        second = Gateway(_catalog(), usage_store=store)  # another replica, started later
+        assert _ranked(second)[0] == "send_email"
