@@ -234,3 +234,23 @@ def test_replicas_share_usage_through_postgresql(pg_dsn: str) -> None:
             _use(first, f"r{i}")
         second = Gateway(_catalog(), usage_store=store)  # another replica, started later
         assert _ranked(second)[0] == "send_email"
+
+
+def test_hybrid_ranking_uses_the_prior_too() -> None:
+    from _fake_embed import FakeEmbedder
+
+    gw = Gateway(_catalog(), learn=True, embeddings=FakeEmbedder())
+    assert gw.learner is not None
+    request = gw.parse_find({"query": QUERY, "search_type": "hybrid"})
+
+    def ranked() -> list[tuple[str, float]]:
+        return [(h.tool.name, h.usage) for h in gw.search(request, autocut=False).hits]
+
+    before = ranked()
+    for i in range(5):  # the prior enters through hybrid's keyword side
+        gw.learner.searched(f"h{i}", QUERY, ["post_message", "send_email"])
+        gw.learner.called(f"h{i}", "send_email", True)
+    after = ranked()
+    position = [name for name, _ in after].index("send_email")
+    assert position < [name for name, _ in before].index("send_email")
+    assert after[position][1] > 0

@@ -31,7 +31,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -164,9 +164,14 @@ class Ranked(list[Hit]):
         self.warnings = list(warnings)
 
 
-def keyword_input(kw: KeywordBackend, query: str, mask: np.ndarray | None, pool: int = POOL) -> tuple[np.ndarray, np.ndarray]:
-    """The keyword backend's real hits (positive score, allowed), best first."""
+def keyword_input(
+    kw: KeywordBackend, query: str, mask: np.ndarray | None, pool: int = POOL, prior: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The keyword backend's real hits (positive score, allowed), best first. ``prior``: the
+    index's learned usage prior for this query, applied as in keyword mode."""
     scores, _used = kw.scores(query)
+    if prior is not None:
+        scores = prior.apply(scores, kw.max_score(query) or 1.0)
     if mask is not None and len(scores):
         scores = np.where(mask, scores, 0.0)
     return _top(scores, pool, 0.0)
@@ -259,7 +264,7 @@ class HybridSearch:
 
     def hybrid(self, query: str, limit: int, mask: np.ndarray) -> Ranked:
         kw = self.index.backend("keyword")
-        kd, ks = keyword_input(kw, query, mask)  # type: ignore[arg-type]
+        kd, ks = keyword_input(kw, query, mask, prior=self.index.usage_prior(query))  # type: ignore[arg-type]
         if self._is_a_name(query, mask):  # the index puts that tool first; skip the model's ~10 ms
             return Ranked([Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)])
         dense, warnings = self._dense(query, mask)

@@ -340,6 +340,15 @@ class ToolIndex:
         outcome.elapsed_ms = (time.perf_counter() - start) * 1000.0
         return outcome
 
+    def usage_prior(self, query: str) -> QueryPrior | None:
+        """The learned usage prior for ``query`` (``None`` without one), for rankers that
+        fuse keyword scores (hybrid) as keyword mode does."""
+        if self.usage is None:
+            return None
+        kw = self._backends["keyword"]
+        terms = kw.terms(query) if isinstance(kw, KeywordBackend) and kw.analyzer is analyze else None
+        return self.usage.prior(query, self._tools, self._generation, terms)
+
     def resolve_mode(self, mode: str) -> str:
         """The mode ``mode`` runs as (``auto`` resolved); ``InvalidRequest`` if unknown."""
         if mode == "auto":
@@ -385,10 +394,7 @@ class ToolIndex:
             assert isinstance(kw, KeywordBackend)
             scores, used = kw.scores(query)
             bound = kw.max_score(query) or 1.0
-            prior = None
-            if self.usage is not None:  # the learner keys usage by the default analyzer's terms
-                terms = kw.terms(query) if kw.analyzer is analyze else None
-                prior = self.usage.prior(query, self._tools, self._generation, terms)
+            prior = self.usage_prior(query)
             if prior is not None:  # bounded: at most max_boost of a full match (scores is ours)
                 scores = prior.apply(scores, bound)
             scores = np.where(mask, scores, 0.0)
@@ -421,8 +427,10 @@ class ToolIndex:
             hits = [h for h in ranked if 0 <= h.doc < len(self._tools) and mask[h.doc]]
             top = hits[0].score if hits and hits[0].score > 0 else 1.0
             total = len(hits)
+            prior = self.usage_prior(query) if mode == "hybrid" else None  # hybrid's keyword side used it
+            usage = prior.of([h.doc for h in hits[:limit]]) if prior is not None else {}
             scored = [
-                ScoredTool(self._tools[h.doc], h.score, max(0.0, min(1.0, h.score / top)), h.why)
+                ScoredTool(self._tools[h.doc], h.score, max(0.0, min(1.0, h.score / top)), h.why, usage.get(h.doc, 0.0))
                 for h in hits[:limit]
             ]
         if cut and self.autocut_rule != "none" and scored:
