@@ -91,6 +91,20 @@ def test_a_flood_of_poisoned_events_stays_bounded() -> None:
     assert evil.usage_boost <= learner.max_boost and evil.relevance_score <= learner.max_boost + 1e-6
 
 
+def test_found_but_never_chosen_sinks_slowly_and_visibly() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    learner = gw.learner
+    assert learner is not None
+    before = {r.tool_name: r.relevance_score for r in gw.find_tools(QUERY).tool_references}
+    for i in range(60):  # post_message is shown every time and never chosen
+        learner.searched(f"n{i}", "post a chat message", ["post_message"])
+    refs = {r.tool_name: r for r in gw.find_tools(QUERY).tool_references}
+    post = refs["post_message"]
+    assert post.relevance_score < before["post_message"]
+    assert post.relevance_score >= before["post_message"] * (1 - learner.max_sink) - 1e-3  # at most 5%
+    assert -learner.max_sink <= post.usage_boost < 0  # shown, as a negative contribution
+
+
 def test_off_switch_and_default_for_a_store_the_user_owns(tmp_path: Path) -> None:
     off = Gateway(_catalog(), learn=False)
     assert off.learner is None and off.index.usage is None

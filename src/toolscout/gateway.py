@@ -95,8 +95,9 @@ class ToolReference:
     """For a skill, how to load it; for an agent, its card's essentials and skills
     (see :func:`toolscout.sources.skills.reference_details`). ``None`` for tools."""
     usage_boost: float = 0.0
-    """How much learned usage added to this result's relevance (0 when none; see
-    docs/learning.md), so a ranking that usage changed can be seen and explained."""
+    """How much learned usage added to this result's relevance (negative: it sank, as a
+    tool often found and never chosen; 0 when none; see docs/learning.md), so a ranking
+    that usage changed can be seen and explained."""
     also_used_with: tuple[str, ...] = ()
     """Tools sessions usually called together with this one (``select:`` loads them)."""
 

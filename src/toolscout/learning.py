@@ -81,14 +81,20 @@ class Prior:
             np.add.at(scores, self.docs, self.boost * bound)
         return scores
 
-    def of(self, docs: Sequence[int]) -> dict[int, float]:
-        """What the boost added to each of ``docs`` (the hits), in relevance units."""
-        if not len(self.docs) or not docs:
-            return {}
-        sel = (self.docs[:, None] == np.asarray(docs)[None, :]).any(axis=1)  # few hits: cheaper than isin
+    def of(self, docs: Sequence[int], scores: Sequence[float] | None = None, bound: float = 1.0) -> dict[int, float]:
+        """What usage changed for each of ``docs`` (the hits), in relevance units: the boost,
+        minus what the sink took when the hits' final ``scores`` (and ``bound``) are given."""
         out: dict[int, float] = {}
-        for doc, value in zip(self.docs[sel].tolist(), self.boost[sel].tolist(), strict=True):
-            out[doc] = out.get(doc, 0.0) + value
+        if len(self.docs) and docs:
+            sel = (self.docs[:, None] == np.asarray(docs)[None, :]).any(axis=1)  # few hits: cheaper than isin
+            for doc, value in zip(self.docs[sel].tolist(), self.boost[sel].tolist(), strict=True):
+                out[doc] = out.get(doc, 0.0) + value
+        if self.sink is not None and scores is not None and bound > 0:
+            for doc, score in zip(docs, scores, strict=True):
+                factor = float(self.sink[doc])
+                if factor < 1.0:  # score = base * factor + boost * bound
+                    base = (score - out.get(doc, 0.0) * bound) / factor
+                    out[doc] = out.get(doc, 0.0) - base * (1.0 - factor) / bound
         return out
 
 

@@ -52,7 +52,7 @@ Ranker: TypeAlias = Callable[[str, int, np.ndarray], list[Hit]]
 
 class QueryPrior(Protocol):
     def apply(self, scores: np.ndarray, bound: float) -> np.ndarray: ...
-    def of(self, docs: list[int]) -> dict[int, float]: ...
+    def of(self, docs: list[int], scores: list[float] | None = None, bound: float = 1.0) -> dict[int, float]: ...
 
 
 class UsagePrior(Protocol):
@@ -401,7 +401,7 @@ class ToolIndex:
             total = kw.count_matches(scores)
             matched = scores
             hits = kw.top(scores, used, limit)
-            usage = prior.of([h.doc for h in hits]) if prior is not None else {}
+            usage = prior.of([h.doc for h in hits], [h.score for h in hits], bound) if prior is not None else {}
             scored = [
                 ScoredTool(
                     self._tools[h.doc],
