@@ -155,7 +155,7 @@ def main() -> None:
         + f"; <= 0.1 ms added to keyword p50 at 10k: {'met' if learned - plain <= 0.1 else 'missed'}.\n\n"
         "Read with care: metatool (199 tools) and toollens (464) have many queries per tool, so nearly every "
         "test query shares tools with the log and learning mostly learns which tools the set's queries ask "
-        "for; sealtools has about one query per tool and a high baseline, so little is left to learn. The log "
+        "for; sealtools has fewer queries than tools (2,054 for 4,076) and a high baseline, so little is left to learn. The log "
         "here is ideal (the labelled tools, one call each); real calls are noisier, which the 30% rows bound. "
         "The ranking is `toolscout eval`'s (`index_ranker`, `replay_log` as `run_eval(learn=...)` does), in one "
         "process so each index is built once; `toolscout eval DIR --learn LOG.jsonl` gives the same figures for "
