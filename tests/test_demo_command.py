@@ -77,3 +77,13 @@ def test_unknown_format_is_a_usage_error() -> None:
     result = runner.invoke(app, ["demo", "--format", "klingon"])
     assert result.exit_code == 2
     assert "use one of" in result.output
+
+
+def test_demo_shows_usage_changing_a_ranking() -> None:
+    from toolscout.demo.runner import run_demo
+
+    learning = run_demo()["learning"]
+    chosen = learning["chosen"]
+    assert learning["before"].index(chosen) == 2  # third before any session chose it
+    assert learning["after"][0] == chosen and learning["usage_boost"][chosen] > 0
+    assert learning["after"][1:] == [n for n in learning["before"] if n != chosen][:4]  # the rest keep their order

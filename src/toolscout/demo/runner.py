@@ -3,8 +3,8 @@
 :func:`run_demo` only produces data (a JSON-ready dict); :mod:`toolscout.demo.view` draws it
 with rich. The script searches the bundled catalog the way a model would (plain English,
 Chinese, an exact name, ``select:``, a miss, an empty query, a skill and an agent), calls
-what it found (valid arguments, invalid ones, an unknown name, a skill's instructions), and
-costs the tool definitions in tokens.
+what it found (valid arguments, invalid ones, an unknown name, a skill's instructions),
+shows a ranking learning from what sessions call, and costs the tool definitions in tokens.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from typing import Any
 
 from ..catalog import Catalog
 from ..gateway import FindResult, Gateway
+from ..learning import UsageLearner
 from ..model import CallResult
+from ..session import Session
 from . import demo_catalog
 
 __all__ = ["CALLS", "SEARCHES", "run_demo"]
@@ -64,6 +66,11 @@ CALLS: tuple[Call, ...] = (
     Call("use_tool, ambiguous", "send a message", {"text": "deploy done"}, True),
     Call("a skill's instructions", "incident-postmortem", {}),
 )
+
+LEARNING_QUERY = "send a message to the team"
+LEARNING_SESSIONS = 3
+"""Sessions that search ``LEARNING_QUERY`` and then call the third result: more than one
+must agree before usage moves a ranking (docs/learning.md)."""
 
 
 def _search(
@@ -124,9 +131,34 @@ def run_demo(*, format: str = "openai", query: str | None = None, limit: int = 5
     else:
         run["searches"] = [_search(gateway, s.label, s.query, s.limit, format, s.kinds) for s in SEARCHES]
         run["calls"] = [_call(gateway, c) for c in CALLS]
+        run["learning"] = _learning(catalog)
     run["tokens"] = _tokens(gateway, format)
     run["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
     return run
+
+
+def _learning(catalog: Catalog) -> dict[str, Any]:
+    """The same query before and after a few sessions chose its third result: usage lifts it
+    (``usage_boost``), in a gateway of its own so the scripted calls above are no evidence."""
+    gateway = Gateway(catalog, learn=UsageLearner())
+    before = gateway.find_tools(LEARNING_QUERY, 5).tool_references
+    chosen = before[2].tool_name
+    arguments = {"to": "+15550100", "body": "build is green", "channel": "#eng", "text": "build is green"}
+    tool = catalog.get(chosen)
+    wanted = set(tool.input_schema.get("properties", {})) if tool is not None else set()
+    for i in range(LEARNING_SESSIONS):
+        session = Session(gateway, threshold=1, session_id=f"demo-learning-{i}")
+        session.handle("find_tools", {"query": LEARNING_QUERY})
+        session.handle(chosen, {k: v for k, v in arguments.items() if k in wanted})
+    after = gateway.find_tools(LEARNING_QUERY, 5).tool_references
+    return {
+        "query": LEARNING_QUERY,
+        "sessions": LEARNING_SESSIONS,
+        "chosen": chosen,
+        "before": [r.tool_name for r in before],
+        "after": [r.tool_name for r in after],
+        "usage_boost": {r.tool_name: b for r in after if (b := r.to_dict().get("usage_boost"))},
+    }
 
 
 def _add_skills_and_agents(catalog: Catalog) -> None:

@@ -31,6 +31,8 @@ def show_demo(run: dict[str, Any], console: Console) -> None:
         )
     if run["calls"]:
         console.print(_calls(run))
+    if run.get("learning"):
+        console.print(_learning(run["learning"]))
     console.print(_tokens(run))
     console.print(
         f"[dim]Done in {run['elapsed_ms'] / 1000:.2f} s, offline. Try: "
@@ -135,11 +137,29 @@ def _outcome(call: dict[str, Any]) -> Text:
     return text
 
 
+def _learning(learning: dict[str, Any]) -> Table:
+    table = Table(
+        title=f"3. Ranking that learns: {learning['query']!r} after {learning['sessions']} sessions "
+        f"called {learning['chosen']}",
+        title_justify="left",
+    )
+    table.add_column("rank", justify="right", style="dim")
+    table.add_column("before")
+    table.add_column("after")
+    boosts = learning["usage_boost"]
+    for rank, (old, new) in enumerate(zip(learning["before"], learning["after"], strict=False), 1):
+        boost = boosts.get(new)
+        shown = f"{new} (usage +{boost:.2f})" if boost and boost > 0 else new
+        table.add_row(str(rank), Text(old), Text(shown, style="bold" if new == learning["chosen"] else ""))
+    table.caption = "Agreement across sessions is required; one session alone moves nothing (docs/learning.md)."
+    return table
+
+
 def _tokens(run: dict[str, Any]) -> Table:
     tok = run["tokens"]
     note = "" if not tok["estimate"] else " (estimate for this format)"
     table = Table(
-        title=f"{3 if run['calls'] else 2}. Tool-definition tokens ({tok['encoding']}, {tok['format']}){note}",
+        title=f"{4 if run.get('learning') else 3 if run['calls'] else 2}. Tool-definition tokens ({tok['encoding']}, {tok['format']}){note}",
         title_justify="left",
     )
     table.add_column("what the model is sent")
