@@ -139,16 +139,20 @@ class FindResult:
     execution_time_ms: float = 0.0
     warnings: list[str] = field(default_factory=list)
     error: ErrorInfo | None = None
-    found: list[Tool] = field(default_factory=list)
     pending: dict[str, str] = field(default_factory=dict)
     format: str | None = None
     hits: list[ScoredTool] = field(default_factory=list, repr=False)
-    """Each found tool's raw score and the signals that found it (``why``), for surfaces
-    that explain a ranking (the console); not part of what a model is sent."""
+    """Each found tool with its raw score and the signals that found it (``why``), for
+    surfaces that explain a ranking (the console); not part of what a model is sent."""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def found(self) -> list[Tool]:
+        """The found tools, best first."""
+        return [h.tool for h in self.hits]
 
     @property
     def loaded(self) -> list[str]:
@@ -415,7 +419,7 @@ class Gateway:
         try:
             formats.renderer(format)
         except InvalidRequest as exc:
-            return FindResult(query=str(query), search_type="", error=exc.info())
+            return refused_find(arguments, exc)
         found = self.find(arguments, allow=allow, loaded=loaded)
         if session is not None:
             self.record_search(session, found)
@@ -514,7 +518,6 @@ class Gateway:
                 found = (self.catalog.get(n) for n in co[tool.name])
                 together = tuple(t.name for t in found if t is not None and self.visibility.admits(t, allow))
             findings = tuple(f.to_dict() for f in findings_of(tool)) if tool.meta else ()
-            result.found.append(tool)
             result.tool_references.append(
                 ToolReference(
                     tool_name=tool.name,

@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException
 
 from .. import formats
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
-from ..gateway import FindResult
+from ..gateway import refused_find
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
 from .capabilities import capabilities as gateway_capabilities
 
@@ -265,7 +265,7 @@ def create_app(
         try:
             formats.renderer(body.format)
         except InvalidRequest as exc:
-            result = FindResult(query=body.query, search_type="", error=exc.info())
+            result = refused_find(arguments, exc)
         else:
             await _wait_for_sources(aggregator, cold_start_wait)
             result = gateway.find(arguments).render(body.format)
