@@ -4,6 +4,8 @@
 can name it:
 
 * ``"default"`` (or ``"minilm"``): all-MiniLM-L6-v2 int8 ONNX, shipped by the extra, offline;
+* ``"multilingual"``: multilingual-e5-small 4-bit (``toolscout[multilingual]``), offline, for
+  requests in other languages than the catalog's;
 * ``"onnx:/path/model.onnx"``: your own ONNX encoder; ``tokenizer.json`` next to it (or
   ``tokenizer=...``), ``sha256=...`` to pin the model file;
 * ``"fastembed:NAME"`` / ``"sentence-transformers:NAME"``: models those libraries download;
@@ -35,6 +37,10 @@ def load_embedder(spec: str | Embedder = "default", **kwargs: Any) -> Embedder:
         from .onnx import default_embedder
 
         return default_embedder(**kwargs)
+    if kind in ("multilingual", "e5"):
+        from .multilingual import multilingual_embedder
+
+        return multilingual_embedder(**kwargs)
     if kind == "onnx" and arg:
         from .onnx import OnnxEmbedder
 
@@ -55,5 +61,5 @@ def load_embedder(spec: str | Embedder = "default", **kwargs: Any) -> Embedder:
         return OpenAIEmbedder(kwargs.pop("base_url", "https://api.openai.com/v1"), arg, **kwargs)
     raise ConfigError(
         f"unknown embedding model {spec!r}",
-        hint="Use 'default', 'onnx:PATH', 'fastembed:NAME', 'sentence-transformers:NAME' or 'openai:MODEL'.",
+        hint="Use 'default', 'multilingual', 'onnx:PATH', 'fastembed:NAME', 'sentence-transformers:NAME' or 'openai:MODEL'.",
     )
