@@ -77,3 +77,38 @@ def test_cli_compare_and_plot(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "keyword vs regex" in result.output and "wins" in result.output
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_compare_with_a_saved_run_file(tmp_path: Path) -> None:
+    """--compare also takes a run file written by --run-out (an earlier version's rankings)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from toolscout.cli import app
+
+    tools = [
+        {"name": "send_message", "description": "Send a chat message to a channel"},
+        {"name": "get_weather", "description": "Weather forecast for a city"},
+    ]
+    queries = [
+        {"id": "1", "query": "chat message", "relevant": ["send_message"]},
+        {"id": "2", "query": "weather forecast", "relevant": ["get_weather"]},
+    ]
+    (tmp_path / "tools.jsonl").write_text("\n".join(json.dumps(t) for t in tools))
+    (tmp_path / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    # the "old version" ranked query 1 wrong and never saw query 2
+    old = tmp_path / "old-runs.jsonl"
+    old.write_text(json.dumps({"id": "1", "ranked": ["get_weather", "send_message"]}) + "\n")
+    result = CliRunner().invoke(app, ["eval", str(tmp_path), "--type", "keyword", "--compare", str(old)])
+    assert result.exit_code == 0, result.output
+    assert "keyword vs old-runs.jsonl" in result.output
+    overall = [line for line in result.output.splitlines() if line.strip().startswith("│ all")][-1]
+    assert "31.5" in overall and "-68.5" in overall  # the file: rank 2 on query 1 (63.1), nothing on 2
+    # a file from another data set is a usage error with a hint, not a crash
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "zz", "ranked": []}) + "\n")
+    bad = CliRunner().invoke(app, ["eval", str(tmp_path), "--type", "keyword", "--compare", str(other)])
+    assert bad.exit_code == 2 and "no query id" in bad.output
+    missing = CliRunner().invoke(app, ["eval", str(tmp_path), "--type", "keyword", "--compare", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 2

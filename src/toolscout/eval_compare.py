@@ -8,6 +8,7 @@ beyond noise, which two averages alone cannot.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from .eval.runner import EvalReport
     from .search.index import ToolIndex
 
-__all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "run_pair"]
+__all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "report_from_runs", "run_pair"]
 
 SEMANTIC_MODES = ("hybrid", "semantic")
 
@@ -167,6 +168,40 @@ def plot_recall(curves: Mapping[str, Sequence[float]], path: str | Path, *, titl
     return out
 
 
+def report_from_runs(directory: str | Path, runs_path: str | Path, **options: Any) -> EvalReport:
+    """Score a ``--run-out`` file against DIR's queries, as if it had just been ranked.
+
+    Rankings saved by another version or configuration can then be paired with a fresh run.
+    A query the file lacks counts as ranking nothing; ``InvalidRequest`` if no id matches.
+    """
+    from .errors import InvalidRequest
+    from .eval import load_queries
+    from .eval.runner import evaluate, select_queries
+
+    queries = select_queries(
+        load_queries(Path(directory) / "queries.jsonl"), split=options.get("split"), max_queries=options.get("max_queries")
+    )
+    ranked: dict[str, list[str]] = {}
+    try:
+        with Path(runs_path).open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    row = json.loads(line)
+                    ranked[str(row["id"])] = [str(n) for n in row.get("ranked") or []]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InvalidRequest(
+            f"cannot read run file {runs_path}: {exc}", hint='Pass a file written by --run-out: one {"id", "ranked"} per line.'
+        ) from None
+    if not any(q.id in ranked for q in queries):
+        raise InvalidRequest(
+            f"no query id of {directory} is in {runs_path}", hint="Compare run files made from the same data set and split."
+        )
+    order = iter(queries)  # evaluate ranks the queries in order; ids, not texts, key the file
+    report = evaluate(queries, lambda _text: ranked.get(next(order).id, []))
+    report.search_type = Path(runs_path).name
+    return report
+
+
 def compare_and_plot(
     directory: str | Path,
     report: EvalReport,
@@ -184,8 +219,14 @@ def compare_and_plot(
 
     reports = {report.search_type: report}
     if other_type is not None:
-        other = run_eval(directory, search_type=other_type, index_factory=index_factory(other_type), **options)
-        label = other_type if other_type != report.search_type else f"{other_type} (2nd run)"
+        from .request import SEARCH_TYPES
+
+        if other_type in SEARCH_TYPES:
+            other = run_eval(directory, search_type=other_type, index_factory=index_factory(other_type), **options)
+            label = other_type if other_type != report.search_type else f"{other_type} (2nd run)"
+        else:
+            other = report_from_runs(directory, other_type, **options)
+            label = Path(other_type).name
         reports[label] = other
         cmp = compare(report, other, report.search_type, label)
         table = Table(title=f"nDCG@10: {cmp.label_a} vs {cmp.label_b}, same queries (paired)")

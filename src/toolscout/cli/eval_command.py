@@ -68,8 +68,9 @@ def eval_command(
         str | None,
         typer.Option(
             "--compare",
-            callback=choice(SEARCH_TYPES, optional=True),
-            help="Also run this search type on the same queries; print the paired difference.",
+            callback=_search_type_or_runs,
+            help="Also run this search type on the same queries, or score a run file an earlier "
+            "--run-out wrote (another version or configuration); print the paired difference.",
         ),
     ] = None,
     learn: Annotated[
@@ -116,6 +117,13 @@ def eval_command(
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     if as_json:
         typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+
+
+def _search_type_or_runs(value: str | None) -> str | None:
+    """A search type, or the path of an existing ``--run-out`` file (usage error otherwise)."""
+    if value is None or value in SEARCH_TYPES or Path(value).is_file():
+        return value
+    return choice(SEARCH_TYPES)(value)
 
 
 def _check_extras(type: str, compare_with: str | None, plot: Path | None) -> Embedder | str:
