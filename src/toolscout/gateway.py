@@ -56,6 +56,7 @@ from .request import (
     clean_text,
     shown,
 )
+from .search.crosslingual import language_hint
 from .search.index import ScoredTool, ToolIndex
 from .search.resolve import select_names
 from .security.findings import findings_of
@@ -64,6 +65,7 @@ from .visibility import Allow, Visibility
 if TYPE_CHECKING:
     from .embed import Embedder
     from .learning import UsageLearner
+    from .search.crosslingual import CrossLingualSearch
     from .search.hybrid import HybridSearch
     from .store import Store
 
@@ -358,14 +360,20 @@ class Gateway:
 
     def _enable_embeddings(
         self, embeddings: bool | str | Embedder | None, store: Store | None
-    ) -> HybridSearch | None:
+    ) -> HybridSearch | CrossLingualSearch | None:
         """``None``/``False``: keyword only. ``"auto"``: hybrid when the ``embed`` extra is
-        installed. ``True``, a model spec or an :class:`Embedder`: hybrid, or raise
-        :class:`~toolscout.errors.MissingExtra` / ``EmbeddingUnavailable`` now, at setup."""
+        installed. ``"multilingual"``: hybrid that also serves requests in other languages
+        (:mod:`toolscout.search.crosslingual`). ``True``, a model spec or an
+        :class:`Embedder`: hybrid, or raise :class:`~toolscout.errors.MissingExtra` /
+        ``EmbeddingUnavailable`` now, at setup."""
         if embeddings is None or embeddings is False:
             return None
         from .search.hybrid import enable_hybrid, enable_hybrid_if_available
 
+        if embeddings == "multilingual":
+            from .search.crosslingual import enable_crosslingual
+
+            return enable_crosslingual(self.index, store=store)
         if embeddings == "auto":
             return enable_hybrid_if_available(self.index, store=store)
         spec = "default" if embeddings is True else embeddings
@@ -463,6 +471,9 @@ class Gateway:
             )
             result.search_type = outcome.mode
             result.warnings.extend(outcome.warnings)
+            hint = language_hint(request.query, outcome.mode, self.hybrid, self.index.tools)
+            if hint is not None:
+                result.warnings.append(hint)
             result.total_matches = outcome.total_matches
             if not outcome.hits:
                 raise self._no_match(request, allow, result.pending)

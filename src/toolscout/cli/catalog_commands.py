@@ -97,6 +97,16 @@ def search(
         str | None,
         typer.Option("--kinds", "-k", help="Kinds of entry: tool, skill, agent, comma-separated, or all."),
     ] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            callback=choice(("default", "multilingual")),
+            help="Embedding model: default (English) or multilingual (requests in other languages, "
+            "toolscout[multilingual]); multilingual implies --embed.",
+        ),
+    ] = "default",
 ) -> None:
     """Search a catalog the way a model's find_tools call would. The table shows each tool
     by the name the model sees in --format and what its definition costs in tokens.
@@ -105,7 +115,7 @@ def search(
     Example: toolscout search demo "post a message to a slack channel" --limit 3
     """
     cat = _load(catalog)
-    gateway = _gateway(cat, embed or type in ("semantic", "hybrid"))
+    gateway = _gateway(cat, embed or type in ("semantic", "hybrid") or model != "default", model)
     extra = {"kinds": kinds} if kinds else {}
     result = gateway.find_tools(query, limit, search_type=type, category=category, format=format, **extra)
     if as_json:
@@ -117,13 +127,14 @@ def search(
         raise fail(code, message, "\n".join(result.error.text().splitlines()[1:]))
 
 
-def _gateway(cat: Catalog, embed: bool) -> Gateway:
+def _gateway(cat: Catalog, embed: bool, model: str = "default") -> Gateway:
     """Hybrid when asked and possible; otherwise keyword search with a warning that says
     why (a silent fallback would look like embeddings finding nothing better)."""
     if not embed:
         return Gateway(cat)
     try:
-        return Gateway(cat, embeddings=True, vector_store=cat.store or _vector_cache())
+        embeddings = "multilingual" if model == "multilingual" else True
+        return Gateway(cat, embeddings=embeddings, vector_store=cat.store or _vector_cache())
     except (MissingExtra, EmbeddingUnavailable) as exc:
         warn(f"{exc.message} {exc.hint}".strip() + "; searching by keyword only.")
         return Gateway(cat)
