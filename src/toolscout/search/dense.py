@@ -46,9 +46,18 @@ class DenseBackend:
         min_score: float = 0.0,
         query_cache_size: int = 2048,
         progress: bool | None = None,
+        query_embedder: Embedder | None = None,
     ) -> None:
+        if query_embedder is not None and query_embedder.dim != embedder.dim:
+            raise EmbeddingUnavailable(
+                f"query encoder {query_embedder.model_id} has dimension {query_embedder.dim}, "
+                f"the tool vectors {embedder.dim}"
+            )
         self.embedder = embedder
         self.cache = VectorCache(embedder, store)
+        # Queries may use a faster encoder of the same vector space (docs/hybrid.md, Latency).
+        self.query_embedder = query_embedder or embedder
+        self._query_cache = self.cache if query_embedder is None else VectorCache(query_embedder, store)
         self.min_score = min_score
         self.progress = sys.stderr.isatty() if progress is None else progress
         self._matrix = np.zeros((0, embedder.dim), dtype=np.float32)
@@ -95,12 +104,13 @@ class DenseBackend:
         todo = [q for q in dict.fromkeys(queries) if q not in found]
         if todo:
             try:
-                vectors = self.embedder.embed(todo)
+                vectors = self.query_embedder.embed(todo)
             except EmbeddingUnavailable:
                 raise
             except Exception as exc:  # an endpoint that is down, a broken session
                 raise EmbeddingUnavailable(f"embedding the query failed: {exc}") from exc
-            vectors = check_vectors(np.asarray(vectors), len(todo), self.embedder.dim, self.embedder.model_id)
+            encoder = self.query_embedder
+            vectors = check_vectors(np.asarray(vectors), len(todo), encoder.dim, encoder.model_id)
             with self._lock:
                 for q, v in zip(todo, vectors, strict=True):
                     found[q] = self._queries[q] = v
@@ -112,7 +122,7 @@ class DenseBackend:
         """Embed many queries at once (batched, through the vector cache) into the query LRU:
         for evaluations and warm-up lists of common requests."""
         queries = list(dict.fromkeys(map(_squash, queries)))
-        vectors = self.cache.embed(queries)
+        vectors = self._query_cache.embed(queries)
         with self._lock:
             self._query_cache_size = max(self._query_cache_size, len(queries))
             for query, vector in zip(queries, vectors, strict=True):

@@ -281,6 +281,7 @@ def enable_hybrid(
     *,
     store: BlobStore | None = None,
     progress: bool | None = None,
+    query_encoder: Embedder | str | None = "model",
 ) -> HybridSearch:
     """Register ``semantic`` and ``hybrid`` on ``index`` (``auto`` then means hybrid).
 
@@ -288,11 +289,20 @@ def enable_hybrid(
     :func:`~toolscout.embed.load_embedder`; ``store`` (a :class:`~toolscout.store.Store`)
     keeps vectors across restarts. Raises ``MissingExtra`` / ``EmbeddingUnavailable`` here,
     at setup, if the model cannot be loaded at all.
+
+    ``query_encoder`` embeds queries (tools always use ``embedder``): ``"auto"`` is the fast
+    int8 version of the default model when ``embedder`` is the default (see
+    :func:`~toolscout.embed.load_query_encoder`), else ``embedder`` itself; ``"model"`` /
+    ``None`` is ``embedder``; ``"static"`` a wordpiece table distilled from it (fastest, less
+    exact); any other spec or an :class:`~toolscout.embed.Embedder` of the same vector space
+    is used as given.
     """
-    from ..embed import load_embedder
+    from ..embed import load_embedder, load_query_encoder
     from .dense import DenseBackend
 
-    search = HybridSearch(index, DenseBackend(load_embedder(embedder), store, progress=progress))
+    model = load_embedder(embedder)
+    queries = load_query_encoder(query_encoder, model, store)
+    search = HybridSearch(index, DenseBackend(model, store, progress=progress, query_embedder=queries))
     index.register_mode("semantic", search.semantic)
     index.register_mode("hybrid", search.hybrid)
     return search

@@ -78,10 +78,16 @@ class NameSuggester:
         jaccard = shared / (self._sizes + len(grams) - shared)
         k = min(_SHORTLIST, int(np.count_nonzero(shared)))
         short = np.argpartition(-jaccard, k - 1)[:k]
-        scored = []
+        scored: list[tuple[float, int]] = []
         for i in short.tolist():
-            ratio = difflib.SequenceMatcher(None, norm, normalize_name(self.names[i])).ratio()
+            matcher = difflib.SequenceMatcher(None, norm, normalize_name(self.names[i]))
+            # quick ratios are upper bounds of ratio(): skip names that cannot pass the cutoff
+            # or beat the n-th best so far (a hybrid query naming an identifier spent ~5 ms here)
+            bar = max(cutoff, -scored[n - 1][0]) if len(scored) >= n else cutoff
+            if matcher.real_quick_ratio() < bar or matcher.quick_ratio() < bar:
+                continue
+            ratio = matcher.ratio()
             if ratio >= cutoff:
                 scored.append((-ratio, i))
-        scored.sort()
+                scored.sort()
         return [self.names[i] for _, i in scored[:n]]

