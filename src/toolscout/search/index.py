@@ -276,6 +276,11 @@ class ToolIndex:
                 m[doc] = False
         return m
 
+    def _all_visible(self, mask: np.ndarray) -> bool:
+        """Whether ``mask`` hides nothing (then ranking skips applying it): true for an
+        unfiltered search of a catalog whose tools are all searchable and available."""
+        return bool(mask.all())
+
     def _kind_mask(self, kinds: Collection[str] | None) -> np.ndarray | None:
         """Docs of ``kinds``, or ``None`` when that keeps every doc (the usual all-tools
         catalog costs nothing)."""
@@ -388,19 +393,21 @@ class ToolIndex:
     ) -> SearchOutcome:
         exact = self._exact(query, mask if named is None else named)
         warnings: list[str] = []
-        matched: np.ndarray | None = None
+        exact_matched = False  # whether the exact-name tool is already counted in ``total``
         if mode == "keyword":
             kw = self._backends["keyword"]
             assert isinstance(kw, KeywordBackend)
-            scores, used = kw.scores(query)
             bound = kw.max_score(query) or 1.0
             prior = self.usage_prior(query)
-            if prior is not None:  # bounded: at most max_boost of a full match (scores is ours)
-                scores = prior.apply(scores, bound)
-            scores = np.where(mask, scores, 0.0)
-            total = kw.count_matches(scores)
-            matched = scores
-            hits = kw.top(scores, used, limit)
+            if prior is None:  # no pass over every doc (docs/search.md#scaling)
+                hits, total = kw.rank(query, limit, None if self._all_visible(mask) else mask)
+                exact_matched = exact is not None and kw.matches(query, exact)
+            else:  # bounded: at most max_boost of a full match (scores is ours)
+                scores, used = kw.scores(query)
+                scores = np.where(mask, prior.apply(scores, bound), 0.0)
+                total = kw.count_matches(scores)
+                exact_matched = exact is not None and bool(scores[exact] > 0)
+                hits = kw.top(scores, used, limit)
             usage = prior.of([h.doc for h in hits], [h.score for h in hits], bound) if prior is not None else {}
             scored = [
                 ScoredTool(
@@ -418,7 +425,7 @@ class ToolIndex:
             scores = rx.match_scores(query)
             scores[~mask] = 0.0
             total = int(np.count_nonzero(scores))
-            matched = scores
+            exact_matched = exact is not None and bool(scores[exact] > 0)
             hits = rx.search(query, limit=limit, mask=mask)
             scored = [ScoredTool(self._tools[h.doc], h.score, h.score / 3.0, h.why) for h in hits]
         else:
@@ -438,7 +445,7 @@ class ToolIndex:
         if exact is not None:
             tool = self._tools[exact]
             rest = [s for s in scored if s.tool.name != tool.name]
-            counted = len(rest) < len(scored) or (matched is not None and matched[exact] > 0)
+            counted = len(rest) < len(scored) or exact_matched
             total += 0 if counted else 1
             top_score = max([s.score for s in scored], default=1.0)
             scored = [ScoredTool(tool, top_score, 1.0, "exact name"), *rest]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
@@ -54,6 +55,11 @@ SNAPSHOT_FORMAT = "toolscout-bm25f-2"  # bump when the analyzer or the fields ch
 
 
 _MAX_ENUM = 20
+_SAMPLE = 4096
+_BITMAPS_FROM = 65_536
+"""Catalogs from which common terms also get bitmaps (smaller ones count fast enough)."""
+"""Docs sampled for the top-k bound in :meth:`KeywordBackend.top_sparse`: large enough
+that the bound sits near the true k-th score, small next to the docs a broad query matches."""
 
 
 class _Sparse(NamedTuple):
@@ -139,6 +145,40 @@ def _take(m: _Sparse, lines: np.ndarray) -> _Sparse:
     return _Sparse(m.data[pick], m.indices[pick], indptr)
 
 
+_SAFE = 1.0 - 1e-9
+"""Pruning compares float sums: a margin far above their rounding keeps it exact."""
+
+
+def _pack(mask: np.ndarray) -> np.ndarray:
+    """A bool vector as bits (little bit order), padded to whole 64-bit words."""
+    bits = np.packbits(mask, bitorder="little")
+    pad = -len(bits) % 8
+    return np.concatenate([bits, np.zeros(pad, np.uint8)]) if pad else bits
+
+
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+
+
+def _popcount(bits: np.ndarray) -> int:
+    if hasattr(np, "bitwise_count"):  # numpy >= 2
+        return int(np.bitwise_count(bits.view(np.uint64)).sum())
+    return int(_POPCOUNT[bits].sum(dtype=np.int64))
+
+
+def _kth_partial(acc: np.ndarray, touched: list[np.ndarray], mask: np.ndarray | None, k: int) -> float:
+    """A lower bound on the k-th best full score: the k-th best partial score in an evenly
+    spaced sample of the allowed docs seen so far (partial scores only grow), else 0."""
+    total = sum(len(t) for t in touched)
+    step = max(1, total // _SAMPLE)
+    sample = np.concatenate([t[::step] for t in touched]) if step > 1 or len(touched) > 1 else touched[0]
+    if mask is not None:
+        sample = sample[mask[sample]]
+    if len(sample) < k:
+        return 0.0
+    values = acc[sample]
+    return float(np.partition(values, len(values) - k)[len(values) - k])
+
+
 def _param_text(sub: Any) -> str:
     """A property's description, title and (string) enum values: what it accepts, in words."""
     if not isinstance(sub, dict):
@@ -218,6 +258,10 @@ class KeywordBackend:
         self._scores = _empty()  # BM25F score per (term column, tool)
         self._idf = np.zeros(0, dtype=np.float32)
         self._n = 0
+        self._acc = np.zeros(0, np.float64)  # rank's scratch, all zeros between queries
+        self._acc_lock = threading.Lock()
+        self._ub = np.zeros(0, np.float32)  # each term's highest score (MaxScore's bound)
+        self._bitmaps: dict[int, np.ndarray] = {}  # common terms' docs as bits (counting)
 
     # -- building -------------------------------------------------------------------------
     def _fields_of(self, tool: Tool) -> dict[str, str]:
@@ -345,6 +389,27 @@ class KeywordBackend:
         self._scores = _Sparse(data.astype(np.float32, copy=False), tf.indices, tf.indptr)
         self._idf = idf
         self._n = n
+        self._index_terms()
+
+    def _index_terms(self) -> None:
+        """Per-term aids for :meth:`rank`: each term's highest score, and a bitmap of the
+        docs of every term in at least 1/32 of them (then a bitmap is no larger than the
+        int32 postings it stands for, and ORing a few is cheaper than marking their docs)."""
+        m, n = self._scores, self._n
+        df = np.diff(m.indptr)
+        ub = np.zeros(len(df), np.float32)
+        some = df > 0
+        if some.any():
+            ub[some] = np.maximum.reduceat(m.data, m.indptr[:-1][some])
+        self._ub = ub
+        self._bitmaps = {}
+        if n >= _BITMAPS_FROM:
+            flags = np.zeros(n, bool)
+            for term in np.flatnonzero(df * 32 >= n).tolist():
+                rows = m.indices[m.indptr[term] : m.indptr[term + 1]]
+                flags[rows] = True
+                self._bitmaps[term] = _pack(flags)
+                flags[rows] = False
 
     # -- querying -------------------------------------------------------------------------
     def terms(self, query: str) -> list[str]:
@@ -381,11 +446,124 @@ class KeywordBackend:
             vals = np.concatenate([m.data[ptr[i] : ptr[i + 1]] for _, i in used])
         return np.bincount(rows, weights=vals, minlength=self._n), used
 
-    def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
-        scores, used = self.scores(query)
+    # -- querying at scale ----------------------------------------------------------------
+    def rank(self, query: str, limit: int, mask: np.ndarray | None = None) -> tuple[list[Hit], int]:
+        """The ``limit`` best allowed docs (as :meth:`top` over :meth:`scores` would return
+        them, ties included) and how many allowed docs match any query term.
+
+        Neither touches every doc nor every posting: the count ORs the bitmaps of common
+        terms and marks the rarer terms' docs, and the top k comes from MaxScore (Turtle &
+        Flood, 1995): terms are taken best-first (by their highest score), and once the
+        terms left could add up to less than the k-th best score seen so far, a doc holding
+        only those cannot make the top k, so their postings are never read; candidates
+        that might still make it get their full scores by binary search. The final scores
+        are summed in query-term order, so they equal the dense path's bit for bit.
+        """
+        used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
+        if not used or self._n == 0:
+            return [], 0
+        total = self._count([i for _, i in used], mask)
+        if limit <= 0 or not total:
+            return [], total
+        return self._maxscore(used, limit, mask), total
+
+    def _count(self, ids: list[int], mask: np.ndarray | None) -> int:
+        """Allowed docs holding any of the terms ``ids``."""
+        m = self._scores
+        common = [self._bitmaps[i] for i in ids if i in self._bitmaps]
+        rare = [m.indices[m.indptr[i] : m.indptr[i + 1]] for i in ids if i not in self._bitmaps]
+        count = 0
+        bits: np.ndarray | None = None
+        if common:
+            bits = common[0].copy()
+            for other in common[1:]:
+                np.bitwise_or(bits, other, out=bits)
+            if mask is not None:
+                np.bitwise_and(bits, _pack(mask), out=bits)
+            count = _popcount(bits)
+        if not rare:
+            return count
+        rows = rare[0] if len(rare) == 1 else np.concatenate(rare)
+        if bits is not None:  # not counted yet
+            rows = rows[((bits[rows >> 3] >> (rows & 7).astype(np.uint8)) & 1) == 0]
         if mask is not None:
-            scores = np.where(mask, scores, 0.0)
-        return self.top(scores, used, limit)
+            rows = rows[mask[rows]]
+        if len(rare) == 1:
+            return count + len(rows)  # one term's postings are distinct
+        mark = np.zeros(self._n, bool)
+        mark[rows] = True
+        return count + int(np.count_nonzero(mark))
+
+    def _maxscore(self, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None) -> list[Hit]:
+        m = self._scores
+        ptr = m.indptr
+        ids = [i for _, i in used]
+        ub = self._ub[ids].astype(np.float64)
+        order = np.argsort(-ub, kind="stable").tolist()
+        acc, mine = self._accumulator()
+        try:
+            touched: list[np.ndarray] = []
+            theta = 0.0
+            done = 0
+            for j in order:
+                rest = float(ub[order[done:]].sum())
+                if theta > 0.0 and rest < theta * _SAFE:
+                    break  # a doc holding only the terms left scores below the k-th seen
+                a, z = ptr[ids[j]], ptr[ids[j] + 1]
+                rows = m.indices[a:z]
+                old = acc[rows]
+                touched.append(rows[old == 0.0])  # scores are > 0: zero means not seen yet
+                acc[rows] = old + m.data[a:z]
+                done += 1
+                theta = max(theta, _kth_partial(acc, touched, mask, limit))
+            seen = touched[0] if len(touched) == 1 else np.concatenate(touched)
+            cand = seen if mask is None else seen[mask[seen]]
+            partial = acc[cand]
+            acc[seen] = 0.0
+        finally:
+            if mine:
+                self._acc_lock.release()
+        # The terms not read: look them up for the docs that could still make the top k,
+        # best term first, dropping docs as the bound tightens.
+        for pos_in_order in range(done, len(order) + 1):
+            if len(cand) > limit:
+                sample = partial[:: max(1, len(partial) // _SAMPLE)]  # exact when few
+                if len(sample) >= limit:
+                    theta = max(theta, float(np.partition(sample, len(sample) - limit)[len(sample) - limit]))
+                rest = float(ub[order[pos_in_order:]].sum())
+                keep = partial + rest >= theta * _SAFE
+                cand, partial = cand[keep], partial[keep]
+            if pos_in_order == len(order):
+                break
+            i = ids[order[pos_in_order]]
+            rows = m.indices[ptr[i] : ptr[i + 1]]
+            at = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
+            partial = partial + np.where(rows[at] == cand, m.data[ptr[i] + at], 0.0)
+        # ``partial`` is now each candidate's full score summed best term first; sum the few
+        # left again in query-term order so scores (and ties) are exactly the dense path's.
+        scores = np.zeros(len(cand), np.float64)
+        for _, i in used:
+            rows = m.indices[ptr[i] : ptr[i + 1]]
+            at = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
+            scores += np.where(rows[at] == cand, m.data[ptr[i] + at], 0.0)
+        return self.top_sparse(cand, scores, used, limit)
+
+    def matches(self, query: str, doc: int) -> bool:
+        """Whether ``doc`` holds any of the query's terms."""
+        used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
+        return bool(self._why(np.array([doc], np.int64), used))
+
+    def _accumulator(self) -> tuple[np.ndarray, bool]:
+        """The shared zeroed scratch vector (and True: release the lock after), or a private
+        one while another thread holds it."""
+        if self._acc_lock.acquire(blocking=False):
+            if len(self._acc) != self._n:
+                self._acc = np.zeros(self._n, np.float64)
+            return self._acc, True
+        return np.zeros(self._n, np.float64), False
+
+    def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
+        return self.rank(query, limit, mask)[0]
 
     def count_matches(self, scores: np.ndarray) -> int:
         return int(np.count_nonzero(scores > 0))
@@ -393,27 +571,52 @@ class KeywordBackend:
     def top(self, scores: np.ndarray, used: list[tuple[str, int]], limit: int) -> list[Hit]:
         """The ``limit`` best docs with a positive score, best first (ties: doc order)."""
         matched = np.flatnonzero(scores > 0)
-        if limit <= 0 or not len(matched):
+        return self.top_sparse(matched, scores[matched], used, limit)
+
+    def top_sparse(
+        self, docs: np.ndarray, scores: np.ndarray, used: list[tuple[str, int]], limit: int
+    ) -> list[Hit]:
+        """The ``limit`` best of ``docs`` (distinct, any order; ``scores`` aligned, > 0), best
+        first, ties in doc order: exactly, including ties at the cut.
+
+        A lower bound on the k-th best score comes from an evenly spaced sample of the docs
+        (real docs with their full scores, so the bound is safe); one comparison over
+        ``docs`` then leaves about ``limit * len(docs) / sample`` candidates to sort, where a
+        partition of every matched doc cost ~1 ms per 200k docs.
+        """
+        if limit <= 0 or not len(docs):
             return []
-        if len(matched) > limit:
-            part = np.argpartition(-scores[matched], limit - 1)[:limit]
-            matched = matched[part]
-        # Stable order: score desc, then doc id (catalog order) for ties.
-        matched = matched[np.lexsort((matched, -scores[matched]))]
-        why = self._why(matched, used)
-        return [Hit(int(d), float(scores[d]), why.get(int(d), "keyword")) for d in matched]
+        if len(docs) > limit:
+            step = len(docs) // _SAMPLE
+            if step > 1:
+                sample = scores[::step]
+                theta = float(np.partition(sample, len(sample) - limit)[len(sample) - limit])
+            else:
+                theta = 0.0
+            sel = np.flatnonzero(scores >= theta)
+            if len(sel) > 4 * limit:  # a weak bound: partition what is left
+                kth = np.partition(scores[sel], len(sel) - limit)[len(sel) - limit]
+                sel = sel[scores[sel] >= kth]
+            docs, scores = docs[sel], scores[sel]
+        order = np.lexsort((docs, -scores))[:limit]
+        docs, scores = docs[order], scores[order]
+        why = self._why(docs, used)
+        return [Hit(int(d), float(s), why.get(int(d), "keyword")) for d, s in zip(docs.tolist(), scores.tolist(), strict=True)]
 
     def _why(self, docs: np.ndarray, used: list[tuple[str, int]]) -> dict[int, str]:
-        """``"keyword: term, term"`` per doc: which query terms it contains (one pass)."""
+        """``"keyword: term, term"`` per doc: which query terms it contains (a binary search
+        of each term's sorted postings per doc, not a pass over them)."""
         m = self._scores
         ptr = m.indptr
-        postings = [m.indices[ptr[i] : ptr[i + 1]] for _, i in used]
-        rows = np.concatenate(postings) if postings else np.zeros(0, np.int32)
-        term_of = np.repeat(np.arange(len(used)), [len(p) for p in postings])
-        sel = np.isin(rows, docs)
         found: dict[int, list[str]] = {}
-        for doc, t in zip(rows[sel].tolist(), term_of[sel].tolist(), strict=True):
-            found.setdefault(doc, []).append(used[t][0])
+        docs = np.asarray(docs)
+        for term, i in used:
+            rows = m.indices[ptr[i] : ptr[i + 1]]
+            if not len(rows):
+                continue
+            pos = np.minimum(np.searchsorted(rows, docs), len(rows) - 1)
+            for doc in docs[rows[pos] == docs].tolist():
+                found.setdefault(doc, []).append(term)
         return {doc: "keyword: " + ", ".join(terms) for doc, terms in found.items()}
 
     def explain(self, query: str, name: str) -> list[tuple[str, float, dict[str, float]]]:
