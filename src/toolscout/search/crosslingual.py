@@ -115,6 +115,18 @@ def is_crosslingual(search: object) -> bool:
     return str(getattr(embedder, "model_id", "")).startswith("multilingual")
 
 
+_LAST: list[tuple[tuple[int, int, str], bool]] = []
+
+
+def _english_tools(tools: Sequence[Tool]) -> bool:
+    """:func:`catalog_is_english` of the tools' descriptions, remembered for the last tool list
+    seen (3 ms at 10k tools, paid again only when the list changes)."""
+    key = (id(tools), len(tools), tools[0].name if tools else "")
+    if not _LAST or _LAST[0][0] != key:
+        _LAST[:] = [(key, catalog_is_english([t.description for t in tools[:: max(1, len(tools) // 200)]]))]
+    return _LAST[0][1]
+
+
 def language_hint(query: str, mode: str, search: object, tools: Sequence[Tool]) -> str | None:
     """The warning for ``query`` searched in ``mode``, or ``None`` when there is nothing to say:
     the request looks English, the search crosses languages, or the catalog is not English."""
@@ -123,7 +135,7 @@ def language_hint(query: str, mode: str, search: object, tools: Sequence[Tool]) 
     crosses = is_crosslingual(search)
     if mode != "keyword" and crosses:
         return None
-    if not catalog_is_english([t.description for t in tools[:: max(1, len(tools) // 200)]]):
+    if not _english_tools(tools):
         return None
     if crosses:  # the model is there; this request asked for keyword search
         return KEYWORD_ONLY
