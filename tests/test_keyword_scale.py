@@ -13,10 +13,7 @@ from toolscout.model import Tool
 from toolscout.search.index import ToolIndex
 from toolscout.search.keyword import KeywordBackend
 
-WORDS = (
-    "get send list create delete update weather email stock price city forecast user file "
-    "search translate image video music calendar event invoice payment order ticket data"
-).split()
+WORDS = ["get", "send", "list", "create", "delete", "update", "weather", "email", "stock", "price", "city", "forecast", "user", "file", "search", "translate", "image", "video", "music", "calendar", "event", "invoice", "payment", "order", "ticket", "data"]
 
 
 def _tools(n: int, seed: int = 7) -> list[Tool]:
@@ -84,3 +81,52 @@ def test_index_counts_filtered_matches() -> None:
     rest = index.search("send email", limit=5, autocut=False, exclude=[first])
     assert rest.total_matches == out.total_matches - 1
     assert first not in [h.tool.name for h in rest.hits]
+
+
+def test_large_catalog_scores_equal_the_small_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``_SCIPY_ABOVE`` entries the fields are summed column-wise in scipy: the same
+    float32 scores, bit for bit, as the small-catalog path."""
+    tools = _tools(2000)
+    small = KeywordBackend()
+    small.rebuild(tools)
+    monkeypatch.setattr(keyword, "_SCIPY_ABOVE", 0)
+    monkeypatch.setattr(keyword, "_CHUNK", 300)  # several analysis chunks, stitched together
+    big = KeywordBackend()
+    big.rebuild(tools)
+    for kw in (small, big):
+        assert kw._scores.data.dtype == np.float32
+    order = [big._vocab[t] for t in sorted(small._vocab, key=small._vocab.__getitem__)]
+    for term, col in zip(sorted(small._vocab, key=small._vocab.__getitem__), order, strict=True):
+        a = small._scores
+        b = big._scores
+        i = small._vocab[term]
+        assert np.array_equal(a.indices[a.indptr[i] : a.indptr[i + 1]], b.indices[b.indptr[col] : b.indptr[col + 1]])
+        assert np.array_equal(a.data[a.indptr[i] : a.indptr[i + 1]], b.data[b.indptr[col] : b.indptr[col + 1]])
+
+
+def test_tools_without_mappings_share_one_read_only_empty_map() -> None:
+    import json
+
+    a, b = Tool("a", "x"), Tool("b", "y", meta={"k": "v"})
+    assert a.meta is Tool("c").display  # one object for every empty mapping
+    assert json.dumps(a.meta) == "{}" and dict(a.descriptions) == {}
+    with pytest.raises(TypeError):
+        a.meta["k"] = "v"  # type: ignore[index]
+    assert Tool("a", "x") == a and b.meta == {"k": "v"}
+
+
+def test_snapshot_restores_scores_without_recomputing(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from toolscout.store import Store
+
+    tools = _tools(400)
+    store = Store(tmp_path / "s.db")
+    first = ToolIndex(Catalog(tools), snapshots=store)
+    expected = [(h.tool.name, h.score) for h in first.search("send email user", limit=10, autocut=False).hits]
+
+    def boom(self: KeywordBackend) -> None:
+        raise AssertionError("scores recomputed")
+
+    monkeypatch.setattr(KeywordBackend, "_compute_scores", boom)
+    again = ToolIndex(Catalog(tools), snapshots=store)
+    assert [(h.tool.name, h.score) for h in again.search("send email user", limit=10, autocut=False).hits] == expected
+    store.close()

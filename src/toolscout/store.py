@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import StoreError
-from .model import Annotations, DeferPolicy, Tool, compact_json
+from .model import EMPTY_MAP, Annotations, DeferPolicy, Tool, compact_json
 
 __all__ = ["FORMAT_VERSION", "Entry", "Store", "load_tools", "save_catalog", "tools_digest"]
 
@@ -397,9 +397,9 @@ def _restore(rec: dict[str, Any], schema: str, version: str) -> Tool:
     _set(tool, "available", bool(get("available", True)))
     _set(tool, "platforms", tuple(get("platforms") or ()))
     _set(tool, "defer", _DEFER[get("defer") or "automatic"])
-    _set(tool, "display", get("display") or {})
-    _set(tool, "descriptions", get("descriptions") or {})
-    _set(tool, "meta", get("meta") or {})
+    _set(tool, "display", get("display") or EMPTY_MAP)
+    _set(tool, "descriptions", get("descriptions") or EMPTY_MAP)
+    _set(tool, "meta", get("meta") or EMPTY_MAP)
     _set(tool, "kind", get("kind") or "tool")
     return tool
 

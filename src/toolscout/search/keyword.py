@@ -56,6 +56,18 @@ SNAPSHOT_FORMAT = "toolscout-bm25f-2"  # bump when the analyzer or the fields ch
 
 _MAX_ENUM = 20
 _SAMPLE = 4096
+_CHUNK = 65_536
+"""Tools analysed at a time (bounds the token lists held at once)."""
+_COUNT_TYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
+
+
+def _small_counts(counts: np.ndarray) -> np.ndarray:
+    """Term counts (whole numbers) in the smallest of uint8, uint16, float32 holding them:
+    a quarter of the raw counts' memory in practice."""
+    top = float(counts.max()) if len(counts) else 0.0
+    if top <= 255:
+        return counts.astype(np.uint8)
+    return counts.astype(np.uint16) if top <= 65535 else counts
 _BITMAPS_FROM = 65_536
 """Catalogs from which common terms also get bitmaps (smaller ones count fast enough)."""
 """Docs sampled for the top-k bound in :meth:`KeywordBackend.top_sparse`: large enough
@@ -122,6 +134,16 @@ def _compress(
     indptr = np.zeros(n_major + 1, np.int64)
     np.cumsum(np.bincount(lines, minlength=n_major), out=indptr[1:])
     return _Sparse(values.astype(np.float32, copy=False), (key - lines * width).astype(np.int32), indptr)
+
+
+def _add_field(summed: Any, weighted: np.ndarray, m: _Sparse, n: int, width: int) -> Any:
+    """``summed`` (a scipy CSC matrix, or None) plus one field's rows turned to columns."""
+    import scipy.sparse as sp
+
+    small = len(weighted) < 2**31 - 1  # int32 positions: scipy then keeps int32 indices
+    indptr = m.indptr.astype(np.int32) if small else m.indptr
+    field = sp.csr_matrix((weighted, m.indices, indptr), shape=(n, width), copy=False).tocsc()
+    return field if summed is None else summed + field
 
 
 def _major_of(m: _Sparse) -> np.ndarray:
@@ -253,7 +275,6 @@ class KeywordBackend:
         self._last_terms: tuple[str, list[str]] | None = None
         self._vocab: dict[str, int] = {}
         self._tools: list[Tool] = []
-        self._rows: dict[str, int] = {}
         self._raw: dict[str, _Sparse] = {}  # raw term counts per field, one row per tool
         self._scores = _empty()  # BM25F score per (term column, tool)
         self._idf = np.zeros(0, dtype=np.float32)
@@ -271,7 +292,23 @@ class KeywordBackend:
         return fields
 
     def _analyse(self, tools: Sequence[Tool]) -> dict[str, _Sparse]:
-        """Raw term counts per field for ``tools`` (rows in order)."""
+        """Raw term counts per field for ``tools`` (rows in order), a chunk of tools at a
+        time: the token lists of a whole 1M-tool catalog at once took over a GB."""
+        parts = [self._analyse_chunk(tools[i : i + _CHUNK]) for i in range(0, len(tools), _CHUNK)]
+        if len(parts) <= 1:
+            return parts[0] if parts else self._analyse_chunk([])
+        out: dict[str, _Sparse] = {}
+        for field in self.weights:
+            pieces = [part.pop(field) for part in parts]
+            ends = np.cumsum([0, *(len(p.data) for p in pieces[:-1])])
+            out[field] = _Sparse(
+                np.concatenate([p.data for p in pieces]),
+                np.concatenate([p.indices for p in pieces]),
+                np.concatenate([pieces[0].indptr[:1], *(p.indptr[1:] + e for p, e in zip(pieces, ends, strict=True))]),
+            )
+        return out
+
+    def _analyse_chunk(self, tools: Sequence[Tool]) -> dict[str, _Sparse]:
         vocab = self._vocab
         out: dict[str, _Sparse] = {}
         texts = [self._fields_of(t) for t in tools]
@@ -283,33 +320,38 @@ class KeywordBackend:
                 vocab[term] = len(vocab)
             ids = np.fromiter(map(vocab.__getitem__, flat), np.int32, len(flat))
             rows = np.repeat(np.arange(len(docs), dtype=np.int32), lengths)
-            # duplicates summed: raw term frequencies
-            out[field] = _compress(rows, ids, None, len(tools), len(vocab))
+            # duplicates summed: raw term frequencies, stored in the smallest type that holds them
+            counts = _compress(rows, ids, None, len(tools), len(vocab))
+            out[field] = counts._replace(data=_small_counts(counts.data))
         return out
 
     def rebuild(self, tools: Sequence[Tool]) -> None:
         """Index ``tools`` (doc id ``i`` is ``tools[i]``), re-analysing only changed tools."""
         tools = list(tools)
-        old_rows, old_tools = self._rows, self._tools
+        old_tools = self._tools
+        old_rows = {id(t): i for i, t in enumerate(old_tools)}  # the same object: unchanged
         fresh: list[Tool] = []
         source: list[int] = []  # for each new position: its row in stack(old rows, fresh rows)
         for tool in tools:
-            row = old_rows.get(tool.name)
-            if row is not None and old_tools[row] is tool:
+            row = old_rows.get(id(tool))
+            if row is not None:
                 source.append(row)
             else:
                 source.append(len(old_tools) + len(fresh))
                 fresh.append(tool)
+        del old_rows
         new_raw = self._analyse(fresh) if fresh else {}
         order = np.asarray(source, dtype=np.int64)
         raw: dict[str, _Sparse] = {}
         for field in self.weights:
+            if not old_tools and fresh:  # a cold build: the new rows are in order already
+                raw[field] = new_raw[field]
+                continue
             old = self._raw.get(field, _empty(len(old_tools))) if len(old_tools) else _empty()
             stacked = _stack(old, new_raw[field]) if fresh else old
             raw[field] = _take(stacked, order)
         self._raw = raw
         self._tools = tools
-        self._rows = {t.name: i for i, t in enumerate(tools)}
         self._compute_scores()
 
     # -- snapshots ------------------------------------------------------------------------
@@ -332,6 +374,10 @@ class KeywordBackend:
             arrays[f"{field}.data"] = m.data
             arrays[f"{field}.indices"] = m.indices
             arrays[f"{field}.indptr"] = m.indptr
+        # The BM25F scores too: recomputing them from the counts is most of a restart's CPU
+        # at 1M tools (a sort of every entry), reading them is a copy.
+        arrays["scores.data"], arrays["scores.indices"], arrays["scores.indptr"] = self._scores
+        arrays["idf"] = self._idf
         return arrays
 
     def restore(self, tools: Sequence[Tool], arrays: dict[str, np.ndarray]) -> bool:
@@ -351,20 +397,45 @@ class KeywordBackend:
                 if len(indptr) > 1 and bool((np.diff(indptr) < 0).any()):
                     return False
                 raw[field] = _Sparse(
-                    data.astype(np.float32, copy=False), indices.astype(np.int32, copy=False), indptr.astype(np.int64)
+                    data if data.dtype in _COUNT_TYPES else data.astype(np.float32),
+                    indices.astype(np.int32, copy=False),
+                    indptr.astype(np.int64),
                 )
         except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError):
             return False
         self._vocab = {t: i for i, t in enumerate(terms)}
         self._raw = raw
         self._tools = list(tools)
-        self._rows = {t.name: i for i, t in enumerate(self._tools)}
-        self._compute_scores()
+        if not self._restore_scores(arrays, width):
+            self._compute_scores()
+        return True
+
+    def _restore_scores(self, arrays: dict[str, np.ndarray], width: int) -> bool:
+        """Take the snapshot's BM25F scores if it has them in the right shape."""
+        try:
+            data, indices, indptr = (np.asarray(arrays[f"scores.{k}"]) for k in ("data", "indices", "indptr"))
+            idf = np.asarray(arrays["idf"], dtype=np.float32)
+        except KeyError:
+            return False
+        n = len(self._tools)
+        if len(indptr) != width + 1 or len(idf) != width or len(data) != len(indices) or int(indptr[-1]) != len(data):
+            return False
+        if len(indices) and (int(indices.max()) >= n or int(indices.min()) < 0):
+            return False
+        self._scores = _Sparse(data.astype(np.float32, copy=False), indices.astype(np.int32, copy=False), indptr.astype(np.int64))
+        self._idf = idf
+        self._n = n
+        self._index_terms()
         return True
 
     def _compute_scores(self) -> None:
         n = len(self._tools)
         width = max(len(self._vocab), 1)
+        # Large catalogs sum the fields column-wise in scipy (C), one field at a time: the
+        # entries of all fields at once, sorted, took over a GB at 1M tools. Both ways add
+        # a (term, doc)'s fields in field order, in float32: the same scores.
+        big = sum(len(self._raw[f].data) for f in self.weights) > _SCIPY_ABOVE
+        summed: Any = None
         rows, cols, vals = [], [], []  # every field's weighted, length-normalised counts
         for field, w in self.weights.items():
             m = self._raw[field]
@@ -372,10 +443,20 @@ class KeywordBackend:
             lengths = np.bincount(row_of, weights=m.data, minlength=n).astype(np.float32)
             avg = float(lengths.mean()) if n and lengths.mean() > 0 else 1.0
             norm = (w / (1.0 - self.b + self.b * lengths / avg)).astype(np.float32)
-            rows.append(row_of)
-            cols.append(m.indices)
-            vals.append(norm[row_of] * m.data)
-        tf = _compress(np.concatenate(cols), np.concatenate(rows), np.concatenate(vals), width, n)  # summed: CSC
+            weighted = norm[row_of] * m.data
+            if big:
+                del row_of
+                summed = _add_field(summed, weighted, m, n, width)
+            else:
+                rows.append(row_of)
+                cols.append(m.indices)
+                vals.append(weighted)
+        if big:
+            tf = _Sparse(summed.data.astype(np.float32, copy=False), summed.indices.astype(np.int32, copy=False), summed.indptr.astype(np.int64))
+            del summed
+        else:
+            tf = _compress(np.concatenate(cols), np.concatenate(rows), np.concatenate(vals), width, n)  # summed: CSC
+        del rows, cols, vals
         if not tf.data.all():  # a zero field weight leaves explicit zeros: not matches
             keep = tf.data != 0
             col_of = _major_of(tf)[keep]
@@ -384,8 +465,7 @@ class KeywordBackend:
             tf = _Sparse(tf.data[keep], tf.indices[keep], indptr)
         df = np.diff(tf.indptr).astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
-        cols_of = np.repeat(np.arange(width), np.diff(tf.indptr))
-        data = idf[cols_of] * tf.data * (self.k1 + 1.0) / (tf.data + self.k1)
+        data = np.repeat(idf, np.diff(tf.indptr)) * tf.data * (self.k1 + 1.0) / (tf.data + self.k1)
         self._scores = _Sparse(data.astype(np.float32, copy=False), tf.indices, tf.indptr)
         self._idf = idf
         self._n = n
@@ -625,7 +705,7 @@ class KeywordBackend:
         to the tool's score. BM25F saturates the fields' sum, so each field gets the share
         its weighted, length-normalised count has of that sum. Read by the web console: a
         ranking should be explained, not guessed at."""
-        doc = self._rows.get(name)
+        doc = next((i for i, t in enumerate(self._tools) if t.name == name), None)
         if doc is None or not self._n:
             return []
         rows: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}

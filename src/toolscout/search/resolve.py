@@ -65,9 +65,13 @@ class NameResolver:
     def __init__(self, tools: Sequence[Tool], *, suggestable: Sequence[bool] | None = None) -> None:
         self.tools = tools
         self._doc_of = {t.name: i for i, t in enumerate(tools)}
+        # Only names that normalising changes: most catalog names are already normal
+        # (``send_email``), and a second entry and string for each was ~150 MB at 1M tools.
         self._by_norm: dict[str, _Docs] = {}
         for i, t in enumerate(tools):
-            _add(self._by_norm, normalize_name(t.name), i)
+            key = normalize_name(t.name)
+            if key != t.name:
+                _add(self._by_norm, key, i)
         self._suggestable = suggestable
         self._wire: dict[str, int] | None = None
         self._original: dict[str, _Docs] | None = None
@@ -80,7 +84,12 @@ class NameResolver:
 
     def docs_named(self, text: str) -> list[int]:
         """Docs whose name equals ``text`` up to case, separators, quotes and backticks."""
-        return _as_list(self._by_norm.get(normalize_name(text)))
+        key = normalize_name(text)
+        docs = _as_list(self._by_norm.get(key))
+        same = self._doc_of.get(key)  # a tool named exactly ``key`` (kept out of _by_norm)
+        if same is None or normalize_name(key) != key:
+            return docs
+        return [same] if not docs else sorted([*docs, same])
 
     def resolve(self, name: str) -> int | None:
         """The doc a model means by ``name``, or ``None``; never a guess between two tools.
