@@ -19,6 +19,7 @@ from ..embed.base import Embedder, check_vectors
 from ..embed.cache import BlobStore, VectorCache
 from ..embed.text import tool_text
 from ..errors import EmbeddingUnavailable
+from .ann import ann_for
 from .base import Hit
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class DenseBackend:
             self._matrix = self._embed_with_bar(texts, todo)
         else:
             self._matrix = self.cache.embed(texts)
+        self._ann = ann_for(self._matrix)  # None below ANN_FROM docs or without the ann extra
 
     def _embed_with_bar(self, texts: list[str], todo: int) -> np.ndarray:
         from rich.progress import Progress
@@ -136,8 +138,13 @@ class DenseBackend:
         texts = list(dict.fromkeys(map(_squash, [query, *variants])))
         vectors = self.query_vectors(texts).astype(np.float32, copy=False)
         if len(texts) == 1:
-            return _dot(self._matrix, vectors[0])
-        return np.max([_dot(self._matrix, v) for v in vectors], axis=0)
+            return self._similarities(vectors[0])
+        return np.max([self._similarities(v) for v in vectors], axis=0)
+
+    def _similarities(self, vector: np.ndarray) -> np.ndarray:
+        """Exact cosines, or from a large catalog's ANN graph the nearest docs' (others -inf)."""
+        ann = getattr(self, "_ann", None)
+        return _dot(self._matrix, vector) if ann is None else ann.scores(self._matrix, vector)
 
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
         if limit <= 0 or not self.size or not query.strip():

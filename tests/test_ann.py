@@ -1,0 +1,56 @@
+"""The ``ann`` extra: an HNSW graph (usearch) stands in for the exact product above
+``ANN_FROM`` docs, returning the nearest docs with their exact similarities."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import toolscout.search.ann as ann
+from _fake_embed import FakeEmbedder
+from toolscout.embed.base import normalize
+from toolscout.model import Tool
+from toolscout.search.dense import DenseBackend
+
+
+def _clustered(n: int, dim: int = 48, seed: int = 5) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(40, dim))
+    return normalize((centres[rng.integers(0, 40, n)] + 0.6 * rng.normal(size=(n, dim))).astype(np.float32))
+
+
+def test_graph_finds_the_exact_nearest_docs() -> None:
+    matrix = _clustered(3000)
+    graph = ann.AnnIndex(matrix)
+    queries = _clustered(100, seed=9)
+    recall = []
+    for q in queries:
+        exact = set(np.argsort(-(matrix @ q))[:10].tolist())
+        recall.append(len(exact & set(graph.nearest(q, 10).tolist())) / 10)
+    assert np.mean(recall) >= 0.95
+    scores = graph.scores(matrix, queries[0], k=20)
+    found = np.flatnonzero(np.isfinite(scores))
+    assert len(found) == 20 and np.isneginf(scores).sum() == len(matrix) - 20
+    assert np.allclose(scores[found], matrix[found] @ queries[0], atol=1e-6)  # exact, not f16
+
+
+def test_dense_backend_uses_the_graph_only_above_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    words = ["weather", "email", "stock", "invoice", "calendar", "music", "ticket", "payment"]
+    tools = [Tool(f"t{i}", f"{words[i % 8]} {words[(i * 3) % 8]} tool number {i}") for i in range(400)]
+    exact = DenseBackend(FakeEmbedder(dim=64), progress=False)
+    exact.rebuild(tools)
+    assert getattr(exact, "_ann", None) is None
+    monkeypatch.setattr(ann, "ANN_FROM", 100)
+    approx = DenseBackend(FakeEmbedder(dim=64), progress=False)
+    approx.rebuild(tools)
+    assert isinstance(approx._ann, ann.AnnIndex)
+    want = [h.doc for h in exact.search("weather email", limit=5)]
+    got = approx.search("weather email", limit=5)
+    assert [h.doc for h in got] == want
+    assert np.isneginf(approx.scores("weather email")).sum() == len(tools) - ann.CANDIDATES
+
+
+def test_without_the_extra_the_exact_product_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ann, "available", lambda: False)
+    monkeypatch.setattr(ann, "ANN_FROM", 1)
+    assert ann.ann_for(_clustered(50)) is None
