@@ -39,7 +39,7 @@ from _report import write_section
 from postgres_store import N_TOOLS, database, queries, source_tools
 from toolscout.model import Tool
 from toolscout.pgstore import PostgresStore
-from toolscout.replica import sync_source
+from toolscout.replica import load_source, sync_source
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 
@@ -73,12 +73,15 @@ def rss_mib(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def replica(cfg: Path, dsn: str, tools: int, timeout: float = 120.0) -> Iterator[tuple[int, subprocess.Popen[bytes], float]]:
-    """A ``toolscout serve`` process; yields (port, process, seconds until ready with ``tools``)."""
+def replica(cfg: Path, dsn: str, tools: int, timeout: float = 120.0,
+            src: str | None = None) -> Iterator[tuple[int, subprocess.Popen[bytes], float]]:
+    """A ``toolscout serve`` process; yields (port, process, seconds until ready with ``tools``).
+    ``src``: a directory holding another ``toolscout`` package to run instead (a baseline)."""
     port = free_port()
     args = [TOOLSCOUT, "serve", "-c", str(cfg), "--transport", "http", "--port", str(port), "--store", dsn]
     start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": src} if src else None
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
         deadline = time.monotonic() + timeout
         with httpx.Client() as http:
@@ -89,7 +92,7 @@ def replica(cfg: Path, dsn: str, tools: int, timeout: float = 120.0) -> Iterator
                     raise TimeoutError(f"replica on port {port} not ready in {timeout} s")
                 with contextlib.suppress(httpx.TransportError):
                     ready = http.get(f"http://127.0.0.1:{port}/v1/ready", timeout=2)
-                    if ready.status_code == 200 and ready.json()["tools"] == tools:
+                    if ready.status_code == 200 and ready.json()["tools"] >= tools:
                         break
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(0.05)  # the next poll of a bounded wait, or it exited
@@ -167,15 +170,16 @@ def propagation(dsn: str, ports: list[int], rounds: int,
         async with httpx.AsyncClient(timeout=10) as http:
             with PostgresStore(dsn) as store:
                 for i in range(rounds):
-                    token = f"zqmark{i}x"
+                    # one analysed term, unique per round and case ("zqmark20x" would also
+                    # match every "20" and the small case's notes)
+                    token = "zq" + "".join(chr(97 + int(d)) for d in f"{i:04d}") + ("big" if big else "note")
                     if big is None:
                         name = f"bench_note_{i}"
                         store.write_source("bench", [Tool(name, f"Attach benchmark note {token} to a deal.")], kind="sync")
                     else:
                         k = (i * 37) % len(big)
                         batch = list(big)
-                        batch[k] = Tool(big[k].name, f"{big[k].description} {token}", big[k].input_schema,
-                                        category=big[k].category, source_id="toolpool")
+                        batch[k] = big[k].replace(description=f"{big[k].description} {token}")
                         name = big[k].name
                         store.write_source("toolpool", batch, kind="sync")
                     start = time.perf_counter()  # from the commit (write_source returned)
@@ -186,6 +190,22 @@ def propagation(dsn: str, ports: list[int], rounds: int,
 
     asyncio.run(run())
     return first, visible, searchable
+
+
+def compare(cfg: Path, dsn: str, tools: int, stored: list[Tool], rounds: int,
+            baseline: str) -> dict[str, tuple[list[float], list[float]]]:
+    """Propagation (searchable on both) with this checkout's replicas and with ``baseline``'s,
+    in alternating blocks of fresh replica pairs, so both see the same machine."""
+    out: dict[str, tuple[list[float], list[float]]] = {"baseline": ([], []), "current": ([], [])}
+    for _ in range(2):
+        for variant, src in (("baseline", baseline), ("current", None)):
+            with replica(cfg, dsn, tools, src=src) as (port_a, _, _), replica(cfg, dsn, tools, src=src) as (port_b, _, _):
+                small = propagation(dsn, [port_a, port_b], max(5, rounds // 2))
+                big = propagation(dsn, [port_a, port_b], max(5, rounds // 10), stored)
+            out[variant][0].extend(small[2])
+            out[variant][1].extend(big[2])
+            print(f"{variant}: small searchable {ms(small[2])}, 10k searchable {ms(big[2])}")
+    return out
 
 
 def empty_store(dsn: str, tmp: Path) -> str:
@@ -210,6 +230,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight (per run)")
     parser.add_argument("--rounds", type=int, default=100, help="propagation rounds (small source)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md")
+    parser.add_argument("--baseline", metavar="SRC",
+                        help="also measure propagation with the toolscout package under SRC (e.g. an older "
+                             "commit: git archive COMMIT src | tar -x -C /tmp/base; SRC=/tmp/base/src)")
+    parser.add_argument("--propagation-only", action="store_true",
+                        help="measure propagation only (print; docs/benchmarks.md is left as it is)")
     args = parser.parse_args()
     tools, origin = source_tools(N_TOOLS)
     texts = queries(2500)
@@ -223,9 +248,20 @@ def main() -> None:
         start = time.perf_counter()
         written = sync_source(folder, dsn, source_id="toolpool")
         sync_seconds = time.perf_counter() - start
+        _, stored = load_source(folder, source_id="toolpool")  # as synced: a round edits one row
         print(f"synced {len(written.added)} tools in {sync_seconds:.2f} s")
         cfg = Path(tmp) / "servers.json"
         cfg.write_text(json.dumps({"mcpServers": {}}))
+        versus = compare(cfg, dsn, len(tools), stored, args.rounds, args.baseline) if args.baseline else None
+        if args.propagation_only:
+            if versus is None:
+                with replica(cfg, dsn, len(tools)) as (port_a, _, _), replica(cfg, dsn, len(tools)) as (port_b, _, _):
+                    small = propagation(dsn, [port_a, port_b], args.rounds)
+                    big = propagation(dsn, [port_a, port_b], max(10, args.rounds // 5), stored)
+                versus = {"current": (small[2], big[2])}
+            for variant, (small_s, big_s) in versus.items():
+                print(f"{variant}: searchable on both, 1-tool source {ms(small_s)}, one edit in 10k {ms(big_s)}")
+            return
         with replica(cfg, empty_store(dsn, Path(tmp)), 0) as (_, empty_proc, _):
             rss_empty = rss_mib(empty_proc.pid)  # the baseline: a replica serving no tools
 
@@ -244,7 +280,7 @@ def main() -> None:
             sequential = asyncio.run(load([port_a], texts, min(500, args.requests), 1, [proc_a.pid]))
             rss_loaded = max(rss_mib(proc_a.pid), rss_mib(proc_b.pid))
             small = propagation(dsn, [port_a, port_b], args.rounds)
-            big = propagation(dsn, [port_a, port_b], max(10, args.rounds // 5), tools)
+            big = propagation(dsn, [port_a, port_b], max(10, args.rounds // 5), stored)
             print(f"propagation small: first {ms(small[0])}, visible {ms(small[1])}, searchable {ms(small[2])}")
             print(f"propagation 10k: first {ms(big[0])}, visible {ms(big[1])}, searchable {ms(big[2])}")
 

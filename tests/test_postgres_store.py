@@ -16,7 +16,7 @@ from toolscout.cli import app
 from toolscout.demo import demo_tools
 from toolscout.errors import StoreError
 from toolscout.model import Tool
-from toolscout.pgstore import PostgresStore, describe_dsn, is_postgres_url
+from toolscout.pgstore import CHANNEL, PostgresStore, describe_dsn, is_postgres_url
 from toolscout.replica import load_source, sync_source
 from toolscout.sources.mcp.cache import ToolListCache
 
@@ -143,6 +143,27 @@ def test_write_source_reports_the_difference_and_skips_identical_lists(pg_dsn: s
         assert since is not None and since.names == ("tool_0", "tool_1", "tool_9")
         assert set(since.changed) == {"tool_1", "tool_9"}
         assert store.source_versions() == {"s": second.version}
+
+
+def test_a_write_that_keeps_the_names_lets_readers_skip_them(pg_dsn: str) -> None:
+    with PostgresStore(pg_dsn) as store, store.connect() as listen:
+        listen.execute(f"LISTEN {CHANNEL}")
+        first = store.write_source("crm", [Tool("crm_a", "A."), Tool("crm_b", "B.")])
+        edit = store.write_source("crm", [Tool("crm_a", "A."), Tool("crm_b", "B, edited.")])
+        grow = store.write_source("crm", [Tool("crm_a", "A."), Tool("crm_b", "B, edited."), Tool("crm_c", "C.")])
+        notes = [json.loads(n.payload) for n in listen.notifies(timeout=5, stop_after=3)]
+        assert notes == [
+            {"source": "crm", "version": first.version},  # a new source: nothing to build on
+            {"source": "crm", "version": edit.version, "base": first.version, "members": False},
+            {"source": "crm", "version": grow.version, "base": edit.version, "members": True},
+        ]
+        # The source moved past the edit: the hint no longer holds and the names are read.
+        state = store.read_source("crm", since=first.version, same_names_at=edit.version)
+        assert state is not None and state.names == ("crm_a", "crm_b", "crm_c")
+        store.write_source("crm", [Tool("crm_a", "A, edited."), Tool("crm_b", "B, edited."), Tool("crm_c", "C.")])
+        latest = store.source_versions()["crm"]
+        state = store.read_source("crm", since=grow.version, same_names_at=latest)
+        assert state is not None and state.names is None and list(state.changed) == ["crm_a"]
 
 
 def test_a_stale_base_version_falls_back_to_comparing_every_tool(pg_dsn: str) -> None:

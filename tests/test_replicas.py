@@ -94,6 +94,47 @@ def test_replicas_apply_only_what_changed(pair: tuple[SharedCatalog, SharedCatal
     assert top(Gateway(b), "pinned note") == "crm_note_3"
 
 
+def test_an_edit_that_keeps_the_names_is_applied_without_reading_them(
+    pair: tuple[SharedCatalog, SharedCatalog], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that adds and removes nothing says so in its notification: the other replica
+    reads just the changed row and replaces that tool, and its index is rebuilt on the
+    listener thread before any search asks."""
+    a, b = pair
+    search_b = Gateway(b)
+    a.replace_source("crm", crm_tools(extra=50))
+    assert b.wait_until(lambda c: len(c) == 52, PROPAGATION)
+    assert top(search_b, "note number 7") == "crm_note_7"
+    reads: list[tuple[str, int, int | None]] = []
+    read = b.shared.read_source
+
+    def spy(source: str, since: int = 0, *, same_names_at: int | None = None) -> Any:
+        state = read(source, since, same_names_at=same_names_at)
+        reads.append((source, since, None if state is None or state.names is None else len(state.names)))
+        return state
+
+    monkeypatch.setattr(b.shared, "read_source", spy)
+    warmed: list[tuple[str, bool]] = []  # after the gateway's refresh: where, and was it current
+    b.after_apply(lambda: warmed.append((threading.current_thread().name, search_b.index._generation == b.generation)))
+    held = b.versions["crm"]
+    changes: list[CatalogChange] = []
+    b.subscribe(changes.append)
+    edited = crm_tools(extra=50)
+    edited[9] = edited[9].replace(description="Attach a pinned reminder to a contact.")
+    a.replace_source("crm", edited)
+    assert b.wait_until(lambda c: c.versions["crm"] > held, PROPAGATION)
+    assert reads == [("crm", held, None)]  # one changed row, no names
+    assert changes == [CatalogChange(added=("crm_note_7",))]
+    assert b.get("crm_note_7") == a.get("crm_note_7") and b.names() == a.names()
+    assert b.wait_until(lambda c: bool(warmed), PROPAGATION)
+    assert warmed[0] == ("toolscout-listen", True)
+    assert top(search_b, "pinned reminder") == "crm_note_7"
+    # A write that removes a name reads the names again, and drops the tool.
+    a.replace_source("crm", edited[:-1])
+    assert b.wait_until(lambda c: "crm_note_49" not in c, PROPAGATION)
+    assert reads[-1][2] == 51 and b.names() == a.names()
+
+
 def test_a_new_replica_starts_with_the_whole_catalog(pg_dsn: str, tmp_path: Path) -> None:
     (tmp_path / "tools.jsonl").write_text("\n".join(json.dumps({"name": f"op_{i}", "description": f"Operation {i}."}) for i in range(300)))
     sync_source(tmp_path, pg_dsn, prefix="ops")

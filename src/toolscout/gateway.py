@@ -18,6 +18,7 @@ import inspect
 import json
 import logging
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -304,6 +305,8 @@ class Gateway:
         """What ``find_tools`` ranks when the request names no ``kinds``; ``None``: the
         catalog's ``default_kinds`` (tools only unless set), so existing users see no change."""
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
+        if hasattr(catalog, "after_apply"):  # a SharedCatalog: rebuild on its listener, not on the next search
+            catalog.after_apply(_weak_call(self.index.refresh))
         self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store)
         self.learner: UsageLearner | None = self._enable_learning(learn, usage_store)
         """Learns from which found tools sessions call (:mod:`toolscout.learning`);
@@ -808,6 +811,19 @@ class Gateway:
 
 
 META_NAMES = ("find_tools", "call_tool", "use_tool")
+
+
+def _weak_call(method: Callable[[], Any]) -> Callable[[], None]:
+    """``method`` called through a weak reference: a callback held by a long-lived catalog
+    does not keep a discarded gateway's index alive."""
+    ref = weakref.WeakMethod(method)  # type: ignore[arg-type]
+
+    def call() -> None:
+        bound = ref()
+        if bound is not None:
+            bound()
+
+    return call
 
 
 def _kinds_option(kinds: Collection[str] | None) -> tuple[str, ...] | None:

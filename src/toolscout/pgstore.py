@@ -148,12 +148,13 @@ class SourceWrite:
 
 @dataclass(frozen=True, slots=True)
 class SourceState:
-    """A source as of ``version``: every name in order, and the tools changed after ``since``."""
+    """A source as of ``version``: every name in order (``None``: the same names as at
+    ``since``), and the tools changed after ``since``."""
 
     source: str
     version: int
     since: int
-    names: tuple[str, ...]
+    names: tuple[str, ...] | None
     changed: dict[str, Tool] = field(default_factory=dict)
     kind: str = ""
 
@@ -411,13 +412,20 @@ class PostgresStore:
                         " record = EXCLUDED.record, changed_in = EXCLUDED.changed_in, digest = EXCLUDED.digest",
                         fresh,
                     )
-            self._notify(conn, source, version)
+            self._notify(conn, source, version, base=head[1] if head is not None else None, members=bool(added or removed))
             return SourceWrite(source, version, added, changed, removed)
 
     @staticmethod
-    def _notify(conn: psycopg.Connection[Any], source: str, version: int) -> None:
-        payload = json.dumps({"source": source, "version": version})
-        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))  # delivered at commit
+    def _notify(
+        conn: psycopg.Connection[Any], source: str, version: int, *, base: int | None = None, members: bool = True
+    ) -> None:
+        """Queue the notification (delivered at commit). ``base`` (the version this write
+        replaced) and ``members`` (whether names came or went) let a replica holding ``base``
+        skip re-reading the source's names when only tools' contents changed."""
+        note: dict[str, Any] = {"source": source, "version": version}
+        if base is not None:
+            note.update(base=base, members=members)
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, json.dumps(note)))
 
     def delete_source(self, source: str) -> int | None:
         """Drop a source and its tools; returns the version of the deletion (None if absent)."""
@@ -444,9 +452,13 @@ class PostgresStore:
         keys = ("source", "kind", "version", "tool_count", "updated_at", "updated_by")
         return self._run("list sources", lambda c: [dict(zip(keys, r, strict=True)) for r in c.execute(sql)])
 
-    def read_source(self, source: str, since: int = 0) -> SourceState | None:
+    def read_source(self, source: str, since: int = 0, *, same_names_at: int | None = None) -> SourceState | None:
         """``source`` as now stored: all its names in order, and the tools written after version
-        ``since`` (a replica holding ``since`` reads only what changed). ``None``: deleted."""
+        ``since`` (a replica holding ``since`` reads only what changed). ``None``: deleted.
+
+        ``same_names_at``: a version whose write added and removed nothing (its notification
+        says so). If the source is still at it, the names are not read (``names`` is ``None``:
+        the same as at ``since``), which saves reading every name of a large source."""
 
         def run(conn: psycopg.Connection[Any]) -> SourceState | None:
             with conn.transaction():
@@ -454,7 +466,7 @@ class PostgresStore:
                 head = conn.execute("SELECT version, kind FROM toolscout.sources WHERE source = %s", (source,)).fetchone()
                 if head is None:
                     return None
-                names = tuple(
+                names = None if same_names_at is not None and int(head[0]) == same_names_at else tuple(
                     r[0] for r in conn.execute("SELECT name FROM toolscout.tools WHERE source = %s ORDER BY pos, name", (source,))
                 )
                 rows = conn.execute(

@@ -78,7 +78,9 @@ class SharedCatalog(Catalog):
         self._apply_lock = threading.RLock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: dict[str, int] = {}
+        self._hints: dict[str, tuple[int, int]] = {}  # source -> (base, version) of a names-only-same write
         self._pending_lock = threading.Lock()
+        self._after_apply: list[Callable[[], None]] = []
         self._resync = False
         self._stop = threading.Event()
         self._reconnect_listeners: list[Callable[[], None]] = []
@@ -101,6 +103,13 @@ class SharedCatalog(Catalog):
         """Apply remote changes on ``loop`` (the server's) instead of the listener thread, so
         catalog listeners (the MCP server's list_changed) run where they expect to."""
         self._loop = loop
+
+    def after_apply(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` on the listener thread once a change has been applied (another
+        replica's, or this one's own write as its notification comes back). The gateway
+        registers its index's ``refresh``: the index is rebuilt there, off the event loop,
+        and swapped in whole, so the first search after a change does not pay for it."""
+        self._after_apply.append(callback)
 
     def on_reconnected(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (on the bound loop, if any) after the listener reconnects and resyncs."""
@@ -204,6 +213,13 @@ class SharedCatalog(Catalog):
             if state.since > held:  # memory moved back since the read: read it whole
                 self._queue(state.source, state.version)
                 return
+            if state.names is None:  # the same names as held: only contents changed
+                if state.since != held or not self._apply_contents(state):
+                    self.versions[state.source] = 0  # not what the read assumed: reread whole
+                    self._queue(state.source, state.version)
+                    return
+                self._applied(state)
+                return
             tools: list[Tool] = []
             for name in state.names:
                 tool = state.changed.get(name)
@@ -223,10 +239,27 @@ class SharedCatalog(Catalog):
             factory = self.handler_factory
             handlers = {t.name: factory(t) for t in state.changed.values()} if factory else None
             super().replace_source(state.source, tools, handlers=handlers)
+            self._applied(state)
+
+    def _applied(self, state: SourceState) -> None:
+        with self._apply_lock:
             self.versions[state.source] = state.version
             self.applied.append((state.source, state.version, time.time()))
             del self.applied[:-100]
         self._signal()
+
+    def _apply_contents(self, state: SourceState) -> bool:
+        """Replace the changed tools of a source whose names did not change, touching nothing
+        else (no pass over the whole source); False if a changed tool is not the source's."""
+        for name in state.changed:
+            held = self.get(name)
+            if held is None or held.source_id != state.source:
+                return False
+        factory = self.handler_factory
+        handlers = {t.name: factory(t) for t in state.changed.values()} if factory else None
+        if state.changed:
+            self.extend(state.changed.values(), handlers=handlers, replace=True)
+        return True
 
     def _apply_deleted(self, source: str) -> None:
         with self._apply_lock:
@@ -234,16 +267,38 @@ class SharedCatalog(Catalog):
                 self._drop_local(source)
         self._signal()
 
-    def _dispatch(self, fn: Callable[..., None], *args: Any) -> None:
-        """Run ``fn`` on the bound loop (if it is running), else here under the apply lock."""
+    def _dispatch(self, fn: Callable[..., None], *args: Any, wait: bool = False) -> None:
+        """Run ``fn`` on the bound loop (if it is running), else here under the apply lock.
+        ``wait``: return once it has run (or this catalog is closing), so what follows on
+        the listener thread (the index refresh) sees the change."""
         loop = self._loop
         if loop is not None and not loop.is_closed():
+            done = threading.Event()
+
+            def run() -> None:
+                try:
+                    fn(*args)
+                finally:
+                    done.set()
+
             try:
-                loop.call_soon_threadsafe(fn, *args)
-                return
+                loop.call_soon_threadsafe(run)
             except RuntimeError:  # the loop closed meanwhile
                 pass
+            else:
+                while wait and not done.wait(LISTEN_POLL):
+                    if self._stop.is_set() or loop.is_closed():
+                        return
+                return
         fn(*args)
+
+    def _warm(self) -> None:
+        """Run the after-apply callbacks (index refreshes) here, on the listener thread."""
+        for callback in list(self._after_apply):
+            try:
+                callback()
+            except Exception:  # a refresh that fails is retried by the next search
+                log.exception("shared catalog: after-apply callback failed")
 
     # -- the listener ----------------------------------------------------------------------
     def _queue(self, source: str, version: int) -> None:
@@ -290,11 +345,16 @@ class SharedCatalog(Catalog):
                     log.info("shared catalog %s: listening", self.shared.where)
                     for callback in list(self._reconnect_listeners):
                         self._dispatch(callback)
-            self._process_pending()
+            if self._process_pending():
+                self._warm()
             for note in conn.notifies(timeout=LISTEN_POLL, stop_after=1):
                 try:
                     data = json.loads(note.payload)
-                    self._queue(str(data["source"]), int(data["version"]))
+                    source, version = str(data["source"]), int(data["version"])
+                    if data.get("members") is False and isinstance(data.get("base"), int):
+                        with self._pending_lock:
+                            self._hints[source] = (data["base"], version)
+                    self._queue(source, version)
                 except (ValueError, KeyError, TypeError):
                     log.warning("shared catalog: ignoring a malformed notification %r", note.payload[:200])
 
@@ -307,17 +367,24 @@ class SharedCatalog(Catalog):
             if source not in current:
                 self._dispatch(self._apply_deleted, source)
 
-    def _process_pending(self) -> None:
+    def _process_pending(self) -> bool:
+        """Read and apply what the queued notifications announced; whether any arrived (then
+        the after-apply callbacks run: a no-op for an index already current)."""
         with self._pending_lock:
             pending, self._pending = self._pending, {}
+            hints, self._hints = self._hints, {}
         for source, version in pending.items():
-            if self.versions.get(source, 0) >= version:
+            held = self.versions.get(source, 0)
+            if held >= version:
                 continue
-            state = self.shared.read_source(source, since=self.versions.get(source, 0))
+            # One write from what we hold, adding and removing nothing: read just its rows.
+            same = version if hints.get(source) == (held, version) and held > 0 else None
+            state = self.shared.read_source(source, since=held, same_names_at=same)
             if state is None:
-                self._dispatch(self._apply_deleted, source)
+                self._dispatch(self._apply_deleted, source, wait=True)
             else:
-                self._dispatch(self._apply_state, state)
+                self._dispatch(self._apply_state, state, wait=True)
+        return bool(pending)
 
 
 # -- catalog sync ---------------------------------------------------------------------------

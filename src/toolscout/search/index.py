@@ -23,12 +23,13 @@ previous run over the same tools instead of re-analysing them.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -60,8 +61,19 @@ class UsagePrior(Protocol):
 
     def prior(self, query: str, tools: list[Tool], generation: int, terms: list[str] | None = None) -> QueryPrior | None: ...
 
+_B = TypeVar("_B")
 _ALLOW_CACHE = 32
 _TRIM_AT = 20_000
+
+
+def _fork(backend: _B) -> _B:
+    """A copy of ``backend`` to rebuild while searches read the original: its containers
+    are copied (a rebuild may add to them), its arrays shared (a rebuild replaces them)."""
+    clone = copy.copy(backend)
+    for name, value in vars(backend).items():
+        if isinstance(value, dict | list | set):
+            setattr(clone, name, value.copy())
+    return clone
 
 
 def _release_freed_memory() -> None:
@@ -113,6 +125,7 @@ class ToolIndex:
         }
         self._modes: dict[str, Ranker] = {}
         self._lock = threading.RLock()
+        self._build_lock = threading.Lock()  # one rebuild at a time, taken before _lock
         self._stale = True
         self._generation = -1
         self._tools: list[Tool] = []
@@ -134,34 +147,51 @@ class ToolIndex:
         self._stale = True
 
     def refresh(self) -> None:
-        """Rebuild now if the catalog changed (searches call this themselves)."""
-        with self._lock:
-            if not self._stale and self._generation == self.catalog.generation:
+        """Rebuild now if the catalog changed (searches call this themselves).
+
+        The new snapshot is built without the search lock and swapped in under it, so
+        another thread can rebuild ahead of the next search (a replica's listener does,
+        right after applying a change): searches running meanwhile keep the old snapshot,
+        and one that arrives wanting the new one waits only for the rest of that build.
+        Called inside a search (a ranker asking for :attr:`tools`), it never waits: that
+        search stays on the snapshot it started with."""
+        if not self._stale and self._generation == self.catalog.generation:
+            return
+        inside = self._lock._is_owned()  # type: ignore[attr-defined]  # RLock: held by this thread
+        if not self._build_lock.acquire(blocking=not inside):
+            return  # another thread is building and would wait for our lock to swap
+        try:
+            generation = self.catalog.generation
+            if not self._stale and self._generation == generation:
                 return
-            self._generation = self.catalog.generation
+            self._stale = False  # a change from here on marks it stale again
             tools = list(self.catalog)
+            backends = {name: _fork(b) for name, b in self._backends.items()}
             cold = not len(self._tools)
-            restored = cold and self._restore_keyword(tools)
-            for name, backend in self._backends.items():
+            restored = cold and self._restore_keyword(tools, backends["keyword"])
+            for name, backend in backends.items():
                 if not (restored and name == "keyword"):
                     backend.rebuild(tools)
             if cold and not restored:
-                self._save_keyword(tools)
-            self._tools = tools
-            self._base = np.fromiter((t.searchable and t.available for t in tools), bool, len(tools))
-            self._resolver = NameResolver(tools, suggestable=self._base)
-            self._category_ids = {}
-            self._categories = np.fromiter(
-                (self._category_ids.setdefault(t.category or "", len(self._category_ids)) for t in tools),
-                np.int32,
-                len(tools),
+                self._save_keyword(tools, backends["keyword"])
+            base = np.fromiter((t.searchable and t.available for t in tools), bool, len(tools))
+            resolver = NameResolver(tools, suggestable=base)
+            category_ids: dict[str, int] = {}
+            categories = np.fromiter(
+                (category_ids.setdefault(t.category or "", len(category_ids)) for t in tools), np.int32, len(tools)
             )
             kind_ids = {k: i for i, k in enumerate(KINDS)}
-            self._kinds = np.fromiter((kind_ids[t.kind] for t in tools), np.int8, len(tools))
-            self._kinds_present = frozenset(KINDS[i] for i in np.unique(self._kinds))
-            self._platform_masks.clear()
-            self._allow_masks.clear()
-            self._stale = False
+            kinds = np.fromiter((kind_ids[t.kind] for t in tools), np.int8, len(tools))
+            with self._lock:  # the swap: a search sees the old snapshot or the new one, whole
+                self._backends = backends
+                self._tools, self._base, self._resolver = tools, base, resolver
+                self._category_ids, self._categories = category_ids, categories
+                self._kinds, self._kinds_present = kinds, frozenset(KINDS[i] for i in np.unique(kinds))
+                self._platform_masks = {}
+                self._allow_masks = OrderedDict()
+                self._generation = generation
+        finally:
+            self._build_lock.release()
         if len(tools) >= _TRIM_AT:
             _release_freed_memory()
 
@@ -170,8 +200,7 @@ class ToolIndex:
     # or analyzer is a miss and rebuilds. Snapshot problems never fail a search.
     _SNAPSHOT_NS = "index.keyword"
 
-    def _restore_keyword(self, tools: list[Tool]) -> bool:
-        kw = self._backends["keyword"]
+    def _restore_keyword(self, tools: list[Tool], kw: KeywordBackend | RegexBackend) -> bool:
         if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
             return False
         try:
@@ -180,8 +209,7 @@ class ToolIndex:
             return False
         return arrays is not None and kw.restore(tools, arrays)
 
-    def _save_keyword(self, tools: list[Tool]) -> None:
-        kw = self._backends["keyword"]
+    def _save_keyword(self, tools: list[Tool], kw: KeywordBackend | RegexBackend) -> None:
         if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
             return
         try:
@@ -332,7 +360,8 @@ class ToolIndex:
         resolved = self.resolve_mode(mode)
         limit = max(0, int(limit))
         q = query.strip()
-        # One consistent snapshot: a rebuild from another thread waits for this search.
+        self.refresh()  # outside the lock: the swap at the end of a rebuild needs it
+        # One consistent snapshot: a rebuild's swap waits for this search.
         with self._lock:
             named = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
             names = select_names(q)
