@@ -59,6 +59,9 @@ def test_keyword_mode_hints_at_the_multilingual_extra() -> None:
     assert result.error is not None and result.error.code == "no_match"
     assert any("toolscout[multilingual]" in w for w in result.warnings)
     assert "toolscout[multilingual]" in " ".join(result.to_dict()["search_metadata"]["warnings"])
+    assert "not in English" in result.error.hint  # the no_match says why, not "other words"
+    english_miss = gateway.find_tools("zzqx frobnicate").error
+    assert english_miss is not None and "other words" in english_miss.hint
     assert not gateway.find_tools("refund the customer").warnings  # English: nothing to say
 
 

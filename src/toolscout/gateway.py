@@ -479,7 +479,10 @@ class Gateway:
                 result.warnings.append(hint)
             result.total_matches = outcome.total_matches
             if not outcome.hits:
-                raise self._no_match(request, allow, result.pending)
+                error = self._no_match(request, allow, result.pending)
+                if hint is not None and isinstance(error, NoMatch):  # the reason, not "other words"
+                    error.hint = f"{hint[0].upper()}{hint[1:]}."
+                raise error
             self._fill(result, outcome.hits, set(loaded), allow)
         except ToolscoutError as exc:
             result.error = exc.info()
