@@ -32,6 +32,7 @@ import pytest
 
 from _redis import RedisServer, free_port, redis_server  # noqa: F401  (fixture)
 from mcp_fixtures import FAKE
+from toolscout.model import Tool
 
 pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
 pytest.importorskip("redis", reason="toolscout[redis] is not installed")
@@ -315,3 +316,81 @@ async def test_three_replicas_on_postgres_and_redis_survive_a_killed_replica(clu
     finally:
         await api.http.aclose()
 
+
+
+async def test_readiness_reports_both_stores_and_follows_their_outages(
+    pg_dsn: str, postgres: Any, tmp_path: Path
+) -> None:
+    """``GET /v1/ready`` of a ``serve --store postgresql:// --sessions redis://`` process names
+    both stores' state and the catalog version it holds; it answers 503 ``unavailable`` while
+    PostgreSQL or Redis is down (searches still answer from memory) and 200 again once the
+    server is back, without a restart of toolscout."""
+    from toolscout.pgstore import PostgresStore
+    from toolscout.server.http_api import ReadyResponse
+
+    cache = RedisServer().start()  # this test's own Redis: it is stopped below
+    cfg = tmp_path / "servers.json"
+    cfg.write_text(json.dumps({"mcpServers": {}}))
+    with PostgresStore(pg_dsn) as store:
+        first = store.write_source("crm", [Tool("crm_close_deal", "Close a deal as won or lost.")], kind="sync")
+    port = free_port()
+    toolscout = str(Path(sys.executable).with_name("toolscout"))
+    args = ["serve", "-c", str(cfg), "--transport", "http", "--port", str(port), "--store", pg_dsn, "--sessions", cache.url]
+    proc = subprocess.Popen([toolscout, *args], stderr=subprocess.DEVNULL)
+    try:
+        _wait_ready(proc, port)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+
+            async def readiness(status: int, check: Any = lambda body: True, timeout: float = 15.0) -> ReadyResponse:
+                """The readiness body once it answers ``status`` and ``check(body)`` holds (bounded)."""
+                deadline = time.monotonic() + timeout
+                while True:
+                    response = await http.get("/v1/ready")
+                    body = ReadyResponse.model_validate(response.json())
+                    if response.status_code == status and check(body):
+                        return body
+                    assert time.monotonic() < deadline, (status, response.status_code, response.text)
+                    await asyncio.sleep(0.05)  # the next poll of a bounded wait for the condition
+
+            ready = await readiness(200, lambda b: b.store is not None and b.store.reachable)
+            assert ready.status == "ready" and ready.store is not None and ready.sessions is not None
+            assert ready.store.kind == "postgresql" and ready.store.sources == {"crm": first.version}
+            assert ready.store.version == first.version and ready.store.last_error is None
+            assert ready.sessions.kind == "redis" and ready.sessions.reachable
+            assert "127.0.0.1" in ready.store.where and "postgres@" not in ready.store.where
+
+            postgres.stop()
+            try:
+                down = await readiness(503)
+                assert down.status == "unavailable" and down.store is not None and not down.store.reachable
+                assert down.store.last_error and down.store.sources == {"crm": first.version}
+                assert down.sessions is not None and down.sessions.reachable
+                assert (await http.get("/v1/health")).status_code == 200  # alive: do not restart it
+                found = (await http.post("/v1/find", json={"query": "close a deal"})).json()
+                assert found["tool_references"][0]["tool_name"] == "crm_close_deal"  # from memory
+            finally:
+                postgres.start()
+            back = await readiness(200)
+            assert back.status == "ready" and back.store is not None and back.store.reachable
+            with PostgresStore(pg_dsn) as store:
+                second = store.write_source("ops", [Tool("ops_restart", "Restart a service.")], kind="sync")
+            moved = await readiness(200, lambda b: b.store is not None and b.store.version == second.version)
+            assert moved.store is not None and moved.store.sources == {"crm": first.version, "ops": second.version}
+
+            cache.stop()
+            try:
+                down = await readiness(503)
+                assert down.status == "unavailable" and down.sessions is not None and not down.sessions.reachable
+                assert down.store is not None and down.store.reachable
+            finally:
+                cache.start()
+            back = await readiness(200)
+            assert back.sessions is not None and back.sessions.reachable
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        cache.stop()

@@ -17,6 +17,7 @@ serves it next to ``/mcp`` on one port, behind the same guards.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -65,6 +66,8 @@ SERVER_FIELDS = (
 """The status fields ``/v1/servers`` passes on. A list, not "all but": a field added to the
 aggregator later is not served until someone checks that it carries no secret."""
 _STARTING = ("starting", "listing tools")
+_PING_TIMEOUT = 2.0
+"""Seconds readiness waits for the session store's PING (a probe must answer in time)."""
 _TOO_LARGE = f"The body may hold at most {MAX_BODY_BYTES} bytes."
 
 
@@ -159,12 +162,37 @@ class HealthResponse(BaseModel):
     status: Literal["ok"]
 
 
+class CatalogStoreState(BaseModel):
+    """The shared catalog in PostgreSQL, as this replica follows it."""
+
+    kind: Literal["postgresql"]
+    where: str = Field(description="host:port/dbname (never credentials).")
+    reachable: bool = Field(description="The replica's LISTEN connection to the database is up.")
+    version: int = Field(description="The newest catalog version this replica holds.")
+    sources: dict[str, int] = Field(description="The version of each shared source held.")
+    last_error: str | None = Field(description="Why the connection last dropped.")
+
+
+class SessionStoreState(BaseModel):
+    """The session store in Redis."""
+
+    kind: Literal["redis"]
+    where: str = Field(description="host:port/db (never credentials).")
+    reachable: bool = Field(description="Redis answered a PING just now.")
+
+
 class ReadyResponse(BaseModel):
-    status: Literal["ready", "starting"]
+    status: Literal["ready", "starting", "unavailable"]
     tools: int = Field(description="Tools in the catalog.")
     pending: dict[str, str] = Field(default_factory=dict, description="Sources still on their first listing.")
     failed: dict[str, str] = Field(
         default_factory=dict, description="Sources whose first listing failed (retried in the background)."
+    )
+    store: CatalogStoreState | None = Field(
+        default=None, description="With --store postgresql://...: the shared catalog's state."
+    )
+    sessions: SessionStoreState | None = Field(
+        default=None, description="With --sessions redis://...: the session store's state."
     )
 
 
@@ -197,6 +225,7 @@ def create_app(
     cold_start_wait: float = 5.0,
     docs: bool = True,
     recent: RecentCalls | None = None,
+    session_store: Any = None,
 ) -> FastAPI:
     """The ``/v1`` API over ``gateway`` as an ASGI app (no MCP, no guards: mount it behind
     your own auth, or serve it with :meth:`GatewayServer.http_app`).
@@ -205,7 +234,9 @@ def create_app(
     servers to ``/v1/servers`` and readiness; ``metrics`` adds ``/metrics`` and counts every
     find and call; ``cold_start_wait`` bounds how long a find waits for upstreams that have
     never listed their tools, as ``find_tools`` over MCP does; ``recent`` keeps the last
-    finds and calls for the web console.
+    finds and calls for the web console; ``session_store`` (a
+    :class:`~toolscout.redis_sessions.RedisSessionStore`) is checked by readiness, as is
+    the gateway's catalog when it is a :class:`~toolscout.replica.SharedCatalog`.
     """
     app = FastAPI(
         title="toolscout HTTP API",
@@ -329,18 +360,44 @@ def create_app(
     @app.get(
         f"{API_PREFIX}/ready",
         response_model=ReadyResponse,
-        responses={503: {"model": ReadyResponse, "description": "Some source is still on its first listing."}},
+        responses={503: {"model": ReadyResponse, "description": "Some source is still on its first listing (starting), or a shared store is unreachable (unavailable)."}},
         tags=["gateway"],
     )
     async def ready() -> Response:
         """Readiness: 200 once every source has listed its tools once (or failed to, and is
-        retried in the background), else 503 naming the sources still loading."""
+        retried in the background) and the shared stores answer, else 503: ``starting``
+        names the sources still loading, ``unavailable`` a store that cannot be reached
+        (PostgreSQL: this replica no longer follows the shared catalog; Redis: stateful
+        sessions fail). Recovers by itself when the store is back."""
         waiting = pending()
         starting = {k: v for k, v in waiting.items() if v in _STARTING}
         failed = {k: v for k, v in waiting.items() if k not in starting}
-        body = {"status": "starting" if starting else "ready", "tools": len(gateway.catalog)}
+        body: dict[str, Any] = {"status": "starting" if starting else "ready", "tools": len(gateway.catalog)}
         body.update(pending=starting, failed=failed)
-        return JSONResponse(body, status_code=503 if starting else 200)
+        down = False
+        follow = getattr(gateway.catalog, "status", None)
+        if callable(follow):  # a SharedCatalog
+            state = follow()
+            held = state["sources"]
+            body["store"] = {
+                "kind": "postgresql",
+                "where": state["store"],
+                "reachable": state["connected"],
+                "version": max(held.values(), default=0),
+                "sources": held,
+                "last_error": state["last_error"],
+            }
+            down = not state["connected"]
+        if session_store is not None:
+            try:
+                alive = bool(await asyncio.wait_for(session_store.aping(), _PING_TIMEOUT))
+            except Exception:  # a timeout, or a client that could not even be built
+                alive = False
+            body["sessions"] = {"kind": "redis", "where": session_store.where, "reachable": alive}
+            down = down or not alive
+        if down:
+            body["status"] = "unavailable"
+        return JSONResponse(body, status_code=503 if down or starting else 200)
 
     if metrics is not None:
 

@@ -409,6 +409,7 @@ class GatewayServer:
             metrics=counters,
             cold_start_wait=self.cold_start_wait,
             recent=recent,
+            session_store=self.shared,
         )
         app = mount(api, app)
         if console:
