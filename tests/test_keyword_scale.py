@@ -44,6 +44,7 @@ def _dense(kw: KeywordBackend, query: str, limit: int, mask: np.ndarray | None) 
 @pytest.mark.parametrize("bitmaps_from", [0, 10**9])
 def test_rank_equals_scoring_every_doc(monkeypatch: pytest.MonkeyPatch, bitmaps_from: int) -> None:
     monkeypatch.setattr(keyword, "_BITMAPS_FROM", bitmaps_from)
+    monkeypatch.setattr(keyword, "_SPARSE_FROM", 0)  # the large-catalog path on a small one
     tools = _tools(3000)
     kw = KeywordBackend()
     kw.rebuild(tools)
@@ -59,6 +60,7 @@ def test_rank_equals_scoring_every_doc(monkeypatch: pytest.MonkeyPatch, bitmaps_
 
 def test_ties_at_the_cut_go_to_the_earlier_tool(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(keyword, "_SAMPLE", 8)  # small sample: the bound path is taken
+    monkeypatch.setattr(keyword, "_SPARSE_FROM", 0)
     tools = [Tool(f"twin_{i}", "send an email message") for i in range(200)]
     kw = KeywordBackend()
     kw.rebuild(tools)

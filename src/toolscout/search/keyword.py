@@ -68,8 +68,11 @@ def _small_counts(counts: np.ndarray) -> np.ndarray:
     if top <= 255:
         return counts.astype(np.uint8)
     return counts.astype(np.uint16) if top <= 65535 else counts
-_BITMAPS_FROM = 65_536
-"""Catalogs from which common terms also get bitmaps (smaller ones count fast enough)."""
+_SPARSE_FROM = 65_536
+"""Docs from which :meth:`KeywordBackend.rank` avoids per-doc passes: below, a full score
+vector is ~0.5 MB and a pass over it costs less than MaxScore's per-term steps."""
+_BITMAPS_FROM = _SPARSE_FROM
+"""Catalogs from which common terms also get bitmaps (smaller ones never count with them)."""
 """Docs sampled for the top-k bound in :meth:`KeywordBackend.top_sparse`: large enough
 that the bound sits near the true k-th score, small next to the docs a broad query matches."""
 
@@ -542,6 +545,11 @@ class KeywordBackend:
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
         if not used or self._n == 0:
             return [], 0
+        if self._n < _SPARSE_FROM:  # a pass over every doc is cheaper than the bookkeeping
+            scores, used = self.scores(query)
+            if mask is not None:
+                scores = np.where(mask, scores, 0.0)
+            return self.top(scores, used, limit), self.count_matches(scores)
         total = self._count([i for _, i in used], mask)
         if limit <= 0 or not total:
             return [], total
