@@ -306,7 +306,7 @@ class Gateway:
         catalog's ``default_kinds`` (tools only unless set), so existing users see no change."""
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
         if hasattr(catalog, "after_apply"):  # a SharedCatalog: rebuild on its listener, not on the next search
-            catalog.after_apply(_weak_call(self.index.refresh))
+            catalog.after_apply(_weak_call(self._refresh_index))
         self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store)
         self.learner: UsageLearner | None = self._enable_learning(learn, usage_store)
         """Learns from which found tools sessions call (:mod:`toolscout.learning`);
@@ -323,6 +323,12 @@ class Gateway:
         self.approve_kinds = approval.parse_kinds(approve_kinds)
         """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
         the gateway or the calling session has an approver, else none."""
+
+    def _refresh_index(self) -> None:
+        """Rebuild the index now (a shared catalog calls this after applying a change). Held
+        weakly: the catalog keeps every index it feeds alive, so a discarded gateway must not
+        have its index rebuilt on every change from then on."""
+        self.index.refresh()
 
     def _enable_learning(self, learn: bool | str | UsageLearner, store: Any) -> UsageLearner | None:
         """``"auto"`` (default): on when there is a store the user owns (``usage_store``, or
@@ -818,7 +824,7 @@ META_NAMES = ("find_tools", "call_tool", "use_tool")
 
 def _weak_call(method: Callable[[], Any]) -> Callable[[], None]:
     """``method`` called through a weak reference: a callback held by a long-lived catalog
-    does not keep a discarded gateway's index alive."""
+    neither keeps a discarded gateway alive nor keeps working for it."""
     ref = weakref.WeakMethod(method)  # type: ignore[arg-type]
 
     def call() -> None:
