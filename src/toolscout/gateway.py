@@ -371,18 +371,18 @@ class Gateway:
         self, embeddings: bool | str | Embedder | None, store: Store | None
     ) -> HybridSearch | CrossLingualSearch | None:
         """``None``/``False``: keyword only. ``"auto"``: hybrid when the ``embed`` extra is
-        installed. ``"multilingual"``: hybrid that also serves requests in other languages
-        (:mod:`toolscout.search.crosslingual`). ``True``, a model spec or an
+        installed. ``"multilingual"`` / ``"multilingual-e5"``: hybrid that also serves requests
+        in other languages (:mod:`toolscout.search.crosslingual`). ``True``, a model spec or an
         :class:`Embedder`: hybrid, or raise :class:`~toolscout.errors.MissingExtra` /
         ``EmbeddingUnavailable`` now, at setup."""
         if embeddings is None or embeddings is False:
             return None
         from .search.hybrid import enable_hybrid, enable_hybrid_if_available
 
-        if embeddings == "multilingual":
+        if embeddings in ("multilingual", "multilingual-e5"):
             from .search.crosslingual import enable_crosslingual
 
-            return enable_crosslingual(self.index, store=store)
+            return enable_crosslingual(self.index, embeddings, store=store)
         if embeddings == "auto":
             return enable_hybrid_if_available(self.index, store=store)
         spec = "default" if embeddings is True else embeddings

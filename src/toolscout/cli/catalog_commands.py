@@ -102,9 +102,9 @@ def search(
         typer.Option(
             "--model",
             "-m",
-            callback=choice(("default", "multilingual")),
-            help="Embedding model: default (English) or multilingual (requests in other languages, "
-            "toolscout[multilingual]); multilingual implies --embed.",
+            callback=choice(("default", "multilingual", "multilingual-e5")),
+            help="Embedding model: default (English), multilingual (requests in 16 languages) or "
+            "multilingual-e5 (~100 languages, slower); both toolscout[multilingual], imply --embed.",
         ),
     ] = "default",
 ) -> None:
@@ -133,7 +133,7 @@ def _gateway(cat: Catalog, embed: bool, model: str = "default") -> Gateway:
     if not embed:
         return Gateway(cat)
     try:
-        embeddings = "multilingual" if model == "multilingual" else True
+        embeddings = model if model != "default" else True
         return Gateway(cat, embeddings=embeddings, vector_store=cat.store or _vector_cache())
     except (MissingExtra, EmbeddingUnavailable) as exc:
         warn(f"{exc.message} {exc.hint}".strip() + "; searching by keyword only.")

@@ -48,7 +48,7 @@ def _load(
 
     cfg = load_config(config)
     path = cache or cfg.cache or str(default_cache_path(config))
-    embeddings = "multilingual" if embed == "multilingual" else ("auto" if embed else None)
+    embeddings = embed if isinstance(embed, str) else ("auto" if embed else None)
     return build(
         cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool,
         sessions=sessions, session_ttl=session_ttl, approve_kinds=approve_kinds, stubs=stubs,
@@ -75,9 +75,9 @@ def serve(
         str,
         typer.Option(
             "--model",
-            callback=choice(("default", "multilingual")),
-            help="Embedding model: default (English) or multilingual (requests in other languages, "
-            "toolscout[multilingual]); multilingual implies --embed.",
+            callback=choice(("default", "multilingual", "multilingual-e5")),
+            help="Embedding model: default (English), multilingual (requests in 16 languages) or "
+            "multilingual-e5 (~100 languages, slower); both toolscout[multilingual], imply --embed.",
         ),
     ] = "default",
     allow_origin: Annotated[
@@ -162,7 +162,7 @@ def serve(
         )
     cache = store or cache  # --store wins: the same place holds the tools and the caches
     try:
-        wanted: bool | str = "multilingual" if model == "multilingual" else embed
+        wanted: bool | str = model if model != "default" else embed
         server, aggregator = _load(config, cache, no_cache, wanted, use_tool, sessions, session_ttl, approve_kinds, stubs, not no_learn)
     except ToolscoutError as exc:
         raise fail_with(exc) from None

