@@ -175,3 +175,9 @@ def test_serve_model_multilingual_sets_up_the_routed_search(tmp_path: Path) -> N
     config.write_text('{"mcpServers": {}}')
     server, _ = _load(config, str(tmp_path / "cache.db"), True, "multilingual")
     assert isinstance(server.gateway.hybrid, CrossLingualSearch)
+
+
+def test_a_non_english_catalog_sends_every_request_to_the_multilingual_model() -> None:
+    spanish = [Tool("reembolso", "Devuelve el dinero de un pago al cliente."), Tool("tiempo", "El tiempo de una ciudad.")]
+    search = enable_crosslingual(ToolIndex(Catalog(spanish)), FakeEmbedder(model_id="multilingual-fake"), FakeEmbedder())
+    assert search.route("refund the customer") is search.multilingual

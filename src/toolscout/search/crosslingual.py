@@ -18,7 +18,7 @@ request looks non-English and the catalog English.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -55,19 +55,10 @@ class CrossLingualSearch:
         self.multilingual = multilingual
         self.english = english
         self.dense = multilingual.dense
-        self._catalog: tuple[Any, bool] | None = None
-
-    def _catalog_english(self) -> bool:
-        """Whether the catalog's descriptions are English, recomputed when the tools change."""
-        tools = self.index.tools
-        key = (id(tools), len(tools))
-        if self._catalog is None or self._catalog[0] != key:
-            self._catalog = (key, catalog_is_english([t.description for t in tools]))
-        return self._catalog[1]
 
     def route(self, query: str) -> HybridSearch:
         """The search that serves ``query``: English model only for English on English."""
-        if self.english is not None and looks_english(query) and self._catalog_english():
+        if self.english is not None and looks_english(query) and _english_tools(self.index.tools):
             return self.english
         return self.multilingual
 
