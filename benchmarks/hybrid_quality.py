@@ -9,6 +9,12 @@ Document and query vectors are cached in ~/.cache/toolscout-bench/vectors.db (ou
 repo): the first run embeds ~25k texts (tens of minutes on 2 shared cores), later runs none.
 
     .venv/bin/python benchmarks/hybrid_quality.py [--data ../shared/data] [--sets a,b] [--plot] [--no-write]
+        [--query-encoders model,int8]
+
+The main table uses ``enable_hybrid``'s default query encoder.
+``--query-encoders`` adds a table with dense and hybrid nDCG@10 per query encoder, each
+evaluated in this run on the same queries, every query embedded by that encoder (the batch
+priming goes through the encoder under test, cached under its own model id).
 """
 
 from __future__ import annotations
@@ -47,7 +53,13 @@ def main() -> None:
     parser.add_argument("--sets", default="", help="comma-separated subset of the sets")
     parser.add_argument("--plot", action="store_true", help="write docs/img/recall-<set>.png")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--query-encoders", default="", help="compare query encoders, e.g. model,int8,static")
     args = parser.parse_args()
+    encoders = [e for e in args.query_encoders.split(",") if e]
+    enc_rows = [
+        "| set | " + " | ".join(f"{e}: dense / hybrid" for e in encoders) + " | hybrid wins / losses vs " + (encoders[0] if encoders else "") + " |",
+        "|---|" + "---|" * (len(encoders) + 1),
+    ]
     wanted = set(filter(None, args.sets.split(",")))
     embedder = default_embedder()
     store = Store(CACHE)
@@ -67,11 +79,19 @@ def main() -> None:
         plain_index = ToolIndex(Catalog(tools), keyword=KeywordBackend(variant="bm25", k1=1.5, analyzer=plain_analyzer))
         plain = evaluate(queries, index_ranker(plain_index, "keyword"))
         index = ToolIndex(Catalog(tools))
-        search = enable_hybrid(index, embedder, store=store, progress=True)
-        index.search("warm up", limit=1, mode="semantic")  # builds the dense index (cached vectors)
         texts = [q.query.strip() for q in queries]  # and their clauses: embedded in batches, cached
-        search.dense.prime_queries(list(dict.fromkeys(texts + [v.text for t in texts for v in rewrite(t) if v.kind == "clause"])))
-        reports = {mode: evaluate(queries, index_ranker(index, mode)) for mode in ("keyword", "semantic", "hybrid")}
+        primed = list(dict.fromkeys(texts + [v.text for t in texts for v in rewrite(t) if v.kind != "identifier"]))
+        reports = _run(index, embedder, store, None, primed, queries, ("keyword", "semantic", "hybrid"))
+        if encoders:
+            per = [_run(ToolIndex(Catalog(tools)), embedder, store, e, primed, queries, ("semantic", "hybrid")) for e in encoders]
+            wins = [compare(per[0]["hybrid"], r["hybrid"], "a", "b").rows[0] for r in per[1:]]
+            enc_rows.append(
+                f"| {name} | "
+                + " | ".join(f"{r['semantic'].overall.ndcg10:.1f} / {r['hybrid'].overall.ndcg10:.1f}" for r in per)
+                + " | " + ", ".join(f"{e}: {w['b_wins']} / {w['b_losses']} (p{_p(w['p_sign'])})" for e, w in zip(encoders[1:], wins, strict=True))
+                + " |"
+            )
+            print(enc_rows[-1], flush=True)
         kw, dense, hybrid = reports["keyword"], reports["semantic"], reports["hybrid"]
         best_label, best = max((("keyword", kw), ("dense", dense)), key=lambda lr: lr[1].overall.ndcg10)
         paired = compare(best, hybrid, best_label, "hybrid").rows[0]
@@ -106,11 +126,27 @@ def main() -> None:
         + "\n".join(rows)
         + (f"\n\n{origin_line}" if origin_line else "")
         + (f"\n\n{latency}" if latency else "")
+        + (
+            "\n\nQuery encoders (nDCG@10, same run, same tool vectors; `enable_hybrid(..., query_encoder=...)`):\n\n"
+            + "\n".join(enc_rows)
+            if encoders
+            else ""
+        )
         + f"\n\nWhole run: {time.perf_counter() - started:.0f} s."
     )
     print(body)
     if not args.no_write:
         write_section("hybrid-quality", "Hybrid search quality", "python benchmarks/hybrid_quality.py --plot", body)
+
+
+def _run(index: ToolIndex, embedder: object, store: Store, encoder: str | None, primed: list[str], queries: list, modes: tuple[str, ...]) -> dict:
+    """Reports per mode with ``encoder`` (None: the default) embedding the queries (primed in
+    batches, cached)."""
+    options = {} if encoder is None else {"query_encoder": encoder}
+    search = enable_hybrid(index, embedder, store=store, progress=True, **options)  # type: ignore[arg-type]
+    index.search("warm up", limit=1, mode="semantic")  # builds the dense index (cached vectors)
+    search.dense.prime_queries(primed)
+    return {mode: evaluate(queries, index_ranker(index, mode)) for mode in modes}
 
 
 if __name__ == "__main__":

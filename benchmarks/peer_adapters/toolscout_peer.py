@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 
-def _attach_hybrid(index: Any, cache: Path | None) -> None:
+def _attach_hybrid(index: Any, cache: Path | None, **options: Any) -> None:
     """Register toolscout's hybrid mode (default MiniLM model), vectors kept in a store under
-    ``cache`` across runs; raises when the ``[embed]`` extra is missing."""
+    ``cache`` across runs; raises when the ``[embed]`` extra is missing. ``options`` go to
+    ``enable_hybrid`` (e.g. ``query_encoder``)."""
     from toolscout.search.hybrid import enable_hybrid
     from toolscout.store import Store
 
@@ -18,7 +19,7 @@ def _attach_hybrid(index: Any, cache: Path | None) -> None:
     if cache is not None:
         cache.mkdir(parents=True, exist_ok=True)
         store = Store(cache / "toolscout-vectors.db")
-    enable_hybrid(index, "default", store=store, progress=False)
+    enable_hybrid(index, "default", store=store, progress=False, **options)
 
 
 def build(method: str, tools: list[dict[str, Any]], ctx: dict[str, Any]):
@@ -42,6 +43,9 @@ def build(method: str, tools: list[dict[str, Any]], ctx: dict[str, Any]):
     mode = "keyword"
     if method == "toolscout-hybrid":
         _attach_hybrid(index, ctx["cache"])
+        mode = "hybrid"
+    elif method == "toolscout-hybrid-int8":
+        _attach_hybrid(index, ctx["cache"], query_encoder="int8")
         mode = "hybrid"
 
     def search(query: str, k: int) -> list[str]:

@@ -31,6 +31,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "callbus-hybrid": ("callbus_peer", "callbus"),
     "toolscout-keyword": ("toolscout_peer", "toolscout"),
     "toolscout-hybrid": ("toolscout_peer", "toolscout"),
+    "toolscout-hybrid-int8": ("toolscout_peer", "toolscout"),
     "toolscout-find_tools": ("toolscout_peer", "toolscout"),
 }
 
