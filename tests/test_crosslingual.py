@@ -13,7 +13,7 @@ from _fake_embed import FakeEmbedder
 from toolscout.catalog import Catalog
 from toolscout.cli import app
 from toolscout.demo import demo_catalog, demo_tools
-from toolscout.errors import EmbeddingUnavailable
+from toolscout.errors import EmbeddingUnavailable, MissingExtra
 from toolscout.gateway import Gateway
 from toolscout.model import Tool
 from toolscout.search.crosslingual import CrossLingualSearch, enable_crosslingual
@@ -88,11 +88,21 @@ def test_routing_english_to_the_english_model_and_the_rest_to_the_multilingual()
     assert any("search_type" in w for w in gateway.find_tools("给客户退款", search_type="keyword").warnings)
 
 
-def test_without_the_english_model_every_request_goes_to_the_multilingual() -> None:
+def test_without_the_english_model_every_request_goes_to_the_multilingual(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolscout.embed
+
     index = ToolIndex(Catalog(_tools()))
     multi = FakeEmbedder(model_id="multilingual-fake")
-    assert enable_crosslingual(index, multi, english=None).route("refund the customer") is not None
-    unloadable = enable_crosslingual(index, multi, english="onnx:/nonexistent/model.onnx")
+    alone = enable_crosslingual(index, multi, english=None)
+    assert alone.route("refund the customer") is alone.multilingual
+
+    def no_embed_extra(spec: object, **_: object) -> object:
+        if spec == "default":
+            raise MissingExtra("The default embedding model", "embed")
+        return spec
+
+    monkeypatch.setattr(toolscout.embed, "load_embedder", no_embed_extra)
+    unloadable = enable_crosslingual(index, multi)  # english="default", not installed
     assert unloadable.english is None
     assert unloadable.route("refund the customer") is unloadable.multilingual
 
