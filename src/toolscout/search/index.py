@@ -38,6 +38,7 @@ from ..model import KINDS, Tool
 from .analyzer import analyze
 from .autocut import DEFAULT_RULE, autocut
 from .base import Hit
+from .intent import matching_text
 from .keyword import KeywordBackend
 from .regex import RegexBackend
 from .resolve import NameResolver, select_names
@@ -426,13 +427,14 @@ class ToolIndex:
         if mode == "keyword":
             kw = self._backends["keyword"]
             assert isinstance(kw, KeywordBackend)
-            bound = kw.max_score(query) or 1.0
+            text = matching_text(query)  # without a message's or a quote's words (search/intent.py)
+            bound = kw.max_score(text) or 1.0
             prior = self.usage_prior(query)
             if prior is None:  # no pass over every doc (docs/search.md#scaling)
-                hits, total = kw.rank(query, limit, None if self._all_visible(mask) else mask)
-                exact_matched = exact is not None and kw.matches(query, exact)
+                hits, total = kw.rank(text, limit, None if self._all_visible(mask) else mask)
+                exact_matched = exact is not None and kw.matches(text, exact)
             else:  # bounded: at most max_boost of a full match (scores is ours)
-                scores, used = kw.scores(query)
+                scores, used = kw.scores(text)
                 scores = np.where(mask, prior.apply(scores, bound), 0.0)
                 total = kw.count_matches(scores)
                 exact_matched = exact is not None and bool(scores[exact] > 0)

@@ -1,0 +1,113 @@
+"""What a request asks a tool to do, apart from the values it carries.
+
+A request to tell someone something carries the message inside it ("let my team know the
+build is broken"): the message is an argument, not what the tool does, and its words
+("build", "broken") pull keyword and dense search alike towards the wrong tools (a Docker
+build, issue trackers). Such a request is matched as "send a message to <recipient>"
+instead; "me"/"us" address the assistant ("tell me the weather"), not a message. Quoted
+text is a value too ('post "deploy done" to #releases'). Leading politeness and question
+words ("can you please help me") say nothing about the tool either.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["matching_text", "message_action", "strip_leading", "verb_variant"]
+
+_LEADING = re.compile(
+    r"^\s*(?:(?:hey|hi|ok|okay|so|um|please)[,!\s]+)*"
+    r"(?:(?:can|could|would|will) (?:you|i|we)(?: please)?(?: help me(?: to)?)?"
+    r"|(?:please )?help me(?: to)?|i(?:'d| would) like to|i (?:want|need|wish) to|i'm looking for|i am looking for"
+    r"|how (?:do|can|could|should) (?:i|we|you)|is (?:there|it possible to)(?: a way to)?|what(?:'s| is) the"
+    r"|which tool(?: can| could| should| would)?|find me|show me|tell me|let me|please)\b[\s,]*",
+    re.I,
+)
+
+
+def strip_leading(query: str) -> str:
+    """The request without leading question and politeness words ("can you please ...")."""
+    stripped = query
+    for _ in range(3):  # "please, can you help me ..." peels in steps
+        shorter = _LEADING.sub("", stripped, count=1).strip(" ,?!.")
+        if shorter == stripped:
+            break
+        stripped = shorter
+    return stripped.rstrip("?!. ")
+
+
+_DET = r"(?i:the|my|our|your|his|her|their|all|every|each|this)"
+_WORD = r"[\w-]+(?![\w-])"  # a whole word ("tea" is not a word of "team")
+# words that cannot start or end a recipient ("notify the team with ...", "tell the difference")
+_NOT_WHO = (
+    r"(?!(?i:that|about|the|a|an|to|it|is|was|i|you|he|she|we|they|know|this|my|our|your|difference|time|truth|story|joke"
+    r"|with|via|using|by|in|on|through|over|from|when|whenever|once|after|before|every)(?![\w-]))"
+)
+_WHO = (
+    rf"(?:{_DET}\s+{_NOT_WHO}{_WORD}(?:\s+{_NOT_WHO}{_WORD})?"
+    r"|(?i:everyone|everybody|him|them)|[@#][\w.-]+|[\w.+-]+@[\w.-]+|[A-Z][\w-]*)"
+)
+_PAYLOAD_MARK = r"(?:\s+(?:that|about|saying|to say|whether|if)\b|\s*[:,\u2014]|\s+-)?\s*"
+# "notify the team by email", "... when the build fails": how or when, not a message
+_MEANS = r"(?i:with|via|using|by|in|on|through|over|from|when|whenever|once|after|before|every)\b"
+_INFORM = re.compile(
+    rf"^(?:(?i:let)\s+(?P<who1>{_WHO})\s+(?i:know)|(?P<verb>(?i:tell|inform|notify|remind|warn|alert|ping|message|text|e-?mail|dm))\s+(?P<who2>{_WHO}))"
+    rf"(?i:{_PAYLOAD_MARK})(?P<payload>(?!{_MEANS})\S.*)$"
+)
+_SEND = {"remind": "send a reminder to", "text": "send a text message to", "email": "send an email to", "e-mail": "send an email to"}
+_ACTION_WORDS = 3  # what is left of a request must still say something
+_QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{3,})[\"\u201d]")
+
+
+def message_action(request: str) -> str | None:
+    """The request without the message it asks to pass on (see ``_INFORM``), or ``None``."""
+    m = _INFORM.match(request)
+    if m:
+        who = m.group("who1") or m.group("who2")
+        if len(m.group("payload").split()) >= 2:
+            verb = (m.group("verb") or "tell").lower()
+            return f"{_SEND.get(verb, 'send a message to')} {who}"
+    # Quoted text is a value the tool is given ('post "deploy done" to #releases', 'the
+    # film "Avengers: Endgame"'), not what it does; a request that is all quote stays whole.
+    rest = " ".join(_QUOTED.sub(" ", request).split()).strip(" .,;:?!")
+    if rest != request and len(rest.split()) >= _ACTION_WORDS:
+        return rest
+    return None
+
+
+# Tool names use a few verbs (create, get, update, delete, list, search); requests use many
+# more. A request that starts with a common everyday verb is also matched with the verb tool
+# names use: "open a jira ticket" -> "create a jira ticket". "open the file" reads a file, so
+# only "open a/an/new ..." means create.
+_VERBS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rf"^(?:{pattern})\b", re.I), verb)
+    for pattern, verb in (
+        (r"(?:open|file|raise|start|make|set up|spin up)(?=\s+(?:a|an|new)\b)", "create"),
+        (r"remove|erase|get rid of|drop|wipe|trash|discard", "delete"),
+        (r"fetch|retrieve|look up|lookup|pull up|read|open|view|display", "get"),
+        (r"change|modify|edit|amend|rename|adjust", "update"),
+        (r"look for|hunt for|query for|search for", "search"),
+        (r"enumerate|show all|list all", "list"),
+    )
+)
+
+
+def verb_variant(request: str) -> str | None:
+    """``request`` with its leading everyday verb replaced by the verb tool names use, or
+    ``None`` when it starts with no such verb."""
+    for pattern, verb in _VERBS:
+        replaced = pattern.sub(verb, request, count=1)
+        if replaced != request:
+            return replaced
+    return None
+
+
+def matching_text(query: str) -> str:
+    """What keyword search should match for ``query``: its action when it carries a message
+    or quoted values (see :func:`message_action`), else the query itself; plus the verb tool
+    names use when it starts with an everyday one (see :func:`verb_variant`)."""
+    stripped = strip_leading(" ".join(query.split()))
+    action = message_action(stripped)
+    verb = verb_variant(action or stripped)
+    text = action or query
+    return f"{text} {verb.split()[0]}" if verb else text
