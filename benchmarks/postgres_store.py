@@ -11,6 +11,7 @@ distribution's binaries (as the tests do) and deleted at the end.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -117,6 +118,7 @@ def propagation(writer: SharedCatalog, reader: SharedCatalog, rounds: int,
 
     reader.subscribe(on_change)
     search = Gateway(reader)
+    search.find_tools("warm up", 1)  # untimed: a serving replica's index is built before changes arrive
     written: list[float] = []
     applied: list[float] = []
     searchable: list[float] = []
@@ -185,6 +187,8 @@ def main() -> None:
         reader = SharedCatalog(dsn, kind="mcp")
         writer.wait_until(lambda c: c.connected, 10)
         reader.wait_until(lambda c: c.connected, 10)
+        gc.collect()  # as `toolscout serve` does once loaded: the cyclic GC skips what stays
+        gc.freeze()
 
         def small(i: int) -> tuple[str, list[Tool], str]:
             name = f"crm_note_{i}"
@@ -196,9 +200,14 @@ def main() -> None:
             batch[k] = Tool(tools[k].name, f"{tools[k].description} revision {i}", source_id="toolpool")
             return "toolpool", batch, tools[k].name
 
+        def all_of_10k(i: int) -> tuple[str, list[Tool], str]:  # a new version of a big synced file
+            k = (i * 37) % len(tools)
+            return "toolpool", [t.replace(description=f"{t.description} (rewrite {i})") for t in tools], tools[k].name
+
         prop_small = propagation(writer, reader, args.rounds, small)
         prop_big = propagation(writer, reader, max(20, args.rounds // 4), one_of_10k)
-        for label, prop in (("small", prop_small), ("10k", prop_big)):
+        prop_all = propagation(writer, reader, 5, all_of_10k)
+        for label, prop in (("small", prop_small), ("10k", prop_big), ("all 10k", prop_all)):
             print(f"propagation {label}: written {ms(prop[0])}, applied {ms(prop[1])}, searchable {ms(prop[2])}")
 
         writer.close()
@@ -217,7 +226,9 @@ def main() -> None:
     body = "\n".join([
         f"Tools: {origin}, the first {len(tools):,} distinct; queries: the first {len(texts)} of "
         f"toolpool's. PostgreSQL 15 on loopback; replicas are `SharedCatalog`s in one process, each "
-        f"with its own connections (one for queries, one for LISTEN). Load average at the end: {load} "
+        f"with its own connections (one for queries, one for LISTEN), sharing one interpreter (and its "
+        f"lock) with the writer; objects loaded before the measurement are frozen out of the cyclic GC, as "
+        f"`toolscout serve` does. Load average at the end: {load} "
         f"on {os.cpu_count()} CPUs.",
         "",
         "**Propagation** (write through replica A until replica B has applied it / until a search on "
@@ -228,10 +239,15 @@ def main() -> None:
         f"| a 1-tool source replaced | {len(prop_small[0])} | {ms(prop_small[0])} | {ms(prop_small[1])} | {ms(prop_small[2])} |",
         f"| one tool edited in the 10k-tool source | {len(prop_big[0])} | {ms(prop_big[0])} | {ms(prop_big[1])} "
         f"| {ms(prop_big[2])} |",
+        f"| every tool of the 10k-tool source rewritten | {len(prop_all[0])} | {ms(prop_all[0])} | {ms(prop_all[1])} "
+        f"| {ms(prop_all[2])} |",
         "",
-        f"Target <= 1 s: **{'met' if max(pct(prop_small[2], 0.99), pct(prop_big[2], 0.99)) <= 1.0 else 'NOT met'}** "
-        "at p99. The 10k case includes B re-reading the source's names and the one changed row, and "
-        "the index refresh over 10k tools that the first search after a change pays.",
+        f"Target <= 1 s for a change of a few tools: **{'met' if max(pct(prop_small[2], 0.99), pct(prop_big[2], 0.99)) <= 1.0 else 'NOT met'}** "
+        "at p99. B reads the changed rows (and the source's names only when names came or went: not "
+        "for an edit) and rebuilds its index on its listener thread right after applying the change, "
+        "so the search that follows finds it current. Rewriting every tool of the 10k-tool source "
+        "(a new version of a big synced file) has B read and re-analyse all 10,000: that one takes "
+        "longer than a second.",
         "",
         "**Find latency**, the same queries interleaved on two gateways over the same 10k tools, "
         "each loaded fresh from its store (p50 / p99); the index is in memory on both, so the "
