@@ -1,7 +1,9 @@
 """ToolIndex: the catalog made searchable, kept current, filtered before ranking.
 
 The index subscribes to its catalog and marks itself stale on every change; the next search
-rebuilds lazily (the keyword backend re-analyses only tools that changed). Filters
+rebuilds lazily (the keyword backend re-analyses only tools that changed), unless another
+thread called :meth:`ToolIndex.refresh` first (a replica's listener does, right after
+applying a change): a rebuild is built aside and swapped in whole. Filters
 (searchable, available, platform, category, kinds, excluded names, an ``allow`` predicate) become
 one boolean mask over doc ids that the backends rank within, so ``limit`` is always filled
 from allowed tools. The mask of an ``allow`` predicate is cached per (predicate, catalog
