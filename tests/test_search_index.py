@@ -217,3 +217,74 @@ def test_damaged_snapshot_is_a_miss(tmp_path) -> None:  # type: ignore[no-untype
     store.put_arrays("index.keyword", key, {"vocab": np.zeros(3, np.uint8)})
     index = ToolIndex(catalog, snapshots=store)
     assert _names(index.search("send email", limit=5))[0] == "send_email"
+
+
+
+def test_a_rebuild_on_another_thread_is_waited_for_once_and_swapped_in_whole() -> None:
+    """A replica's listener rebuilds the index right after a change. A search arriving
+    meanwhile waits for the rest of that build (it never starts a second one) and finds the
+    change; until the swap, the index still holds the previous snapshot whole."""
+    import threading
+
+    from toolscout.search.keyword import KeywordBackend
+
+    started, gate = threading.Event(), threading.Event()
+    rebuilds: list[int] = []
+
+    class Gated(KeywordBackend):
+        def rebuild(self, tools: list[Tool]) -> None:  # type: ignore[override]
+            rebuilds.append(len(tools))
+            if len(rebuilds) > 1:  # the first build (below) runs at once
+                started.set()
+                assert gate.wait(10)
+            super().rebuild(tools)
+
+    catalog = Catalog([Tool("crm_close_deal", "Close a deal as won or lost.")])
+    index = ToolIndex(catalog, keyword=Gated())
+    assert _names(index.search("close a deal", limit=3)) == ["crm_close_deal"]
+    catalog.add(Tool("crm_open_ticket", "Open a support ticket for a customer."))
+    builder = threading.Thread(target=index.refresh)
+    builder.start()
+    assert started.wait(10)  # the builder is inside the keyword rebuild
+    found: list[list[str]] = []
+    searcher = threading.Thread(target=lambda: found.append(_names(index.search("support ticket", limit=3))))
+    searcher.start()
+    assert len(index._tools) == 1 and len(index._resolver.tools) == 1  # the old snapshot, whole
+    gate.set()
+    builder.join(10)
+    searcher.join(10)
+    assert found == [["crm_open_ticket"]]
+    assert rebuilds == [1, 2]  # the search waited for the listener's build instead of its own
+
+
+def test_without_waiting_a_search_answers_from_the_old_snapshot_until_the_swap() -> None:
+    """``wait_for_rebuild = False`` (a server's event loop): while another thread rebuilds,
+    a search answers at once from the previous snapshot; after the swap it finds the change."""
+    import threading
+
+    from toolscout.search.keyword import KeywordBackend
+
+    started, gate = threading.Event(), threading.Event()
+
+    class Gated(KeywordBackend):
+        def rebuild(self, tools: list[Tool]) -> None:  # type: ignore[override]
+            if len(tools) > 1:
+                started.set()
+                assert gate.wait(10)
+            super().rebuild(tools)
+
+    catalog = Catalog([Tool("crm_close_deal", "Close a deal as won or lost.")])
+    index = ToolIndex(catalog, keyword=Gated())
+    index.wait_for_rebuild = False
+    assert _names(index.search("close a deal", limit=3)) == ["crm_close_deal"]
+    catalog.add(Tool("crm_open_ticket", "Open a support ticket for a customer."))
+    builder = threading.Thread(target=index.refresh)
+    builder.start()
+    try:
+        assert started.wait(10)
+        assert _names(index.search("support ticket", limit=3)) == []  # answered now, from the old one
+        assert _names(index.search("close a deal", limit=3)) == ["crm_close_deal"]
+    finally:
+        gate.set()
+        builder.join(10)
+    assert _names(index.search("support ticket", limit=3)) == ["crm_open_ticket"]

@@ -129,6 +129,11 @@ class ToolIndex:
         self._modes: dict[str, Ranker] = {}
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()  # one rebuild at a time, taken before _lock
+        self.wait_for_rebuild = True
+        """Whether a search that finds the catalog changed while another thread rebuilds
+        waits for that rebuild (read your own writes: the default) or answers from the
+        previous snapshot until the swap (a server, whose event loop must never stall; the
+        change is then searchable when the rebuild under way, or the next one, lands)."""
         self._stale = True
         self._generation = -1
         self._tools: list[Tool] = []
@@ -155,14 +160,16 @@ class ToolIndex:
         The new snapshot is built without the search lock and swapped in under it, so
         another thread can rebuild ahead of the next search (a replica's listener does,
         right after applying a change): searches running meanwhile keep the old snapshot,
-        and one that arrives wanting the new one waits only for the rest of that build.
+        and one that arrives wanting the new one waits only for the rest of that build, or,
+        with :attr:`wait_for_rebuild` off, answers from the old snapshot until the swap.
         Called inside a search (a ranker asking for :attr:`tools`), it never waits: that
         search stays on the snapshot it started with."""
         if not self._stale and self._generation == self.catalog.generation:
             return
         inside = self._lock._is_owned()  # type: ignore[attr-defined]  # RLock: held by this thread
-        if not self._build_lock.acquire(blocking=not inside):
-            return  # another thread is building and would wait for our lock to swap
+        wait = not inside and (self.wait_for_rebuild or self._generation < 0)
+        if not self._build_lock.acquire(blocking=wait):
+            return  # another thread is building: the current snapshot answers meanwhile
         try:
             generation = self.catalog.generation
             if not self._stale and self._generation == generation:

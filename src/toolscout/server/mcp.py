@@ -659,6 +659,8 @@ def build(
         learn="auto" if learn else False,
         usage_store=cache.store if cache else None,
     )
+    if replicated is not None:  # the listener rebuilds the index: the event loop never waits for it
+        gateway.index.wait_for_rebuild = False
     shared = None
     if sessions:
         from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
