@@ -155,3 +155,20 @@ def test_int8_query_encoder_is_near_the_model_and_built_once(tmp_path: Path) -> 
         fh.write(b"\0" * 64)
     assert quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path) == path
     assert (fast.embed(TEXTS[:1]) == OnnxEmbedder(path, DEFAULT_TOKENIZER).embed(TEXTS[:1])).all()
+
+
+def test_enable_hybrid_embeds_queries_with_the_chosen_encoder() -> None:
+    from toolscout.catalog import Catalog
+    from toolscout.errors import ConfigError
+    from toolscout.search.hybrid import enable_hybrid
+    from toolscout.search.index import ToolIndex
+
+    model, fast = FakeEmbedder(dim=64, model_id="model"), FakeEmbedder(dim=64, model_id="fast")
+    index = ToolIndex(Catalog(TOOLS))
+    enable_hybrid(index, model, query_encoder=fast, progress=False)
+    hits = index.search("weather forecast for a city", limit=1, mode="hybrid").hits
+    assert hits[0].tool.name == "get_weather"
+    assert ["weather forecast for a city"] in fast.calls
+    assert not any("weather forecast for a city" in call for call in model.calls)
+    with pytest.raises(ConfigError, match="default model"):
+        load_query_encoder("int8", model)  # int8 is derived from the default model only
