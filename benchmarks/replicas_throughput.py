@@ -371,6 +371,16 @@ def main() -> None:
             "|---|---|---|",
             *(f"| {label} | {ms(versus[key][0])} ({n_small}) | {ms(versus[key][1])} ({n_big}) |"
               for key, label in (("baseline", args.baseline_name or "baseline"), ("current", "this checkout"))),
+            "",
+            "Reading it: the runs spread widely on this loaded machine (the same comparison has come out "
+            "either way across runs), and the two do different things while the index is rebuilt. A "
+            "replica before this change answered nothing during the rebuild that the first search after "
+            "the change ran on its event loop, so the rebuild had the interpreter to itself. This one "
+            "rebuilds on its listener thread and keeps answering every request meanwhile, from the "
+            "previous index: the searches never wait, but under this benchmark's polling (each replica "
+            "asked every 5 ms) the answers share the interpreter lock with the rebuild, which then "
+            "finishes later. `ToolIndex.wait_for_rebuild` (on in the library, off in `toolscout serve`) "
+            "picks between the two.",
         ])
     print(body)
     if not args.no_write:
