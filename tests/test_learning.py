@@ -268,3 +268,29 @@ def test_hybrid_ranking_uses_the_prior_too() -> None:
     position = [name for name, _ in after].index("send_email")
     assert position < [name for name, _ in before].index("send_email")
     assert after[position][1] > 0
+
+
+@pytest.mark.parametrize(("search_type", "query"), [("semantic", QUERY), ("regex", "message")])
+def test_semantic_and_regex_ranking_use_the_prior_too(search_type: str, query: str) -> None:
+    from _fake_embed import FakeEmbedder
+
+    gw = Gateway(_catalog(), learn=True, embeddings=FakeEmbedder())
+    assert gw.learner is not None
+    request = gw.parse_find({"query": query, "search_type": search_type})
+
+    def ranked() -> dict[str, tuple[int, float, float]]:
+        hits = gw.search(request, autocut=False).hits
+        return {h.tool.name: (i, h.score, h.usage) for i, h in enumerate(hits)}
+
+    before = ranked()
+    assert before["send_email"][0] > 0 and before["send_email"][2] == 0  # post_message leads
+    for i in range(5):
+        gw.learner.searched(f"{search_type}{i}", query, ["post_message", "send_email"])
+        gw.learner.called(f"{search_type}{i}", "send_email", True)
+    after = ranked()
+    position, score, usage = after["send_email"]
+    assert usage > 0 and score > before["send_email"][1] and position <= before["send_email"][0]
+    if search_type == "semantic":
+        assert position < before["send_email"][0]
+    else:  # a pattern is a filter: usage reorders what it matched and never adds a tool
+        assert set(after) == set(before)

@@ -258,6 +258,12 @@ class HybridSearch:
         if dense is None:
             return Ranked([], warnings)
         docs, scores = dense
+        prior = self.index.usage_prior(query)
+        if prior is not None and len(docs):  # as in keyword mode: bounded, a share of the top similarity
+            full = np.zeros(len(mask))
+            full[docs] = scores
+            full = np.where(mask, prior.apply(full, float(scores[0])), 0.0)
+            docs, scores = _top(full, POOL, 0.0)
         return Ranked([Hit(int(d), float(s), "semantic") for d, s in zip(docs[:limit], scores[:limit], strict=True)], warnings)
 
     def hybrid(self, query: str, limit: int, mask: np.ndarray) -> Ranked:

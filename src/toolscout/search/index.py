@@ -79,6 +79,20 @@ def _fork(backend: _B) -> _B:
     return clone
 
 
+_REGEX_WHY = {1.0: "regex: description", 2.0: "regex: name", 3.0: "regex: name, description"}
+
+
+def _regex_with_prior(raw: np.ndarray, prior: QueryPrior, limit: int) -> tuple[list[Hit], dict[int, float]]:
+    """Regex hits reordered by the usage prior (3.0, a name and description match, is the
+    bound its boost is a share of); docs the pattern did not match stay out."""
+    matched = np.flatnonzero(raw > 0)
+    scores = prior.apply(raw.astype(np.float64), 3.0)
+    order = matched[np.lexsort((matched, -scores[matched]))][: max(limit, 0)]
+    usage = prior.of(order.tolist(), scores[order].tolist(), 3.0)
+    why = [_REGEX_WHY.get(float(raw[d]), "regex") + (" + usage" if usage.get(int(d)) else "") for d in order]
+    return [Hit(int(d), float(scores[d]), w) for d, w in zip(order, why, strict=True)], usage
+
+
 def _release_freed_memory() -> None:
     """Hand memory freed by a large rebuild back to the OS (glibc keeps it otherwise)."""
     try:
@@ -466,15 +480,20 @@ class ToolIndex:
             scores[~mask] = 0.0
             total = int(np.count_nonzero(scores))
             exact_matched = exact is not None and bool(scores[exact] > 0)
-            hits = rx.search(query, limit=limit, mask=mask)
-            scored = [ScoredTool(self._tools[h.doc], h.score, h.score / 3.0, h.why) for h in hits]
+            prior = self.usage_prior(query)
+            if prior is None:
+                hits = rx.search(query, limit=limit, mask=mask)
+                usage: dict[int, float] = {}
+            else:  # a pattern is a filter: usage reorders what it matched, adds nothing
+                hits, usage = _regex_with_prior(scores, prior, limit)
+            scored = [ScoredTool(self._tools[h.doc], h.score, min(1.0, h.score / 3.0), h.why, usage.get(h.doc, 0.0)) for h in hits]
         else:
             ranked = self._modes[mode](query, limit, mask)
             warnings.extend(getattr(ranked, "warnings", ()))  # e.g. hybrid's keyword fallback
             hits = [h for h in ranked if 0 <= h.doc < len(self._tools) and mask[h.doc]]
             top = hits[0].score if hits and hits[0].score > 0 else 1.0
             total = len(hits)
-            prior = self.usage_prior(query) if mode == "hybrid" else None  # hybrid's keyword side used it
+            prior = self.usage_prior(query) if mode in ("hybrid", "semantic") else None  # the ranker applied it
             usage = prior.of([h.doc for h in hits[:limit]]) if prior is not None else {}
             scored = [
                 ScoredTool(self._tools[h.doc], h.score, max(0.0, min(1.0, h.score / top)), h.why, usage.get(h.doc, 0.0))
