@@ -54,3 +54,20 @@ def test_without_the_extra_the_exact_product_runs(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(ann, "available", lambda: False)
     monkeypatch.setattr(ann, "ANN_FROM", 1)
     assert ann.ann_for(_clustered(50)) is None
+
+
+def test_onnxruntime_still_imports_after_a_graph_is_built() -> None:
+    """usearch loaded before onnxruntime made ``import onnxruntime`` crash the process; the
+    graph loads onnxruntime first. A fresh interpreter: the crash would kill this one."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from toolscout.search.ann import AnnIndex\n"
+        "AnnIndex(np.eye(8, dtype=np.float32))\n"
+        "import onnxruntime\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-500:]

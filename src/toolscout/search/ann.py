@@ -25,6 +25,9 @@ finds them in hybrid mode.
 
 from __future__ import annotations
 
+import importlib.util
+from typing import Any
+
 import numpy as np
 
 __all__ = ["ANN_FROM", "CANDIDATES", "AnnIndex", "ann_for", "available"]
@@ -38,20 +41,26 @@ CANDIDATES = 256
 
 
 def available() -> bool:
-    """Whether the ``ann`` extra (usearch) is installed."""
-    try:
-        import usearch.index  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether the ``ann`` extra (usearch) is installed (without importing it)."""
+    return importlib.util.find_spec("usearch") is not None
+
+
+def _usearch_index() -> Any:
+    """usearch's ``Index`` class, loaded after onnxruntime when that is installed: loading
+    usearch first makes a later ``import onnxruntime`` crash the process (segmentation
+    fault; usearch 2.26 with onnxruntime on Linux), the other order is fine."""
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
+    from usearch.index import Index
+
+    return Index
 
 
 class AnnIndex:
     """An HNSW graph over unit vectors (inner product = cosine), doc id = row."""
 
     def __init__(self, matrix: np.ndarray, *, threads: int = 0) -> None:
-        from usearch.index import Index
-
+        Index = _usearch_index()
         self.size, dim = matrix.shape
         self._index = Index(ndim=dim, metric="ip", dtype="f16")
         if self.size:
