@@ -627,8 +627,12 @@ class KeywordBackend:
             rows = m.indices[ptr[i] : ptr[i + 1]]
             at = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
             partial = partial + np.where(rows[at] == cand, m.data[ptr[i] + at], 0.0)
-        # ``partial`` is now each candidate's full score summed best term first; sum the few
-        # left again in query-term order so scores (and ties) are exactly the dense path's.
+        # ``partial`` is now each candidate's full score summed best term first: keep those
+        # within rounding of the k-th best, and sum them again in query-term order so scores
+        # (and ties) are exactly the dense path's.
+        if len(cand) > limit:
+            kth = float(np.partition(partial, len(partial) - limit)[len(partial) - limit])
+            cand = cand[partial >= kth * (1.0 - 1e-6)]
         scores = np.zeros(len(cand), np.float64)
         for _, i in used:
             rows = m.indices[ptr[i] : ptr[i + 1]]
