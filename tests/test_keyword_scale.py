@@ -132,3 +132,25 @@ def test_snapshot_restores_scores_without_recomputing(tmp_path, monkeypatch: pyt
     again = ToolIndex(Catalog(tools), snapshots=store)
     assert [(h.tool.name, h.score) for h in again.search("send email user", limit=10, autocut=False).hits] == expected
     store.close()
+
+
+def test_hybrid_keyword_side_takes_the_large_catalog_path_with_the_same_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hybrid fusion reads the keyword backend's best ``POOL`` hits; on a large catalog they
+    come from MaxScore (no pass over every doc) and must be the full pass's, tie order too."""
+    from toolscout.search.hybrid import keyword_input
+
+    tools = _tools(3000)
+    kw = KeywordBackend()
+    kw.rebuild(tools)
+    rng = np.random.default_rng(5)
+    masks = [None, rng.random(len(tools)) < 0.3]
+    full = {(q, i): keyword_input(kw, q, m) for q in QUERIES for i, m in enumerate(masks)}
+    assert not kw.sparse
+    monkeypatch.setattr(keyword, "_SPARSE_FROM", 0)
+    assert kw.sparse
+    calls: list[str] = []
+    monkeypatch.setattr(kw, "scores", lambda *a, **k: calls.append("scores"))  # must not be used
+    for (query, i), (docs, scores) in full.items():
+        sparse_docs, sparse_scores = keyword_input(kw, query, masks[i])
+        assert sparse_docs.tolist() == docs.tolist() and sparse_scores.tolist() == scores.tolist()
+    assert calls == []

@@ -167,6 +167,10 @@ def keyword_input(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The keyword backend's real hits (positive score, allowed), best first. ``prior``: the
     index's learned usage prior for this query, applied as in keyword mode."""
+    if prior is None and kw.sparse:  # MaxScore: no pass over every doc (docs/search.md#scaling)
+        hits, _total = kw.rank(query, pool, mask)
+        docs = np.array([h.doc for h in hits if h.score > 0], np.int64)
+        return docs, np.array([h.score for h in hits if h.score > 0], np.float64)
     scores, _used = kw.scores(query)
     if prior is not None:
         scores = prior.apply(scores, kw.max_score(query) or 1.0)
@@ -187,8 +191,11 @@ def dense_input(dense: DenseBackend, query: str, mask: np.ndarray | None, pool: 
 
 def _top(scores: np.ndarray, pool: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
     docs = np.flatnonzero(scores > floor)
-    if len(docs) > pool:
-        docs = docs[np.argpartition(-scores[docs], pool - 1)[:pool]]
+    if len(docs) > pool:  # ties at the cut go to the earlier tools, as in keyword mode
+        values = scores[docs]
+        kth = np.partition(values, len(values) - pool)[len(values) - pool]
+        above = docs[values > kth]
+        docs = np.concatenate([above, docs[values == kth][: pool - len(above)]])
     docs = docs[np.lexsort((docs, -scores[docs]))]
     return docs, scores[docs].astype(np.float64)
 

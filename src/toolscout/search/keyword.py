@@ -530,6 +530,11 @@ class KeywordBackend:
         return np.bincount(rows, weights=vals, minlength=self._n), used
 
     # -- querying at scale ----------------------------------------------------------------
+    @property
+    def sparse(self) -> bool:
+        """Whether :meth:`rank` skips the pass over every doc (large catalogs)."""
+        return self._n >= _SPARSE_FROM
+
     def rank(self, query: str, limit: int, mask: np.ndarray | None = None) -> tuple[list[Hit], int]:
         """The ``limit`` best allowed docs (as :meth:`top` over :meth:`scores` would return
         them, ties included) and how many allowed docs match any query term.
