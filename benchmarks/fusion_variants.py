@@ -1,0 +1,220 @@
+"""Fusion and query-handling variants side by side: what was tried for hybrid quality.
+
+For every set in ../shared/data, in one run and on the same vectors: nDCG@10 of keyword,
+dense, the shipped hybrid, the hybrid without request understanding (search/intent.py), and
+fusion variants that were tried and not kept: equal confidences, confidence from the gap
+between a backend's first and second (or fifth) z, 30 or 300 candidates per backend, dense
+pseudo-relevance feedback, standardising against the whole catalog instead of the
+candidates, and (``--multiview``, sets up to 2,000 tools) a second vector per tool from its
+name and first sentence. docs/hybrid.md reads the table.
+
+Vectors come from benchmarks/hybrid_quality.py's cache (run that first).
+
+    .venv/bin/python benchmarks/fusion_variants.py [--sets a,b] [--multiview] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import write_section
+from hybrid_quality import CACHE
+from search_quality import DEFAULT_DATA, SETS
+from toolscout.catalog import Catalog
+from toolscout.embed.cache import VectorCache
+from toolscout.embed.onnx import default_embedder
+from toolscout.embed.text import split_name
+from toolscout.eval.dataset import load_queries, load_tools
+from toolscout.eval.runner import score_ranking, select_queries
+from toolscout.search.hybrid import (
+    _DENSE_VARIANTS,
+    POOL,
+    FusionInput,
+    _top,
+    enable_hybrid,
+    fuse,
+    keyword_input,
+    rewrite,
+)
+from toolscout.search.index import ToolIndex
+from toolscout.search.intent import matching_text
+from toolscout.store import Store
+
+Row = dict[str, Any]
+Method = Callable[[np.ndarray, Row], list[int]]
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _z(x: np.ndarray) -> np.ndarray:
+    if len(x) <= 1:
+        return np.ones(len(x))
+    sd = float(x.std())
+    return (x - x.mean()) / sd if sd > 1e-12 else np.zeros(len(x))
+
+
+def _dense(matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    return (matrix @ vectors.T).max(axis=1).astype(np.float64)
+
+
+def _fused(lists: list[tuple[np.ndarray, np.ndarray]], conf: Callable[[np.ndarray], float], row: Row) -> list[int]:
+    """The shipped rule (sum of confidence x positive z) with a pluggable confidence and z."""
+    scores: dict[int, float] = {}
+    for docs, z in lists:
+        if not len(docs):
+            continue
+        w, n = conf(z), len(docs)
+        for rank, (d, v) in enumerate(zip(docs.tolist(), z.tolist(), strict=True)):
+            scores[d] = scores.get(d, 0.0) + w * max(v, 0.0) + 1e-3 * (n - rank) / n
+    for d in row["fuzzy"]:
+        scores[d] = scores.get(d, 0.0) + 1.0
+    if row["exact"]:
+        top = max(scores.values(), default=0.0) + 1.0
+        for i, d in enumerate(row["exact"]):
+            scores[d] = top + len(row["exact"]) - i
+    return sorted(scores, key=lambda d: (-scores[d], d))[:10]
+
+
+def shipped(matrix: np.ndarray, row: Row, dense: np.ndarray | None = None, pool: int = POOL, plain: bool = False) -> list[int]:
+    ds = _dense(matrix, row["plain_vectors" if plain else "vectors"]) if dense is None else dense
+    dd, dv = _top(ds, pool, 0.0)
+    kd, ks = row["plain_kw" if plain else "kw"]
+    hits = fuse(FusionInput(kd[:pool], ks[:pool], dd, dv), 10, exact=row["exact"], fuzzy=row["fuzzy"])
+    return [h.doc for h in hits]
+
+
+def _variant(conf: Callable[[np.ndarray], float], whole_dense: bool = False, whole_kw: bool = False) -> Method:
+    def rank(matrix: np.ndarray, row: Row) -> list[int]:
+        ds = _dense(matrix, row["vectors"])
+        dd, dv = _top(ds, POOL, 0.0)
+        kd, ks = row["kw"]
+        zd = (dv - ds.mean()) / (ds.std() or 1.0) if whole_dense else _z(dv)
+        if whole_kw:
+            every = np.zeros(len(matrix))
+            every[kd] = ks
+            zk = (ks - every.mean()) / (every.std() or 1.0)
+        else:
+            zk = _z(ks)
+        return _fused([(kd, zk), (dd, zd)], conf, row)
+
+    return rank
+
+
+def _gap(k: int) -> Callable[[np.ndarray], float]:
+    return lambda z: max(float(z[0] - (z[min(k, len(z) - 1)] if len(z) > 1 else 0.0)), 0.0)
+
+
+def _prf(beta: float, k: int) -> Method:
+    """Dense pseudo-relevance feedback: the query vector moved towards the fused top ``k``."""
+
+    def rank(matrix: np.ndarray, row: Row) -> list[int]:
+        top = shipped(matrix, row)
+        vectors = row["vectors"] + beta * matrix[top[:k]].mean(axis=0)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        return shipped(matrix, row, _dense(matrix, vectors))
+
+    return rank
+
+
+METHODS: dict[str, tuple[str, Method]] = {
+    "keyword": ("keyword alone", lambda m, r: r["kw"][0][:10].tolist()),
+    "dense": ("dense alone", lambda m, r: np.argsort(-_dense(m, r["vectors"]), kind="stable")[:10].tolist()),
+    "shipped": ("**hybrid as shipped**", shipped),
+    "plain": ("hybrid without request understanding", lambda m, r: shipped(m, r, plain=True)),
+    "equal": ("equal confidences (no gating)", _variant(lambda z: 1.0)),
+    "gap1": ("confidence = gap between 1st and 2nd z", _variant(_gap(1))),
+    "gap4": ("confidence = gap between 1st and 5th z", _variant(_gap(4))),
+    "pool30": ("30 candidates per backend", lambda m, r: shipped(m, r, pool=30)),
+    "pool300": ("300 candidates per backend", lambda m, r: shipped(m, r, pool=300)),
+    "prf": ("dense pseudo-relevance feedback (fused top 3)", _prf(1.0, 3)),
+    "whole": ("dense z against the whole catalog", _variant(lambda z: max(float(z[0]), 0.0), whole_dense=True)),
+    "whole2": ("dense and keyword z against the whole catalog", _variant(lambda z: max(float(z[0]), 0.0), True, True)),
+}
+
+
+def _rows(name: str, data: Path, selection: dict[str, object], embedder: Any, store: Store) -> tuple[list[Row], Any, list[Any]]:
+    tools = load_tools(data / name / "tools.jsonl")
+    queries = select_queries(load_queries(data / name / "queries.jsonl"), **selection)  # type: ignore[arg-type]
+    index = ToolIndex(Catalog(tools))
+    search = enable_hybrid(index, embedder, store=store, progress=True)
+    index.search("warm up", limit=1, mode="semantic")
+    texts = [q.query.strip() for q in queries]
+    search.dense.prime_queries(list(dict.fromkeys(texts + [v.text for t in texts for v in rewrite(t) if v.kind in _DENSE_VARIANTS])))
+    kw = index.backend("keyword")
+    everyone = np.ones(len(index.tools), bool)
+    rows = []
+    for q in queries:
+        variants = rewrite(q.query)
+        squash = [" ".join(v.text.split()) for v in variants if v.kind == "original" or v.kind in _DENSE_VARIANTS]
+        plain = [" ".join(v.text.split()) for v in variants if v.kind in ("original", "clause")]
+        exact, fuzzy = search._names(q.query, everyone)
+        rows.append({
+            "query": q,
+            "kw": keyword_input(kw, matching_text(q.query), None),  # type: ignore[arg-type]
+            "plain_kw": keyword_input(kw, q.query, None),  # type: ignore[arg-type]
+            "vectors": search.dense.query_vectors(list(dict.fromkeys(squash))),
+            "plain_vectors": search.dense.query_vectors(list(dict.fromkeys(plain))),
+            "exact": exact,
+            "fuzzy": fuzzy,
+        })
+    return rows, search, index.tools
+
+
+def _ndcg(rows: list[Row], names: list[str], rank: Callable[[Row], list[int]]) -> float:
+    return 100.0 * float(np.mean([score_ranking(r["query"], [names[d] for d in rank(r)]).ndcg10 for r in rows]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--sets", default="")
+    parser.add_argument("--multiview", action="store_true", help="also a second vector per tool (sets <= 2,000 tools)")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    wanted = set(filter(None, args.sets.split(",")))
+    embedder, store = default_embedder(), Store(CACHE)
+    started = time.perf_counter()
+    results: dict[str, dict[str, float]] = {}
+    for name, selection, _ in SETS:
+        if wanted and name not in wanted:
+            continue
+        rows, search, tools = _rows(name, args.data, selection, embedder, store)
+        matrix, names = search.dense._matrix, [t.name for t in tools]
+        results[name] = {key: _ndcg(rows, names, lambda r, f=f, m=matrix: f(m, r)) for key, (_, f) in METHODS.items()}
+        if args.multiview and len(tools) <= 2000:
+            short = [f"{split_name(t.name) or t.name}: {_SENTENCE.split(' '.join(t.description.split()), 1)[0]}".rstrip(": ") for t in tools]
+            second = VectorCache(embedder, store).embed(short)
+            results[name]["multiview"] = _ndcg(
+                rows, names, lambda r, m=matrix, s=second: shipped(m, r, np.maximum(_dense(m, r["vectors"]), _dense(s, r["vectors"])))
+            )
+        print(name, {k: round(v, 1) for k, v in results[name].items()}, flush=True)
+    labels = {key: label for key, (label, _) in METHODS.items()} | {"multiview": "second vector per tool (name + first sentence), max"}
+    sets = list(results)
+    lines = ["| variant | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
+    for key, label in labels.items():
+        if any(key in results[s] for s in sets):
+            cells = [f"{results[s][key]:.1f}" if key in results[s] else "" for s in sets]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    body = (
+        "nDCG@10, percent, same vectors and queries for every row (metatool every 10th query, "
+        "toollens its test split). Only the shipped row is what `search_type=\"hybrid\"` runs; "
+        "the others were tried and not kept (docs/hybrid.md says why).\n\n"
+        + "\n".join(lines)
+        + f"\n\nWhole run: {time.perf_counter() - started:.0f} s."
+    )
+    print(body)
+    if not args.no_write:
+        write_section("fusion-variants", "Hybrid: fusion and query-handling variants", "python benchmarks/fusion_variants.py --multiview", body)
+
+
+if __name__ == "__main__":
+    main()
