@@ -34,6 +34,7 @@ from toolscout.embed.onnx import default_embedder
 from toolscout.eval.dataset import load_queries, load_tools
 from toolscout.eval.runner import evaluate, index_ranker, select_queries
 from toolscout.eval_compare import compare, plot_recall, recall_curve
+from toolscout.search.autocut import autocut
 from toolscout.search.hybrid import enable_hybrid, rewrite
 from toolscout.search.index import ToolIndex
 from toolscout.search.keyword import KeywordBackend
@@ -69,6 +70,10 @@ def main() -> None:
     ]
     origin_line = ""
     latency = ""
+    cut_rows = [
+        "| set | keyword | hybrid, scores as shipped (square root of the fused sum) | hybrid, the fused sum itself (before) |",
+        "|---|---|---|---|",
+    ]
     started = time.perf_counter()
     for name, selection, readme in SETS:
         if wanted and name not in wanted:
@@ -92,6 +97,7 @@ def main() -> None:
                 + " |"
             )
             print(enc_rows[-1], flush=True)
+        cut_rows.append(f"| {name} | " + " | ".join(_autocut_effect(index, queries)) + " |")
         kw, dense, hybrid = reports["keyword"], reports["semantic"], reports["hybrid"]
         best_label, best = max((("keyword", kw), ("dense", dense)), key=lambda lr: lr[1].overall.ndcg10)
         paired = compare(best, hybrid, best_label, "hybrid").rows[0]
@@ -126,6 +132,11 @@ def main() -> None:
         + "\n".join(rows)
         + (f"\n\n{origin_line}" if origin_line else "")
         + (f"\n\n{latency}" if latency else "")
+        + "\n\nAutoCut on the top 5 (the cliff rule, as `find_tools` applies it): rows kept on average, "
+        "and the share of queries with a relevant tool in the top 5 where AutoCut cut every relevant "
+        "tool away. Hybrid scores are the square root of the fused sum (same order); the last "
+        "column applies AutoCut to the sum itself, as before that change.\n\n"
+        + "\n".join(cut_rows)
         + (
             "\n\nQuery encoders (nDCG@10, same run, same tool vectors; `enable_hybrid(..., query_encoder=...)`):\n\n"
             + "\n".join(enc_rows)
@@ -137,6 +148,29 @@ def main() -> None:
     print(body)
     if not args.no_write:
         write_section("hybrid-quality", "Hybrid search quality", "python benchmarks/hybrid_quality.py --plot", body)
+
+
+def _autocut_effect(index: ToolIndex, queries: list) -> list[str]:
+    """Per scoring (keyword; hybrid as shipped; hybrid on the squared scale): rows AutoCut
+    keeps of the top 5, and how often it cuts away every relevant tool the top 5 held."""
+    kept = [0, 0, 0]
+    lost = [0, 0, 0]
+    held = [0, 0, 0]
+    for q in queries:
+        relevant = set().union(*q.relevant_groups())
+        keyword = index.search(q.query, limit=5, mode="keyword", autocut=False).hits
+        hybrid = index.search(q.query, limit=5, mode="hybrid", autocut=False).hits
+        for i, (hits, power) in enumerate(((keyword, 1), (hybrid, 1), (hybrid, 2))):
+            if not hits:
+                continue
+            k = autocut([h.score**power for h in hits])
+            kept[i] += k
+            found = [j for j, h in enumerate(hits) if h.tool.name in relevant]
+            if found:
+                held[i] += 1
+                lost[i] += min(found) >= k
+    n = max(len(queries), 1)
+    return [f"{kept[i] / n:.2f} rows, {100 * lost[i] / max(held[i], 1):.1f}% cut away" for i in range(3)]
 
 
 def _run(index: ToolIndex, embedder: object, store: Store, encoder: str | None, primed: list[str], queries: list, modes: tuple[str, ...]) -> dict:

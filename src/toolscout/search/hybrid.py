@@ -150,7 +150,7 @@ def fuse(inp: FusionInput, limit: int, *, exact: Sequence[int] = (), fuzzy: Sequ
     ranked = sorted(scores, key=lambda d: (-scores[d], d))[:limit]
     # A fused score grows with confidence x z, i.e. with the square of how far a doc stands
     # out; its square root is back on the linear scale AutoCut's ratio rule assumes (on the
-    # raw sum AutoCut cut 1.5-3.2% of relevant tools away on the public sets, keyword's 0-1.3%).
+    # raw sum AutoCut cut 1.4-3.0% of relevant tools away on the public sets, keyword's 0-1.4%).
     return [Hit(d, math.sqrt(scores[d]), "hybrid: " + "+".join(why.get(d, ["weak"]))) for d in ranked]
 
 
