@@ -55,6 +55,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from _report import DATA, replicate, write_section  # noqa: E402
+from search_speed import time_queries  # noqa: E402
 
 POOL = DATA / "toolpool"
 SEED = 20261126
@@ -161,13 +162,7 @@ def child_keyword(kind: str, n: int, store_path: str) -> dict[str, Any]:
     kw = index.backend("keyword")
     terms = len(getattr(kw, "_vocab", {}))
     queries = [q.query for q in load_queries(POOL / "queries.jsonl")]
-    index.search(queries[0], limit=5)
-    wall, cpu = [], []
-    for q in queries:
-        w, c = time.perf_counter(), time.thread_time()
-        index.search(q, limit=5)
-        cpu.append((time.thread_time() - c) * 1000)
-        wall.append((time.perf_counter() - w) * 1000)
+    wall, cpu = time_queries(index, queries)
     peak = _peak_mb()
     # the store a restart reads: the records and the analysed index (as Catalog.open + Gateway do)
     store = Store(store_path)
@@ -251,13 +246,7 @@ def child_vectors(n: int, queries_n: int) -> dict[str, Any]:
     index.register_mode("hybrid", search.hybrid)
     texts = [*queries, *(v.text for q in queries for v in rewrite(q) if v.kind in ("clause", "action"))]
     dense.prime_queries(texts)  # query vectors from the cache, as a warm gateway has them
-    index.search(queries[0], limit=5)
-    wall, cpu = [], []
-    for q in queries:
-        w, c = time.perf_counter(), time.thread_time()
-        index.search(q, limit=5)
-        cpu.append((time.thread_time() - c) * 1000)
-        wall.append((time.perf_counter() - w) * 1000)
+    wall, cpu = time_queries(index, queries)
     return {
         "n": n, "build_s": build, "recall10": float(np.mean(recall)), "ann": _pcts(ann_cpu),
         "exact": _pcts(exact_cpu), "hybrid_wall": _pcts(wall), "hybrid_cpu": _pcts(cpu), "queries": len(qvec),

@@ -62,18 +62,17 @@ class MultilingualEmbedder:
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            out = np.asarray(self._model.encode([t or " " for t in texts], True), dtype=np.float32)
-        return check_vectors(out.reshape(len(texts), -1), len(texts), self.dim, self.model_id)
+        return self._encode(texts, query=True)
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         """With e5's ``passage:`` prefix (the asymmetric recipe; the benchmark compares both)."""
+        return self._encode(texts, query=False)
+
+    def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            out = np.asarray(self._model.encode([t or " " for t in texts], False), dtype=np.float32)
+            out = np.asarray(self._model.encode([t or " " for t in texts], query), dtype=np.float32)
         return check_vectors(out.reshape(len(texts), -1), len(texts), self.dim, self.model_id)
 
 
