@@ -61,7 +61,7 @@ class Variant:
 
     text: str
     weight: float
-    kind: str  # "original" | "stripped" | "action" | "clause" | "identifier"
+    kind: str  # "original" | "stripped" | "action" | "verb" | "clause" | "identifier"
 
 
 # A request with several sentences or steps often needs several tools; one vector of the
@@ -73,8 +73,9 @@ _IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z][A-Za-z0-9]*(?:[_.:/-][A-Za-z0-9]+)+|
 
 def rewrite(query: str) -> list[Variant]:
     """Weighted variants of the query (seed 002): the original; a form without leading
-    question/politeness words; each clause of a multi-part request; identifiers it names
-    (``write_file``, ``getWeather``)."""
+    question/politeness words; the request without the message or quoted values it carries
+    and with the verb tool names use (:mod:`~toolscout.search.intent`); each clause of a
+    multi-part request; identifiers it names (``write_file``, ``getWeather``)."""
     q = " ".join(query.split())
     variants = [Variant(q, 1.0, "original")]
     stripped = strip_leading(q)
