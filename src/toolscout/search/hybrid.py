@@ -18,7 +18,8 @@ The rule (confidence-weighted standardised scores):
    flat (it is guessing). Each list is weighted by that confidence, so for each query the
    sure backend leads; no weight is fixed per data set.
 4. A doc's fused score is ``sum over backends of confidence * max(z, 0)`` (a doc below
-   its list's mean adds nothing), plus a tiny rank term so every returned doc keeps a place.
+   its list's mean adds nothing), plus a tiny rank term so every returned doc keeps a place;
+   hits carry its square root (the same order, on the linear scale AutoCut's ratio expects).
 5. Identifiers in the request: a tool named exactly inside a longer request goes first; a
    close name (did-you-mean) is lifted by one deviation. A query that *is* a tool name is
    answered by the index's exact-name rule in every mode; ``hybrid`` then fills the rest of
