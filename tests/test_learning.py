@@ -188,6 +188,31 @@ async def test_events_through_the_mcp_server() -> None:
         assert top["tool_name"] == "send_email" and top["usage_boost"] > 0
 
 
+@pytest.mark.asyncio
+async def test_stateless_clients_that_name_their_conversation_are_learned_from() -> None:
+    """A 2026-07-28 (stateless) client shares one server session unless each request names
+    its conversation in ``_meta["toolscout/session"]``; unnamed, five conversations are one
+    session and never reach agreement; named, they count as five."""
+    gw = Gateway(_catalog(), learn=True)
+    server = GatewayServer(gw)
+    async with Client(server.lowlevel, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        for _ in range(5):  # unnamed: all "stateless"
+            await client.call_tool("find_tools", {"query": QUERY})
+            await client.call_tool("call_tool", {"name": "send_email", "arguments": {}})
+        assert _ranked(gw)[0] == "post_message"
+        for i in range(5):
+            meta = {"toolscout/session": f"conversation-{i}"}
+            found = await client.call_tool("find_tools", {"query": QUERY}, meta=meta)  # type: ignore[arg-type]
+            assert not found.is_error
+            called = await client.call_tool("call_tool", {"name": "send_email", "arguments": {}}, meta=meta)  # type: ignore[arg-type]
+            assert not called.is_error
+        bad = await client.call_tool("find_tools", {"query": QUERY}, meta={"toolscout/session": "x" * 500})  # type: ignore[arg-type]
+        assert not bad.is_error  # an unusable name is ignored, not an error
+    assert _ranked(gw)[0] == "send_email"
+    assert len(server.tagged) == 5
+
+
 def test_learner_keeps_no_arguments_and_decays() -> None:
     learner = UsageLearner(half_life_days=1.0)
     old = 1_000_000.0  # long ago: its evidence has decayed to nothing

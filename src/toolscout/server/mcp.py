@@ -21,6 +21,7 @@ import gc
 import inspect
 import json
 import logging
+import re
 import signal
 import uuid
 import weakref
@@ -85,6 +86,9 @@ class GatewayServer:
         options: dict[str, Any] = {"threshold": 0, "call_tool": True, "use_tool": use_tool, "stubs": stubs}
         self.sessions = InMemorySessionStore(gateway, max_sessions=max_sessions, max_revealed=max_revealed, **options)
         self.stateless = Session(gateway, session_id="stateless", progressive=False, **options)
+        # Stateless requests that name their conversation (``_meta["toolscout/session"]``) get
+        # a session of their own: nothing to reveal, but learning sees who searched and called.
+        self.tagged = InMemorySessionStore(gateway, max_sessions=max_sessions, progressive=False, **options)
         self.shared = session_store
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
         self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -138,11 +142,13 @@ class GatewayServer:
         self.sessions.drop(key)
         self._peers.pop(key, None)
 
-    def session(self, ctx: Any) -> Session:
-        """The :class:`Session` serving this request's connection."""
+    def session(self, ctx: Any, params: Any = None) -> Session:
+        """The :class:`Session` serving this request's connection (a stateless request's
+        own, when its ``_meta`` names one; else the shared stateless session)."""
         key = self._session_key(ctx) if self._stateful(ctx) else None
         if key is None:
-            return self.stateless
+            tag = _session_tag(params)
+            return self.stateless if tag is None else self.tagged.session(f"tagged:{tag}")
         session = self.sessions.session(key)
         if self.shared is not None and session.store is None:  # loaded by its first request
             self.shared.attach(session, load=False)
@@ -243,7 +249,7 @@ class GatewayServer:
 
     async def _dispatch(self, ctx: Any, params: Any) -> dict[str, Any]:
         """Hand the call to the connection's session; progress goes back to this caller."""
-        session = self.session(ctx)
+        session = self.session(ctx, params)
         if params.name == "find_tools":
             await self._wait_for_sources()
             outcome = await session.ahandle("find_tools", params.arguments)
@@ -551,6 +557,18 @@ async def _notify_peer(peer: Any) -> None:
         await peer.send_tool_list_changed()
     except Exception as exc:  # the session is gone, or has no standalone stream
         log.debug("list_changed not delivered: %s", exc)
+
+
+SESSION_META = "toolscout/session"
+_TAG = re.compile(r"[\w.:@/-]{1,128}")
+
+
+def _session_tag(params: Any) -> str | None:
+    """The conversation a stateless request names in ``_meta["toolscout/session"]`` (an id
+    of up to 128 word characters and ``.:@/-``), or ``None``."""
+    meta = getattr(params, "meta", None)
+    value = meta.get(SESSION_META) if isinstance(meta, dict) else getattr(meta, SESSION_META, None)
+    return value if isinstance(value, str) and _TAG.fullmatch(value) else None
 
 
 @lru_cache(maxsize=1)
