@@ -204,7 +204,7 @@ def child_vectors(n: int, queries_n: int) -> dict[str, Any]:
     from toolscout.eval.dataset import load_queries, load_tools
     from toolscout.search.ann import AnnIndex
     from toolscout.search.dense import DenseBackend
-    from toolscout.search.hybrid import HybridSearch, rewrite
+    from toolscout.search.hybrid import _DENSE_VARIANTS, HybridSearch, rewrite
     from toolscout.search.index import ToolIndex
     from toolscout.store import Store
 
@@ -244,7 +244,7 @@ def child_vectors(n: int, queries_n: int) -> dict[str, Any]:
     search = HybridSearch(index, dense)
     search._built = index.tools
     index.register_mode("hybrid", search.hybrid)
-    texts = [*queries, *(v.text for q in queries for v in rewrite(q) if v.kind in ("clause", "action"))]
+    texts = [*queries, *(v.text for q in queries for v in rewrite(q) if v.kind in _DENSE_VARIANTS)]
     dense.prime_queries(texts)  # query vectors from the cache, as a warm gateway has them
     wall, cpu = time_queries(index, queries)
     return {
