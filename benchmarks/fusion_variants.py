@@ -156,7 +156,7 @@ def _rows(name: str, data: Path, selection: dict[str, object], embedder: Any, st
         variants = rewrite(q.query)
         squash = [" ".join(v.text.split()) for v in variants if v.kind == "original" or v.kind in _DENSE_VARIANTS]
         plain = [" ".join(v.text.split()) for v in variants if v.kind in ("original", "clause")]
-        exact, fuzzy = search._names(q.query, everyone)
+        exact, fuzzy = search._names(variants, everyone)
         rows.append({
             "query": q,
             "kw": keyword_input(kw, matching_text(q.query), None),  # type: ignore[arg-type]

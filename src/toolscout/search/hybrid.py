@@ -181,10 +181,13 @@ def keyword_input(
     return _top(scores, pool, 0.0)
 
 
-def dense_input(dense: DenseBackend, query: str, mask: np.ndarray | None, pool: int = POOL) -> tuple[np.ndarray, np.ndarray]:
+def dense_input(
+    dense: DenseBackend, query: str, mask: np.ndarray | None, pool: int = POOL, variants: Sequence[Variant] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The dense backend's candidates above its similarity floor, best first; a doc's score
-    is its best similarity to the query or to one of its clauses."""
-    clauses = [v.text for v in rewrite(query) if v.kind in _DENSE_VARIANTS]
+    is its best similarity to the query or to one of its clauses. ``variants``: the query's
+    :func:`rewrite`, when the caller has it already."""
+    clauses = [v.text for v in (rewrite(query) if variants is None else variants) if v.kind in _DENSE_VARIANTS]
     scores = dense.scores(query, clauses).astype(np.float64)
     if mask is not None and len(scores):
         scores = np.where(mask, scores, -np.inf)
@@ -231,12 +234,12 @@ class HybridSearch:
                 self._built = tools
             return self._error
 
-    def _names(self, query: str, mask: np.ndarray) -> tuple[list[int], list[int]]:
+    def _names(self, variants: Sequence[Variant], mask: np.ndarray) -> tuple[list[int], list[int]]:
         """Docs named exactly, and docs with a close name, by identifiers in the query."""
         exact: list[int] = []
         fuzzy: list[int] = []
         names = self.index.resolver
-        for variant in rewrite(query):
+        for variant in variants:
             if variant.kind != "identifier":
                 continue
             docs = [d for d in names.docs_named(variant.text) if mask[d]]
@@ -251,13 +254,15 @@ class HybridSearch:
         """The whole query is an allowed tool's name (agents often ask for one by name)."""
         return any(mask[d] for d in self.index.resolver.docs_named(query))
 
-    def _dense(self, query: str, mask: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray] | None, list[str]]:
+    def _dense(
+        self, query: str, mask: np.ndarray, variants: Sequence[Variant] | None = None
+    ) -> tuple[tuple[np.ndarray, np.ndarray] | None, list[str]]:
         error = self._ensure()
         warnings = list(self.dense.warnings)
         self.dense.warnings.clear()
         if error is None:
             try:
-                return dense_input(self.dense, query, mask), warnings
+                return dense_input(self.dense, query, mask, variants=variants), warnings
             except EmbeddingUnavailable as exc:
                 error = exc.message
         return None, [*warnings, f"semantic search unavailable ({error}); keyword results only"]
@@ -280,11 +285,12 @@ class HybridSearch:
         kd, ks = keyword_input(kw, matching_text(query), mask, prior=self.index.usage_prior(query))  # type: ignore[arg-type]
         if self._is_a_name(query, mask):  # the index puts that tool first; skip the model's ~10 ms
             return Ranked([Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)])
-        dense, warnings = self._dense(query, mask)
+        variants = rewrite(query)  # once: the dense side and the name signals both read it
+        dense, warnings = self._dense(query, mask, variants)
         if dense is None:
             return Ranked([Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)], warnings)
         dd, ds = dense
-        exact, fuzzy = self._names(query, mask)
+        exact, fuzzy = self._names(variants, mask)
         return Ranked(fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy), warnings)
 
 
