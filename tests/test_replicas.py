@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
+from _procs import stop
 from toolscout.catalog import CatalogChange
 from toolscout.errors import StoreError
 from toolscout.gateway import Gateway
@@ -318,14 +319,7 @@ def served(pg_dsn: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
             _wait_http(proc, ports[name])
         yield {"ports": ports, "dsn": pg_dsn, "toolscout": toolscout, "tmp": tmp_path}
     finally:
-        for proc in [*procs.values(), upstream]:
-            if proc.poll() is None:
-                proc.terminate()
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(10)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(5)
+        stop(*procs.values(), upstream)
 
 
 def _client(port: int) -> Any:

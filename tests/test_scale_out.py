@@ -30,6 +30,7 @@ import httpx
 import httpx2
 import pytest
 
+from _procs import stop
 from _redis import RedisServer, free_port, redis_server  # noqa: F401  (fixture)
 from mcp_fixtures import FAKE
 from toolscout.model import Tool
@@ -83,14 +84,7 @@ def cluster(pg_dsn: str, redis_server: RedisServer, tmp_path: Path) -> Iterator[
             _wait_ready(proc, ports[name])
         yield {"procs": procs, "ports": ports, "dsn": pg_dsn}
     finally:
-        for proc in [*procs.values(), upstream]:
-            if proc.poll() is None:
-                proc.terminate()
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(10)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(5)
+        stop(*procs.values(), upstream)
 
 
 class RetryingBalancer(httpx2.AsyncBaseTransport):
@@ -387,10 +381,5 @@ async def test_readiness_reports_both_stores_and_follows_their_outages(
             back = await readiness(200)
             assert back.sessions is not None and back.sessions.reachable
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
         cache.stop()
