@@ -103,3 +103,64 @@ def prefix_stable(lists: list[list[Any]]) -> bool:
         if json.dumps(after[: len(before)]) != json.dumps(before):
             return False
     return True
+
+
+# -- what a provider answers: one assistant turn with tool calls, or text ---------------------
+def chat_turn(*calls: tuple[str, str, Any], text: str | None = None) -> dict[str, Any]:
+    """An OpenAI Chat Completions reply; ``args`` given as a dict are JSON-encoded."""
+    tool_calls = [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+        for cid, name, args in calls
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-test",
+        "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": message}],
+    }
+
+
+def responses_turn(*items: dict[str, Any], text: str | None = None) -> dict[str, Any]:
+    """An OpenAI Responses reply holding ``items`` (and a message with ``text``)."""
+    output = list(items)
+    if text is not None:
+        output.append(
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        )
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 0,
+        "model": "gpt-test",
+        "status": "completed",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+
+
+def claude_turn(*uses: tuple[str, str, Any], text: str | None = None) -> dict[str, Any]:
+    """An Anthropic Messages reply: ``text`` first, then each tool use."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [{"type": "tool_use", "id": uid, "name": name, "input": args} for uid, name, args in uses]
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": content,
+        "stop_reason": "tool_use" if uses else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }

@@ -9,25 +9,11 @@ import pytest
 
 import _sdk_requests as sdk
 from _session_fixtures import Script, build_session, prefix_stable
+from _session_fixtures import claude_turn as turn
 
 anthropic = pytest.importorskip("anthropic")
 
 from toolscout.adapters.anthropic import MessagesAdapter  # noqa: E402
-
-
-def turn(*uses: tuple[str, str, Any], text: str | None = None) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    content += [{"type": "tool_use", "id": uid, "name": name, "input": args} for uid, name, args in uses]
-    return {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": content,
-        "stop_reason": "tool_use" if uses else "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
 
 
 def client_for(script: Script) -> Any:

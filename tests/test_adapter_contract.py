@@ -48,7 +48,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 import _sdk_requests as sdk
-from _session_fixtures import Script
+from _session_fixtures import Script, chat_turn, claude_turn, responses_turn
 from toolscout import Catalog, DeferPolicy, Tool
 from toolscout.adapters import _common
 from toolscout.adapters import anthropic as anthropic_adapter
@@ -137,23 +137,6 @@ def assert_wire_text(text: str, fmt: str, names: tuple[str, ...] = RENAMED) -> N
 
 
 # -- OpenAI Chat -----------------------------------------------------------------------------
-def chat_turn(*calls: tuple[str, str, Any], text: str | None = None) -> dict[str, Any]:
-    tool_calls = [
-        {"id": cid, "type": "function", "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-        for cid, name, args in calls
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "gpt-test",
-        "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": message}],
-    }
-
-
 def chat_client(script: Script) -> Any:
     return openai.OpenAI(api_key="test", base_url="http://test/v1", http_client=script.client())
 
@@ -208,31 +191,6 @@ def test_use_tool_candidates_are_wire_names() -> None:
 
 
 # -- OpenAI Responses ------------------------------------------------------------------------
-def responses_turn(*items: dict[str, Any], text: str | None = None) -> dict[str, Any]:
-    output = list(items)
-    if text is not None:
-        output.append(
-            {
-                "type": "message",
-                "id": "msg_1",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        )
-    return {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 0,
-        "model": "gpt-test",
-        "status": "completed",
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-    }
-
-
 def fcall(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     args = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": name, "arguments": args, "status": "completed"}
@@ -298,21 +256,6 @@ def test_responses_native_loads_wire_names_with_defer_loading() -> None:
 
 
 # -- Anthropic -------------------------------------------------------------------------------
-def claude_turn(*uses: tuple[str, str, Any], text: str | None = None) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    content += [{"type": "tool_use", "id": uid, "name": name, "input": args} for uid, name, args in uses]
-    return {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": content,
-        "stop_reason": "tool_use" if uses else "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-
-
 def claude_client(script: Script) -> Any:
     try:
         import httpx2 as http  # newer SDKs run on the httpx2 fork and reject httpx clients

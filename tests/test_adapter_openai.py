@@ -8,28 +8,11 @@ from typing import Any
 import pytest
 
 import _sdk_requests as sdk
-from _session_fixtures import Script, build_session, prefix_stable
+from _session_fixtures import Script, build_session, chat_turn, prefix_stable, responses_turn
 
 openai = pytest.importorskip("openai")
 
 from toolscout.adapters.openai import ChatCompletionsAdapter, ResponsesAdapter  # noqa: E402
-
-
-def chat_turn(*calls: tuple[str, str, str], text: str | None = None) -> dict[str, Any]:
-    tool_calls = [
-        {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
-        for cid, name, args in calls
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "gpt-test",
-        "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": message}],
-    }
 
 
 def q(**args: Any) -> str:
@@ -86,31 +69,6 @@ def test_chat_duplicate_call_id_answered_once() -> None:
     out = adapter.tool_messages(message)
     assert [m["tool_call_id"] for m in out] == ["same"]
     assert out[0]["content"] == "no notes"
-
-
-def responses_turn(*items: dict[str, Any], text: str | None = None) -> dict[str, Any]:
-    output = list(items)
-    if text is not None:
-        output.append(
-            {
-                "type": "message",
-                "id": "msg_1",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        )
-    return {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 0,
-        "model": "gpt-test",
-        "status": "completed",
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-    }
 
 
 def fcall(call_id: str, name: str, arguments: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from mcp import Client
 
-from _session_fixtures import Script
+from _session_fixtures import Script, claude_turn
 from mcp_fixtures import fake
 from toolscout import Catalog, Tool
 from toolscout.approval import Decision, parse_kinds
@@ -184,22 +184,6 @@ def test_approve_kinds_are_checked() -> None:
 # -- through a provider adapter ------------------------------------------------------------
 
 
-def _anthropic_turn(*uses: tuple[str, str, Any]) -> dict[str, Any]:
-    content = [{"type": "tool_use", "id": uid, "name": name, "input": args} for uid, name, args in uses]
-    if not uses:
-        content = [{"type": "text", "text": "done"}]
-    return {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": content,
-        "stop_reason": "tool_use" if uses else "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-
-
 def _results(messages: list[Any]) -> dict[str, dict[str, Any]]:
     return {
         b["tool_use_id"]: b
@@ -236,9 +220,9 @@ def test_adapter_calls_go_through_the_session_approver() -> None:
     session = Session(gateway, approve=approve)
     _, messages = _anthropic_run(
         session,
-        _anthropic_turn(("t1", "wipe_disk", {"disk": "sda"}), ("t2", "list_files", {})),
-        _anthropic_turn(("t3", "wipe_disk", {"disk": "scratch"})),
-        _anthropic_turn(),
+        claude_turn(("t1", "wipe_disk", {"disk": "sda"}), ("t2", "list_files", {})),
+        claude_turn(("t3", "wipe_disk", {"disk": "scratch"})),
+        claude_turn(text="done"),
     )
     results = _results(messages)
     denied = results["t1"]
@@ -252,7 +236,7 @@ def test_adapter_calls_go_through_the_session_approver() -> None:
 def test_adapter_read_only_gateway_sends_and_runs_no_risky_tool() -> None:
     gateway, ran = build(policy=Policy(permissions={"read"}))
     script, messages = _anthropic_run(
-        Session(gateway), _anthropic_turn(("t1", "wipe_disk", {"disk": "sda"})), _anthropic_turn()
+        Session(gateway), claude_turn(("t1", "wipe_disk", {"disk": "sda"})), claude_turn(text="done")
     )
     sent = {t["name"] for t in script.requests[0]["tools"]}
     assert sent == {"list_files", "plain"}

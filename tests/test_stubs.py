@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 import _sdk_requests as sdk
-from _session_fixtures import Script, build_catalog, build_session
+from _session_fixtures import Script, build_catalog, build_session, claude_turn
 from toolscout.gateway import Gateway
 from toolscout.ledger import count_definitions
 from toolscout.server.mcp import GatewayServer
@@ -69,20 +69,10 @@ def test_stubs_through_the_anthropic_adapter() -> None:
     except ImportError:
         import httpx as http  # type: ignore[no-redef]
 
-    def turn(*uses: tuple[str, str, Any]) -> dict[str, Any]:
-        content = [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in uses] or [
-            {"type": "text", "text": "done"}
-        ]
-        return {
-            "id": "m", "type": "message", "role": "assistant", "model": "claude-test", "content": content,
-            "stop_reason": "tool_use" if uses else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        }
-
     script = Script(
-        turn(("t1", "find_tools", {"query": "select:get_weather"})),
-        turn(("t2", "get_weather", {"city": "Lima"})),
-        turn(),
+        claude_turn(("t1", "find_tools", {"query": "select:get_weather"})),
+        claude_turn(("t2", "get_weather", {"city": "Lima"})),
+        claude_turn(text="done"),
         validate=sdk.anthropic_request,
     )
     session = build_session(stubs=True)
