@@ -119,3 +119,29 @@ def test_call_result_failure_carries_structured_error():
     assert r.to_dict()["error"]["hint"]
     with pytest.raises(ToolscoutError):
         r.raise_for_error()
+
+
+def test_replace_shares_unchanged_schemas_and_renders_the_same():
+    t = Tool("get_weather", "Weather now.", SCHEMA, output_schema={"type": "object"}, category="weather", tags=["a"])
+    copy = t.replace(name="get_weather__r1", description="Other words.")
+    assert copy.schema_json is t.schema_json  # shared as it is, never re-encoded
+    assert copy.input_schema == t.input_schema == SCHEMA
+    assert copy.output_schema == {"type": "object"}
+    assert copy.to_dict() | {"name": "get_weather", "description": "Weather now.", "version": t.version} == t.to_dict()
+    changed = t.replace(input_schema={"type": "object", "properties": {"q": {"type": "string"}}})
+    assert changed.input_schema["properties"] == {"q": {"type": "string"}}
+    with pytest.raises(DeclarationError):
+        t.replace(tags="not a list")  # replaced fields are still checked
+
+
+def test_shared_fields_are_held_once_and_read_as_before():
+    a = Tool("a", "x", category="c", tags=["t"], permission="read", platforms=["linux"])
+    b = Tool("b", "y", category="c", tags=["t"], permission="read", platforms=["linux"])
+    assert a._profile is b._profile  # one shared profile for equal source, labels and flags
+    assert (b.category, b.tags, b.permission, b.platforms, b.source, b.origin) == ("c", ("t",), "read", ("linux",), "python", "python")
+    other = Tool("a", "x", category="d", tags=["t"], permission="read", platforms=["linux"])
+    assert a != other and a == Tool.from_dict(a.to_dict())
+    meta = Tool("m", meta={"k": [1]}, display={"fr": "M"})
+    assert meta.meta == {"k": [1]} and meta.display == {"fr": "M"}
+    with pytest.raises(AttributeError):
+        a.category = "e"  # type: ignore[misc]

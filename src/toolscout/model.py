@@ -12,7 +12,8 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from operator import attrgetter
+from typing import Any, Literal, NamedTuple
 
 from .errors import DeclarationError, ErrorInfo, ToolscoutError
 
@@ -133,44 +134,16 @@ class _EmptyMap(dict):  # type: ignore[type-arg]
 EMPTY_MAP: Mapping[str, Any] = _EmptyMap()
 
 
-class Tool:
-    """A tool as toolscout knows it, whatever its source.
+class _Profile(NamedTuple):
+    """A tool's fields that many tools share (where it comes from, labels, flags, policy).
 
-    ``name`` is unique within a catalog. ``original_name`` is the name the source itself
-    uses (an upstream MCP server's own name) when a prefix namespaced it. ``version`` is a
-    content hash of everything a model sees, usable as an ETag: it changes exactly when the
-    rendered schema would.
-    """
+    One frozen tuple per distinct value, shared by every tool holding it: 1M tools of a few
+    sources and categories hold a few thousand profiles, not a million copies of 15 fields
+    (a slot per field was ~130 B per tool). Fields a tool rarely shares (its name, original
+    name, description, schemas) stay on the tool itself."""
 
-    __slots__ = (
-        "_output_json",
-        "_schema_json",
-        "_version",
-        "annotations",
-        "available",
-        "category",
-        "defer",
-        "description",
-        "descriptions",
-        "display",
-        "kind",
-        "meta",
-        "name",
-        "origin",
-        "original_name",
-        "permission",
-        "platforms",
-        "searchable",
-        "source",
-        "source_id",
-        "tags",
-    )
-
-    name: str
-    description: str
     source: str
     source_id: str | None
-    original_name: str | None
     origin: str
     category: str | None
     tags: tuple[str, ...]
@@ -184,6 +157,58 @@ class Tool:
     descriptions: Mapping[str, str]
     meta: Mapping[str, Any]
     kind: Kind
+
+
+PROFILE_FIELDS: tuple[str, ...] = _Profile._fields
+_PROFILES: dict[tuple[Any, ...], _Profile] = {}
+_PROFILES_MAX = 1 << 16
+"""Distinct shared profiles kept for reuse; past it the table starts over (sharing is a
+saving, never needed for correctness, and a long-lived process must not grow without end)."""
+
+
+def shared_profile(*values: Any) -> _Profile:
+    """The one :class:`_Profile` with these values (fields in :data:`PROFILE_FIELDS` order).
+
+    Profiles holding a non-empty mapping (display names, translations, meta: mutable, not
+    hashable) are never shared."""
+    if values[11] is not EMPTY_MAP or values[12] is not EMPTY_MAP or values[13] is not EMPTY_MAP:
+        return _Profile(*values)
+    key = values[:11] + values[14:]
+    found = _PROFILES.get(key)
+    if found is None:
+        if len(_PROFILES) >= _PROFILES_MAX:
+            _PROFILES.clear()
+        found = _PROFILES[key] = _Profile(*values)
+    return found
+
+
+class Tool:
+    """A tool as toolscout knows it, whatever its source.
+
+    ``name`` is unique within a catalog. ``original_name`` is the name the source itself
+    uses (an upstream MCP server's own name) when a prefix namespaced it. ``version`` is a
+    content hash of everything a model sees, usable as an ETag: it changes exactly when the
+    rendered schema would.
+
+    Memory: a tool holds its own name, description, schema texts and original name; the
+    other fields live in a shared :class:`_Profile` (read through properties of the same
+    names), so a large catalog pays for them once per distinct value.
+    """
+
+    __slots__ = (
+        "_output_json",
+        "_profile",
+        "_schema_json",
+        "_version",
+        "description",
+        "name",
+        "original_name",
+    )
+
+    name: str
+    description: str
+    original_name: str | None
+    _profile: _Profile
 
     def __init__(
         self,
@@ -235,23 +260,45 @@ class Tool:
         s(self, "description", _optional_text(name, "description", description) or "")
         s(self, "_schema_json", _schema_text(name, "input_schema", input_schema) or EMPTY_OBJECT_SCHEMA)
         s(self, "_output_json", _schema_text(name, "output_schema", output_schema))
-        s(self, "source", _optional_text(name, "source", source) or "python")
-        s(self, "source_id", _optional_text(name, "source_id", source_id))
         s(self, "original_name", _optional_text(name, "original_name", original_name))
-        s(self, "origin", _optional_text(name, "origin", origin) or (f"{self.source}:{source_id}" if source_id else self.source))
-        s(self, "category", _optional_text(name, "category", category) or None)
-        s(self, "tags", _texts(name, "tags", tags))
-        s(self, "annotations", _annotations(name, annotations))
-        s(self, "permission", permission)
-        s(self, "searchable", bool(searchable))
-        s(self, "available", bool(available))
-        s(self, "platforms", _texts(name, "platforms", platforms))
-        s(self, "defer", defer)
-        s(self, "display", _text_map(name, "display", display))
-        s(self, "descriptions", _text_map(name, "descriptions", descriptions))
-        s(self, "meta", _meta(name, meta))
-        s(self, "kind", kind)
+        source = _optional_text(name, "source", source) or "python"
+        source_id = _optional_text(name, "source_id", source_id)
+        profile = shared_profile(
+            source,
+            source_id,
+            _optional_text(name, "origin", origin) or (f"{source}:{source_id}" if source_id else source),
+            _optional_text(name, "category", category) or None,
+            _texts(name, "tags", tags),
+            _annotations(name, annotations),
+            permission,
+            bool(searchable),
+            bool(available),
+            _texts(name, "platforms", platforms),
+            defer,
+            _text_map(name, "display", display),
+            _text_map(name, "descriptions", descriptions),
+            _meta(name, meta),
+            kind,
+        )
+        s(self, "_profile", profile)
         s(self, "_version", None)
+
+    # The shared fields, read from the profile (C-level getters: as cheap as a slot).
+    source: str = property(attrgetter("_profile.source"))  # type: ignore[assignment]
+    source_id: str | None = property(attrgetter("_profile.source_id"))  # type: ignore[assignment]
+    origin: str = property(attrgetter("_profile.origin"))  # type: ignore[assignment]
+    category: str | None = property(attrgetter("_profile.category"))  # type: ignore[assignment]
+    tags: tuple[str, ...] = property(attrgetter("_profile.tags"))  # type: ignore[assignment]
+    annotations: Annotations | None = property(attrgetter("_profile.annotations"))  # type: ignore[assignment]
+    permission: PermissionKind | None = property(attrgetter("_profile.permission"))  # type: ignore[assignment]
+    searchable: bool = property(attrgetter("_profile.searchable"))  # type: ignore[assignment]
+    available: bool = property(attrgetter("_profile.available"))  # type: ignore[assignment]
+    platforms: tuple[str, ...] = property(attrgetter("_profile.platforms"))  # type: ignore[assignment]
+    defer: DeferPolicy = property(attrgetter("_profile.defer"))  # type: ignore[assignment]
+    display: Mapping[str, str] = property(attrgetter("_profile.display"))  # type: ignore[assignment]
+    descriptions: Mapping[str, str] = property(attrgetter("_profile.descriptions"))  # type: ignore[assignment]
+    meta: Mapping[str, Any] = property(attrgetter("_profile.meta"))  # type: ignore[assignment]
+    kind: Kind = property(attrgetter("_profile.kind"))  # type: ignore[assignment]
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("Tool is immutable; use tool.replace(...)")
@@ -312,11 +359,17 @@ class Tool:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-ready (used by the store and ``toolscout show``)."""
+        out = self._fields(with_schemas=True)
+        out["version"] = self.version
+        return out
+
+    def _fields(self, *, with_schemas: bool) -> dict[str, Any]:
+        """:meth:`to_dict` without the version, and without parsing the schemas unless asked."""
         return {
             "name": self.name,
             "description": self.description,
-            "input_schema": self.input_schema,
-            "output_schema": self.output_schema,
+            "input_schema": self.input_schema if with_schemas else None,
+            "output_schema": self.output_schema if with_schemas else None,
             "source": self.source,
             "source_id": self.source_id,
             "original_name": self.original_name,
@@ -333,7 +386,6 @@ class Tool:
             "descriptions": dict(self.descriptions),
             "meta": dict(self.meta),
             "kind": self.kind,
-            "version": self.version,
         }
 
     @classmethod
@@ -368,12 +420,19 @@ class Tool:
         )
 
     def replace(self, **changes: Any) -> Tool:
-        data = self.to_dict()
-        data.pop("version")
+        """A copy with ``changes`` (fields as :meth:`to_dict` names them), checked as a new
+        tool would be. Schemas not changed are shared as they are, without a parse and a
+        re-encoding (1M renamed copies of 13k tools hold 13k schema texts, not 1M)."""
+        data = self._fields(with_schemas=False)
         if changes.get("annotations") is not None and isinstance(changes["annotations"], Annotations):
             changes["annotations"] = changes["annotations"].to_mcp()
         data.update(changes)
-        return Tool.from_dict(data)
+        tool = Tool.from_dict(data)
+        if "input_schema" not in changes:
+            object.__setattr__(tool, "_schema_json", self._schema_json)
+        if "output_schema" not in changes:
+            object.__setattr__(tool, "_output_json", self._output_json)
+        return tool
 
     def _key(self) -> tuple[Any, ...]:
         return tuple(getattr(self, slot) for slot in self.__slots__ if slot != "_version")

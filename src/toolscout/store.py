@@ -35,7 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import StoreError
-from .model import EMPTY_MAP, Annotations, DeferPolicy, Tool, compact_json
+from .model import (
+    EMPTY_MAP,
+    PROFILE_FIELDS,
+    Annotations,
+    DeferPolicy,
+    Tool,
+    compact_json,
+    shared_profile,
+)
 
 __all__ = ["FORMAT_VERSION", "Entry", "Store", "load_tools", "save_catalog", "tools_digest"]
 
@@ -357,12 +365,11 @@ def _tool_row(pos: int, tool: Tool) -> tuple[int, str, str, str, str]:
 
 
 _DEFER = {p.value: p for p in DeferPolicy}
-_RESTORED_SLOTS = frozenset(
-    {"_schema_json", "_output_json", "_version", "annotations", "available", "category", "defer",
-     "description", "descriptions", "display", "kind", "meta", "name", "original_name", "origin",
-     "permission", "platforms", "searchable", "source", "source_id", "tags"}
+_RESTORED_SLOTS = frozenset({"_schema_json", "_output_json", "_version", "_profile", "description", "name", "original_name"})
+_FAST = frozenset(Tool.__slots__) == _RESTORED_SLOTS and PROFILE_FIELDS == (
+    "source", "source_id", "origin", "category", "tags", "annotations", "permission", "searchable",
+    "available", "platforms", "defer", "display", "descriptions", "meta", "kind",
 )
-_FAST = frozenset(Tool.__slots__) == _RESTORED_SLOTS
 
 
 def _restore(rec: dict[str, Any], schema: str, version: str) -> Tool:
@@ -385,22 +392,29 @@ def _restore(rec: dict[str, Any], schema: str, version: str) -> Tool:
     _set(tool, "_schema_json", schema)
     _set(tool, "_output_json", compact_json(output) if output else None)
     _set(tool, "_version", version)
-    _set(tool, "source", get("source") or "python")
-    _set(tool, "source_id", get("source_id"))
     _set(tool, "original_name", get("original_name"))
-    _set(tool, "origin", get("origin") or get("source") or "python")
-    _set(tool, "category", get("category") or None)
-    _set(tool, "tags", tuple(get("tags") or ()))
-    _set(tool, "annotations", _annotations(json.dumps(ann, sort_keys=True)) if ann else None)
-    _set(tool, "permission", get("permission"))
-    _set(tool, "searchable", bool(get("searchable", True)))
-    _set(tool, "available", bool(get("available", True)))
-    _set(tool, "platforms", tuple(get("platforms") or ()))
-    _set(tool, "defer", _DEFER[get("defer") or "automatic"])
-    _set(tool, "display", get("display") or EMPTY_MAP)
-    _set(tool, "descriptions", get("descriptions") or EMPTY_MAP)
-    _set(tool, "meta", get("meta") or EMPTY_MAP)
-    _set(tool, "kind", get("kind") or "tool")
+    source = get("source") or "python"
+    _set(
+        tool,
+        "_profile",
+        shared_profile(
+            source,
+            get("source_id"),
+            get("origin") or source,
+            get("category") or None,
+            tuple(get("tags") or ()),
+            _annotations(json.dumps(ann, sort_keys=True)) if ann else None,
+            get("permission"),
+            bool(get("searchable", True)),
+            bool(get("available", True)),
+            tuple(get("platforms") or ()),
+            _DEFER[get("defer") or "automatic"],
+            get("display") or EMPTY_MAP,
+            get("descriptions") or EMPTY_MAP,
+            get("meta") or EMPTY_MAP,
+            get("kind") or "tool",
+        ),
+    )
     return tool
 
 
