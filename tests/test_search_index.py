@@ -288,3 +288,17 @@ def test_without_waiting_a_search_answers_from_the_old_snapshot_until_the_swap()
         gate.set()
         builder.join(10)
     assert _names(index.search("support ticket", limit=3)) == ["crm_open_ticket"]
+
+
+def test_snapshot_key_follows_content_not_object_sharing() -> None:
+    from toolscout.search.keyword import KeywordBackend
+
+    key = KeywordBackend().snapshot_key
+    tools = list(_catalog())
+    copies = [Tool.from_dict(t.to_dict()) for t in tools]
+    assert key(copies) == key(tools)
+    labelled = [Tool("a", "x", display={"fr": "A"}), Tool("b", "y", display={"fr": "A"})]
+    assert key(labelled) == key([Tool.from_dict(t.to_dict()) for t in labelled])
+    for change in ({"category": "other"}, {"tags": ["new"]}, {"original_name": "up"}, {"display": {"de": "B"}}):
+        assert key([tools[0].replace(**change), *tools[1:]]) != key(tools), change
+    assert key([tools[1], tools[0], *tools[2:]]) != key(tools)  # order is doc ids

@@ -304,3 +304,26 @@ def test_two_processes_writing_one_store_both_land(tmp_path: Path) -> None:
     assert [p.wait() for p in procs] == [0, 0]
     with Store(path) as store:
         assert len(store.keys("ns")) == 400
+
+
+def test_columns_and_rows_restore_the_same_tools(tmp_path: Path) -> None:
+    """A save writes the tools twice: rows (the record) and columns (what loads fast). Both
+    give back tools equal field for field, and schemas shared by many tools load once."""
+    shared = {"type": "object", "properties": {"q": {"type": "string", "description": "Qué"}}}
+    original = [full_tool(), Tool("plain", "A plain tool."), Tool("ünïcode", "Déjà vu 東京", shared, category="misc")]
+    original += [t.replace(name=f"{t.name}_{i}") for i, t in enumerate(original * 3)]
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        store.save_tools(original)
+        assert store.keys("catalog.columns")
+        from_columns = store.load_tools()
+    with sqlite3.connect(path) as db:  # any change to a row drops the columns: rows are the record
+        db.execute("UPDATE tools SET version=version WHERE pos=0")
+    with Store(path) as store:
+        assert not store.keys("catalog.columns")
+        from_rows = store.load_tools()
+    assert [t.to_dict() for t in from_columns] == [t.to_dict() for t in original] == [t.to_dict() for t in from_rows]
+    assert from_columns == original and [t.version for t in from_columns] == [t.version for t in original]
+    assert from_columns[2].schema_json is from_columns[5].schema_json  # one text for equal schemas
+    catalog = Catalog.open(path)
+    assert catalog.names() == [t.name for t in original] and catalog.get("plain") == original[1]

@@ -304,9 +304,22 @@ class Catalog:
             return cat
         from .store import Store, load_tools
 
-        catalog = cls(load_tools(p))
+        catalog = cls()
+        catalog._adopt(load_tools(p))
         catalog.store = Store(p)
         return catalog
+
+    def _adopt(self, tools: list[Tool]) -> None:
+        """Take tools read back from a store into an empty catalog: their names are unique
+        (the store's key), so :meth:`extend`'s per-tool checks are skipped (1M tools)."""
+        names = [t.name for t in tools]
+        table = dict(zip(names, tools, strict=True))
+        if len(table) != len(tools) or self._tools:
+            self.extend(tools)  # not what a store holds: the checked way
+            return
+        self._tools = table
+        if tools:
+            self._emit(CatalogChange(added=tuple(names)))
 
 
 def prefixed_name(name: str, prefix: str | None) -> str:

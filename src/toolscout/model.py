@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from operator import attrgetter
@@ -180,6 +180,17 @@ def shared_profile(*values: Any) -> _Profile:
             _PROFILES.clear()
         found = _PROFILES[key] = _Profile(*values)
     return found
+
+
+def profiles_of(tools: Sequence[Tool]) -> tuple[list[int], list[_Profile]]:
+    """Each tool's shared fields as a position in a list of the distinct profiles (in order
+    of first use), so a pass over a large catalog's flags or labels (an index's masks)
+    runs once per profile, not once per tool."""
+    profiles = list(map(attrgetter("_profile"), tools))
+    ids = list(map(id, profiles))
+    distinct = dict(zip(ids, profiles, strict=True))  # first use order (dicts keep it)
+    position = dict(zip(distinct, range(len(distinct)), strict=True))
+    return list(map(position.__getitem__, ids)), list(distinct.values())
 
 
 class Tool:

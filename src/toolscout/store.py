@@ -13,6 +13,12 @@ Format (``FORMAT_VERSION`` = 1)::
     blobs(ns TEXT, key TEXT, value BLOB, meta TEXT,    key/value namespaces for other parts
           updated_at REAL, PRIMARY KEY (ns, key))      (upstream tool lists, embeddings...)
 
+Each save also writes the same tools as columns (``blobs`` namespace ``catalog.columns``, key
+= the save's ``saved_at``; see ``_tool_columns``), which ``load_tools`` reads in one piece:
+1M tools load in about 2 s of CPU instead of about 25 s of row decoding. Triggers on
+``tools`` drop the columns whenever a row changes (a version without columns saving, an
+edit by hand), so the rows stay the record and are read whenever the columns are missing.
+
 A store written by a newer toolscout (higher ``format_version``) is refused with
 :class:`~toolscout.errors.StoreError` rather than misread.
 """
@@ -31,6 +37,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -206,18 +214,44 @@ class Store:
         previous tools stay as they were.
         """
         with self._write("save tools") as db:
+            for statement in _COLUMN_TRIGGERS:
+                db.execute(statement)
+            db.execute("DELETE FROM blobs WHERE ns=?", (_COLUMNS_NS,))
             db.execute("DELETE FROM tools")
-            rows = (_tool_row(i, t) for i, t in enumerate(tools))
-            db.executemany("INSERT INTO tools VALUES (?, ?, ?, ?, ?)", rows)
+            saved = list(tools)  # inside the transaction: a lazy iterable that raises rolls back
+            db.executemany("INSERT INTO tools VALUES (?, ?, ?, ?, ?)", map(_tool_row, range(len(saved)), saved))
             (count,) = db.execute("SELECT count(*) FROM tools").fetchone()
+            saved_at = repr(time.time())
             db.executemany(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                [("saved_at", repr(time.time())), ("tool_count", str(count))],
+                [("saved_at", saved_at), ("tool_count", str(count))],
             )
+            # The same tools as columns, read back by load_tools: keyed by this save's time,
+            # and dropped by a trigger whenever a row changes (a version without columns
+            # saving, an edit by hand), so the rows stay the record.
+            if _FAST and saved:
+                value = _npz(_tool_columns(saved))
+                db.execute(
+                    "INSERT INTO blobs VALUES (?, ?, ?, '{}', ?)", (_COLUMNS_NS, saved_at, value, time.time())
+                )
         return count
 
     def load_tools(self) -> list[Tool]:
-        """The stored tools in saved order (schemas are kept as stored text, not re-parsed)."""
+        """The stored tools in saved order (schemas are kept as stored text, not re-parsed).
+
+        Read from the columns the last save wrote next to the rows (one blob: no row-by-row
+        decoding), else from the rows."""
+        with self._guard("load tools"):
+            meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        if _FAST and "saved_at" in meta:
+            arrays = self.get_arrays(_COLUMNS_NS, meta["saved_at"])
+            if arrays is not None:
+                try:
+                    tools = _tools_from_columns(arrays)
+                except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+                    tools = None  # damaged: the rows are the record
+                if tools is not None and str(len(tools)) == meta.get("tool_count"):
+                    return tools
         with self._guard("load tools"):
             sql = "SELECT version, schema, record FROM tools ORDER BY pos"
             rows = self._db.execute(sql).fetchall()
@@ -298,15 +332,8 @@ class Store:
         Meant for search-index snapshots: key them by :func:`tools_digest` plus the analyzer's
         version, so a changed catalog or analyzer never reads a stale index.
         """
-        import numpy as np
 
-        values = {k: np.asarray(v) for k, v in arrays.items()}
-        odd = [k for k, v in values.items() if v.dtype.hasobject]
-        if odd:
-            raise StoreError(f"arrays for '{ns}/{key}' must hold numbers or strings, not objects: {odd}")
-        buffer = io.BytesIO()
-        np.savez(buffer, **values)
-        self.put(ns, key, buffer.getvalue(), meta)
+        self.put(ns, key, _npz(arrays, f"{ns}/{key}"), meta)
 
     def get_arrays(self, ns: str, key: str) -> dict[str, Any] | None:
         """The arrays stored by :meth:`put_arrays`, or ``None`` if absent or unreadable."""
@@ -320,6 +347,19 @@ class Store:
                 return {k: data[k] for k in data.files}
         except (ValueError, OSError, EOFError, zipfile.BadZipFile):
             return None  # a damaged snapshot is a cache miss: the caller rebuilds
+
+
+def _npz(arrays: Mapping[str, Any], what: str = "arrays") -> bytes:
+    """Named numpy arrays as one ``.npz`` value (numbers and strings only: no pickle)."""
+    import numpy as np
+
+    values = {k: np.asarray(v) for k, v in arrays.items()}
+    odd = [k for k, v in values.items() if v.dtype.hasobject]
+    if odd:
+        raise StoreError(f"arrays for '{what}' must hold numbers or strings, not objects: {odd}")
+    buffer = io.BytesIO()
+    np.savez(buffer, **values)
+    return buffer.getvalue()
 
 
 def tools_digest(tools: Iterable[Tool]) -> str:
@@ -420,6 +460,125 @@ def _restore(rec: dict[str, Any], schema: str, version: str) -> Tool:
 
 _new_tool = object.__new__
 _set = object.__setattr__
+
+# -- columns ---------------------------------------------------------------------------
+# A catalog saved as columns loads without decoding a row per tool: each text field is its
+# distinct values (one UTF-8 buffer and their end offsets, in characters) and one code per
+# tool (-1: None), and the shared fields are the distinct profiles (JSON) and a code per
+# tool. Equal texts (a schema many tools share) are stored, and loaded, once.
+_COLUMNS_NS = "catalog.columns"
+_COLUMN_TRIGGERS = tuple(
+    f"CREATE TRIGGER IF NOT EXISTS tools_{event.lower()}_drops_columns AFTER {event} ON tools "
+    f"BEGIN DELETE FROM blobs WHERE ns='{_COLUMNS_NS}'; END"
+    for event in ("INSERT", "UPDATE", "DELETE")
+)
+_TEXT_SLOTS = ("name", "description", "_schema_json", "_output_json", "original_name", "_version")
+
+
+def _text_column(name: str, values: Iterable[str | None], n: int) -> dict[str, Any]:
+    import numpy as np
+
+    table: dict[str, int] = {}
+    codes = np.fromiter((-1 if v is None else table.setdefault(v, len(table)) for v in values), np.int32, n)
+    texts = list(table)
+    return {
+        f"{name}.text": np.frombuffer("".join(texts).encode(), np.uint8),
+        f"{name}.ends": np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts))),
+        f"{name}.codes": codes,
+    }
+
+
+def _text_values(arrays: Mapping[str, Any], name: str, n: int) -> list[Any]:
+    import numpy as np
+
+    text = arrays[f"{name}.text"].tobytes().decode()
+    ends = arrays[f"{name}.ends"].tolist()
+    codes = np.asarray(arrays[f"{name}.codes"], np.int64)
+    if len(codes) != n or (ends and ends[-1] != len(text)) or (len(codes) and int(codes.max()) >= len(ends)):
+        raise ValueError(f"column {name} does not fit")
+    texts: list[Any] = list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    del text
+    if len(texts) == n and bool((codes == np.arange(n)).all()):
+        return texts  # every value distinct (names)
+    texts.append(None)
+    return list(map(texts.__getitem__, np.where(codes < 0, len(texts) - 1, codes).tolist()))
+
+
+def _profile_record(p: Any) -> dict[str, Any]:
+    return {
+        "source": p.source,
+        "source_id": p.source_id,
+        "origin": p.origin,
+        "category": p.category,
+        "tags": list(p.tags),
+        "annotations": p.annotations.to_mcp() if p.annotations else None,
+        "permission": p.permission,
+        "searchable": p.searchable,
+        "available": p.available,
+        "platforms": list(p.platforms),
+        "defer": p.defer.value,
+        "display": dict(p.display),
+        "descriptions": dict(p.descriptions),
+        "meta": dict(p.meta),
+        "kind": p.kind,
+    }
+
+
+def _tool_columns(tools: list[Tool]) -> dict[str, Any]:
+    import numpy as np
+
+    n = len(tools)
+    out: dict[str, Any] = {}
+    for slot in _TEXT_SLOTS:
+        values = (t.version for t in tools) if slot == "_version" else map(attrgetter(slot), tools)
+        out.update(_text_column(slot, values, n))
+    seen: dict[int, int] = {}
+    records: list[dict[str, Any]] = []
+    codes = np.empty(n, np.int32)
+    for i, tool in enumerate(tools):
+        p = tool._profile
+        code = seen.get(id(p))
+        if code is None:
+            code = seen[id(p)] = len(records)
+            records.append(_profile_record(p))
+        codes[i] = code
+    out["profiles"] = np.frombuffer(json.dumps(records, ensure_ascii=False).encode(), np.uint8)
+    out["profile.codes"] = codes
+    return out
+
+
+def _tools_from_columns(arrays: Mapping[str, Any]) -> list[Tool]:
+    """The tools :func:`_tool_columns` wrote: slots filled a column at a time (map over
+    slot setters: no Python code runs per tool)."""
+    from collections import deque
+
+    n = len(arrays["profile.codes"])
+    profiles = [
+        shared_profile(
+            r["source"],
+            r["source_id"],
+            r["origin"],
+            r["category"],
+            tuple(r["tags"]),
+            _annotations(json.dumps(r["annotations"], sort_keys=True)) if r["annotations"] else None,
+            r["permission"],
+            bool(r["searchable"]),
+            bool(r["available"]),
+            tuple(r["platforms"]),
+            _DEFER[r["defer"]],
+            r["display"] or EMPTY_MAP,
+            r["descriptions"] or EMPTY_MAP,
+            r["meta"] or EMPTY_MAP,
+            r["kind"],
+        )
+        for r in json.loads(arrays["profiles"].tobytes().decode())
+    ]
+    tools = list(map(_new_tool, repeat(Tool, n)))
+    for slot in _TEXT_SLOTS:
+        deque(map(Tool.__dict__[slot].__set__, tools, _text_values(arrays, slot, n)), maxlen=0)
+    codes = arrays["profile.codes"].tolist()
+    deque(map(Tool.__dict__["_profile"].__set__, tools, map(profiles.__getitem__, codes)), maxlen=0)
+    return tools
 
 
 @lru_cache(maxsize=256)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar
 import numpy as np
 
 from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
-from ..model import KINDS, Tool
+from ..model import KINDS, Tool, profiles_of
 from .analyzer import analyze
 from .autocut import DEFAULT_RULE, autocut
 from .base import Hit
@@ -198,14 +198,20 @@ class ToolIndex:
                     backend.rebuild(tools)
             if cold and not restored:
                 self._save_keyword(tools, backends["keyword"])
-            base = np.fromiter((t.searchable and t.available for t in tools), bool, len(tools))
+            # Flags, categories and kinds live in the tools' shared profiles: one pass over
+            # the distinct profiles, spread to the tools by their profile codes.
+            codes, profiles = profiles_of(tools)
+            of_tool = np.asarray(codes, np.int32)
+            del codes
+            base = np.fromiter((p.searchable and p.available for p in profiles), bool, len(profiles))[of_tool]
             resolver = NameResolver(tools, suggestable=base)
             category_ids: dict[str, int] = {}
             categories = np.fromiter(
-                (category_ids.setdefault(t.category or "", len(category_ids)) for t in tools), np.int32, len(tools)
-            )
+                (category_ids.setdefault(p.category or "", len(category_ids)) for p in profiles), np.int32, len(profiles)
+            )[of_tool]
             kind_ids = {k: i for i, k in enumerate(KINDS)}
-            kinds = np.fromiter((kind_ids[t.kind] for t in tools), np.int8, len(tools))
+            kinds = np.fromiter((kind_ids[p.kind] for p in profiles), np.int8, len(profiles))[of_tool]
+            del of_tool, profiles
             with self._lock:  # the swap: a search sees the old snapshot or the new one, whole
                 self._backends = backends
                 self._tools, self._base, self._resolver = tools, base, resolver

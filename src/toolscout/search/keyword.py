@@ -30,11 +30,12 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..model import Tool
+from ..model import Tool, profiles_of
 from .analyzer import analyze
 from .base import Hit
 
@@ -51,7 +52,7 @@ FIELD_WEIGHTS: dict[str, float] = {
 }
 K1 = 1.2
 B = 0.75
-SNAPSHOT_FORMAT = "toolscout-bm25f-2"  # bump when the analyzer or the fields change
+SNAPSHOT_FORMAT = "toolscout-bm25f-3"  # bump when the analyzer, the fields or the key change
 
 
 _MAX_ENUM = 20
@@ -364,9 +365,25 @@ class KeywordBackend:
         weights."""
         h = hashlib.sha256(f"{SNAPSHOT_FORMAT}|{self.variant}|{sorted(self.weights.items())}".encode())
         h.update(f"|{self.k1}|{self.b}|{getattr(self.analyzer, '__qualname__', '?')}".encode())
-        for t in tools:
-            extra = (t.category, t.tags, t.source_id, t.original_name, sorted(t.display.items()), sorted(t.descriptions.items()))
-            h.update(f"\x1e{t.name}\x1f{t.version}\x1f{extra!r}".encode())
+        # Column by column (C-level joins, no per-tool formatting: 1M tools in ~0.5 s): the
+        # names, versions and original names, each with its lengths (so no text can pass
+        # for two), then each tool's labels as a code into their distinct texts. Labels come
+        # from the tools' shared profiles: formatted once per profile.
+        names = list(map(attrgetter("name"), tools))
+        versions = list(map(attrgetter("version"), tools))
+        originals = list(map(repr, map(attrgetter("original_name"), tools)))
+        codes, profiles = profiles_of(tools)
+        labels = [
+            repr((p.category, p.tags, p.source_id, sorted(p.display.items()), sorted(p.descriptions.items())))
+            for p in profiles
+        ]
+        distinct = dict.fromkeys(labels)
+        position = dict(zip(distinct, range(len(distinct)), strict=True))
+        label_of = np.asarray(list(map(position.__getitem__, labels)), np.int64)
+        for column in (names, versions, originals, list(distinct)):
+            h.update(np.fromiter(map(len, column), np.int64, len(column)).tobytes())
+            h.update("\x1f".join(column).encode())
+        h.update(label_of[np.asarray(codes, np.int64)].astype("<i8").tobytes() if codes else b"")
         return h.hexdigest()[:32]
 
     def snapshot(self) -> dict[str, np.ndarray]:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from itertools import compress
+from operator import ne
 
 from ..model import Tool
 from ..naming import WIRE_FORMATS, wire_name
-from .suggest import NameSuggester, normalize_name
+from .suggest import NameSuggester, normalize_name, normalize_names
 
 __all__ = ["SELECT_PREFIX", "NameResolver", "select_names"]
 
@@ -64,14 +66,23 @@ class NameResolver:
 
     def __init__(self, tools: Sequence[Tool], *, suggestable: Sequence[bool] | None = None) -> None:
         self.tools = tools
-        self._doc_of = {t.name: i for i, t in enumerate(tools)}
+        names = [t.name for t in tools]
+        self._doc_of = dict(zip(names, range(len(names)), strict=True))
         # Only names that normalising changes: most catalog names are already normal
         # (``send_email``), and a second entry and string for each was ~150 MB at 1M tools.
-        self._by_norm: dict[str, _Docs] = {}
-        for i, t in enumerate(tools):
-            key = normalize_name(t.name)
-            if key != t.name:
-                _add(self._by_norm, key, i)
+        keys = normalize_names(names)
+        changed = list(compress(range(len(names)), map(ne, keys, names)))
+        changed_keys = list(map(keys.__getitem__, changed))
+        self._by_norm: dict[str, _Docs] = dict(zip(changed_keys, changed, strict=True))
+        if len(self._by_norm) < len(changed):  # keys shared by several docs: a list for each
+            first = dict(zip(reversed(changed_keys), reversed(changed), strict=True))
+            shared = {k for k, doc in self._by_norm.items() if first[k] != doc}
+            for k in shared:
+                del self._by_norm[k]
+            for k, doc in zip(changed_keys, changed, strict=True):
+                if k in shared:
+                    _add(self._by_norm, k, doc)
+        del names, keys, changed, changed_keys
         self._suggestable = suggestable
         self._wire: dict[str, int] | None = None
         self._original: dict[str, _Docs] | None = None
