@@ -121,8 +121,10 @@ def test_rebuild_analyses_only_new_tools() -> None:
     b = KeywordBackend(analyzer=counting)
     tools = _tools()
     b.rebuild(tools)
-    first = len(seen)
     seen.clear()
-    b.rebuild([*tools, Tool("post_message", "Post a chat message.")])
-    assert len(seen) == first // len(tools)  # one tool's fields, not the whole catalog
+    new = Tool("post_message", "Post a chat message.")
+    b.rebuild([*tools, new])
+    # one tool's fields (each distinct text once), not the whole catalog
+    assert "Post a chat message." in seen and set(seen) <= set(tool_fields(new).values())
+    assert len(seen) <= len(tool_fields(new))  # at most once per field
     assert [b._tools[h.doc].name for h in b.search("chat", limit=3)] == ["post_message"]

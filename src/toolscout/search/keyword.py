@@ -229,21 +229,33 @@ def _schema_params(schema: Any, depth: int = 0) -> Iterable[tuple[str, str]]:
                 yield from _schema_params(sub.get("items"), depth + 1)
 
 
-def tool_fields(tool: Tool) -> dict[str, str]:
-    """The text of each indexed field of ``tool``."""
+def _params(schema_json: str) -> tuple[str, str]:
+    """The parameter names and the parameter text of a schema (its JSON text)."""
     params: list[tuple[str, str]] = []
-    if '"properties":{"' in tool.schema_json:  # canonical JSON: skip parsing empty schemas
+    if '"properties":{"' in schema_json:  # canonical JSON: skip parsing empty schemas
         try:
-            params = list(_schema_params(json.loads(tool.schema_json)))
+            params = list(_schema_params(json.loads(schema_json)))
         except ValueError:
             params = []
+    return " ".join(n for n, _ in params), " ".join(d for _, d in params)
+
+
+def tool_fields(tool: Tool, schemas: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
+    """The text of each indexed field of ``tool``. ``schemas`` memoises the parameter
+    fields by schema text (tools often share a schema: it is then parsed once)."""
+    schema = tool.schema_json
+    if schemas is None:
+        names, text = _params(schema)
+    else:
+        found = schemas.get(schema)
+        names, text = found if found is not None else schemas.setdefault(schema, _params(schema))
     title = tool.annotations.title if tool.annotations and tool.annotations.title else ""
     labels = [tool.category or "", *tool.tags, tool.source_id or ""]
     return {
         "name": f"{tool.name} {tool.original_name or ''} {title}",
         "description": tool.description,
-        "param_names": " ".join(n for n, _ in params),
-        "param_text": " ".join(d for _, d in params),
+        "param_names": names,
+        "param_text": text,
         "labels": " ".join(labels),
         "i18n": " ".join([*tool.display.values(), *tool.descriptions.values()]),
     }
@@ -289,8 +301,8 @@ class KeywordBackend:
         self._bitmaps: dict[int, np.ndarray] = {}  # common terms' docs as bits (counting)
 
     # -- building -------------------------------------------------------------------------
-    def _fields_of(self, tool: Tool) -> dict[str, str]:
-        fields = tool_fields(tool)
+    def _fields_of(self, tool: Tool, schemas: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
+        fields = tool_fields(tool, schemas)
         if self.variant == "bm25":
             return {"name": fields["name"].split(" ", 1)[0], "description": fields["description"]}
         return fields
@@ -315,9 +327,19 @@ class KeywordBackend:
     def _analyse_chunk(self, tools: Sequence[Tool]) -> dict[str, _Sparse]:
         vocab = self._vocab
         out: dict[str, _Sparse] = {}
-        texts = [self._fields_of(t) for t in tools]
+        schemas: dict[str, tuple[str, str]] = {}
+        texts = [self._fields_of(t, schemas) for t in tools]
+        del schemas
+        analyzer = self.analyzer
         for field in self.weights:
-            docs = [self.analyzer(fields.get(field, "")) for fields in texts]
+            # Equal texts are analysed once (labels, shared parameter texts, copies): the
+            # analyzer is pure, and its term lists are only read.
+            memo: dict[str, list[str]] = {}
+            docs = [
+                found if (found := memo.get(text)) is not None else memo.setdefault(text, analyzer(text))
+                for text in (fields.get(field, "") for fields in texts)
+            ]
+            del memo
             lengths = np.fromiter((len(d) for d in docs), np.int64, len(docs))
             flat = list(chain.from_iterable(docs))
             for term in set(flat).difference(vocab):
