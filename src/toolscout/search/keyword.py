@@ -173,6 +173,11 @@ def _take(m: _Sparse, lines: np.ndarray) -> _Sparse:
 
 _SAFE = 1.0 - 1e-9
 """Pruning compares float sums: a margin far above their rounding keeps it exact."""
+_F32_ROUNDING = 4 * 2.0**-24
+"""Per term, a margin above float32's rounding: MaxScore accumulates partial scores in
+float32 (half the scratch memory an accumulator in float64 moves), and a sum of ``t``
+positive float32 terms is within ``(t - 1) * 2**-24`` of exact, relatively. The final
+scores are summed again in float64, in query-term order."""
 
 
 def _pack(mask: np.ndarray) -> np.ndarray:
@@ -295,7 +300,7 @@ class KeywordBackend:
         self._scores = _empty()  # BM25F score per (term column, tool)
         self._idf = np.zeros(0, dtype=np.float32)
         self._n = 0
-        self._acc = np.zeros(0, np.float64)  # rank's scratch, all zeros between queries
+        self._acc = np.zeros(0, np.float32)  # rank's scratch, all zeros between queries
         self._acc_lock = threading.Lock()
         self._ub = np.zeros(0, np.float32)  # each term's highest score (MaxScore's bound)
         self._bitmaps: dict[int, np.ndarray] = {}  # common terms' docs as bits (counting)
@@ -632,6 +637,7 @@ class KeywordBackend:
         ids = [i for _, i in used]
         ub = self._ub[ids].astype(np.float64)
         order = np.argsort(-ub, kind="stable").tolist()
+        safe = _SAFE - _F32_ROUNDING * len(ids)  # bounds from float32 partial sums
         acc, mine = self._accumulator()
         try:
             touched: list[np.ndarray] = []
@@ -639,7 +645,7 @@ class KeywordBackend:
             done = 0
             for j in order:
                 rest = float(ub[order[done:]].sum())
-                if theta > 0.0 and rest < theta * _SAFE:
+                if theta > 0.0 and rest < theta * safe:
                     break  # a doc holding only the terms left scores below the k-th seen
                 a, z = ptr[ids[j]], ptr[ids[j] + 1]
                 rows = m.indices[a:z]
@@ -663,7 +669,7 @@ class KeywordBackend:
                 if len(sample) >= limit:
                     theta = max(theta, float(np.partition(sample, len(sample) - limit)[len(sample) - limit]))
                 rest = float(ub[order[pos_in_order:]].sum())
-                keep = partial + rest >= theta * _SAFE
+                keep = partial + rest >= theta * safe
                 cand, partial = cand[keep], partial[keep]
             if pos_in_order == len(order):
                 break
@@ -676,7 +682,7 @@ class KeywordBackend:
         # (and ties) are exactly the dense path's.
         if len(cand) > limit:
             kth = float(np.partition(partial, len(partial) - limit)[len(partial) - limit])
-            cand = cand[partial >= kth * (1.0 - 1e-6)]
+            cand = cand[partial >= kth * safe]
         scores = np.zeros(len(cand), np.float64)
         for _, i in used:
             rows = m.indices[ptr[i] : ptr[i + 1]]
@@ -694,9 +700,9 @@ class KeywordBackend:
         one while another thread holds it."""
         if self._acc_lock.acquire(blocking=False):
             if len(self._acc) != self._n:
-                self._acc = np.zeros(self._n, np.float64)
+                self._acc = np.zeros(self._n, np.float32)
             return self._acc, True
-        return np.zeros(self._n, np.float64), False
+        return np.zeros(self._n, np.float32), False
 
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
         return self.rank(query, limit, mask)[0]
