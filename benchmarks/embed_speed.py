@@ -1,6 +1,6 @@
 """Embedding speed: model load, throughput, restart from cached vectors, hybrid query latency.
 
-Run: .venv/bin/python benchmarks/embed_speed.py [--texts 1000] [--encoders model,int8,static]
+Run: .venv/bin/python benchmarks/embed_speed.py [--texts 1000] [--encoders model,blockwise,int8,static]
         [--main-src DIR]
 Needs the ``embed`` extra and ../shared/data (toolpool, 13.6k tools). Vectors are cached in
 ``~/.cache/toolscout-bench/vectors.db`` (outside the repo) so reruns skip the 2-minute embed.
@@ -50,7 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--texts", type=int, default=1000, help="texts for the cold throughput run")
     parser.add_argument("--queries", type=int, default=500)
-    parser.add_argument("--encoders", default="model,int8,static", help="query encoders to compare at the full pool")
+    parser.add_argument("--encoders", default="model,blockwise,int8,static", help="query encoders to compare at the full pool")
     parser.add_argument("--main-src", type=Path, help="src/ of a baseline checkout, measured in a subprocess")
     parser.add_argument("--no-write", action="store_true", help="print, do not touch docs/benchmarks.md")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # subprocess mode: one encoder, JSON out
@@ -112,7 +112,7 @@ catalog size has its own index, so every query is new to it once.
 
 Query encoders at {len(tools):,} tools, same run, same {len(queries)} queries (ms; "encoder" = CPU time
 inside the query encoder, "rest" = the new query's CPU time minus it; nDCG@10 of these toolpool
-queries with AutoCut off, as in evaluations; `main` = {args.main_src or "not measured"}, run in a subprocess):
+queries with AutoCut off, as in evaluations{f"; `main` = {args.main_src}, run in a subprocess" if args.main_src else ""}; the default is `blockwise`):
 
 | query encoder | new query wall p50 / p95 | new query CPU p50 / p95 | encoder CPU p50 | rest CPU p50 / p95 | repeated wall p50 / p95 (CPU p50) | nDCG@10 |
 |---|---|---|---|---|---|---|

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from .base import file_sha256
 if TYPE_CHECKING:
     from .onnx import OnnxEmbedder
 
-__all__ = ["RECIPES", "default_query_embedder", "quantized_model"]
+__all__ = ["RECIPES", "default_query_embedder", "fold", "quantize", "quantized_model"]
 
 RECIPES = {  # name -> file tag; bump a tag when its recipe changes
     "int8": "q8pc1",  # per-channel int8 weights, activations per tensor (dynamic uint8)
@@ -70,39 +70,57 @@ def quantized_model(source: Path, source_sha256: str, cache_dir: Path | None = N
     pin = target.with_suffix(".sha256")
     if target.is_file() and pin.is_file() and pin.read_text().strip() == file_sha256(target):
         return target
-    try:
-        import onnxruntime as ort
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:
-        raise MissingExtra("The fast query encoder", "embed") from exc
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        folded = Path(tmp) / "folded.onnx"
-        options = ort.SessionOptions()  # constant folding turns Cast*scale into float weights
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        options.optimized_model_filepath = str(folded)
-        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
-        built = Path(tmp) / "q.onnx"
-        with _quiet():  # the quantizers log advice on the root logger
-            if recipe == "blockwise":
-                _blockwise(folded, built)
-            else:
-                quantize_dynamic(folded, built, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
+        folded, built = Path(tmp) / "folded.onnx", Path(tmp) / "q.onnx"
+        fold(source, folded)
+        quantize(folded, built, recipe)
         digest = file_sha256(built)
         os.replace(built, target)  # atomic: a concurrent reader sees the old file or the new one
     pin.write_text(digest + "\n")
     return target
 
 
-def _blockwise(source: Path, target: Path) -> None:
+def fold(source: Path, target: Path) -> None:
+    """``source`` with constants folded: each ``Cast(int8) * scale`` becomes a float weight,
+    which is what the quantizers start from."""
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise MissingExtra("The fast query encoder", "embed") from exc
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(target)
+    ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+
+
+def quantize(
+    folded: Path, target: Path, recipe: str = "int8", *, bits: int = 8, block_size: int = 128, keep_float: Sequence[str] = ()
+) -> None:
+    """Write ``folded`` with int8 products: ``recipe`` "int8" (activations per tensor) or
+    "blockwise" (``bits``-bit weights, activations per ``block_size`` values). ``keep_float``:
+    MatMul nodes left in float (benchmarks/quantization.py compares such variants)."""
     try:
         import onnx
-        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-    except ImportError as exc:  # the quantizer also imports onnx-ir
-        raise MissingExtra("The blockwise query encoder", "embed") from exc
-    quantizer = MatMulNBitsQuantizer(onnx.load(source), bits=8, block_size=128, is_symmetric=True, accuracy_level=4)
-    quantizer.process()
-    quantizer.model.save_model_to_file(str(target), use_external_data_format=False)
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        if recipe == "blockwise":  # the MatMulNBits quantizer also needs onnx-ir
+            from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    except ImportError as exc:
+        raise MissingExtra(f"The {recipe} query encoder", "embed") from exc
+    with _quiet():
+        if recipe == "blockwise":
+            quantizer = MatMulNBitsQuantizer(
+                onnx.load(folded), bits=bits, block_size=block_size, is_symmetric=True, accuracy_level=4,
+                nodes_to_exclude=list(keep_float),
+            )
+            quantizer.process()
+            quantizer.model.save_model_to_file(str(target), use_external_data_format=False)
+        else:
+            quantize_dynamic(
+                folded, target, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"],
+                nodes_to_exclude=list(keep_float),
+            )
 
 
 def default_query_embedder(recipe: str = "int8", **kwargs: Any) -> OnnxEmbedder:
