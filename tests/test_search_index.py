@@ -302,3 +302,33 @@ def test_snapshot_key_follows_content_not_object_sharing() -> None:
     for change in ({"category": "other"}, {"tags": ["new"]}, {"original_name": "up"}, {"display": {"de": "B"}}):
         assert key([tools[0].replace(**change), *tools[1:]]) != key(tools), change
     assert key([tools[1], tools[0], *tools[2:]]) != key(tools)  # order is doc ids
+
+
+@pytest.mark.parametrize("counts_kept", [True, False])
+def test_a_restart_reads_the_term_counts_only_when_a_change_needs_them(tmp_path, counts_kept: bool) -> None:  # type: ignore[no-untyped-def]
+    """A restart restores the scores and leaves the per-field term counts in the store; the
+    first rebuild after a change reads them (or, if they are gone, analyses the tools again)
+    and answers exactly as an index built from scratch."""
+    from toolscout.search.keyword import KeywordBackend
+    from toolscout.store import Store
+
+    store = Store(tmp_path / "snap.db")
+    ToolIndex(_catalog(), snapshots=store).refresh()
+    assert store.keys("index.keyword") == store.keys("index.keyword.counts")
+    if not counts_kept:
+        store.clear("index.keyword.counts")
+    catalog = _catalog()
+    index = ToolIndex(catalog, snapshots=store)
+    index.refresh()
+    kw = index.backend("keyword")
+    assert isinstance(kw, KeywordBackend) and kw._counts_loader is not None and not kw._raw  # left in the store
+    queries = ["send email", "weather in a city", "stock"]
+    fresh = ToolIndex(_catalog())
+    for q in queries:
+        assert [(h.tool.name, h.score) for h in index.search(q, limit=5).hits] == [(h.tool.name, h.score) for h in fresh.search(q, limit=5).hits]
+    assert index.explain("send email", "send_email") == fresh.explain("send email", "send_email")
+    new = Tool("send_fax", "Send a fax to a number.", category="mail")
+    catalog.add(new)
+    fresh.catalog.add(new)
+    for q in [*queries, "send a fax"]:
+        assert [(h.tool.name, h.score) for h in index.search(q, limit=5).hits] == [(h.tool.name, h.score) for h in fresh.search(q, limit=5).hits]

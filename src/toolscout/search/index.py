@@ -41,7 +41,7 @@ from .analyzer import analyze
 from .autocut import DEFAULT_RULE, autocut
 from .base import Hit
 from .intent import matching_text
-from .keyword import KeywordBackend
+from .keyword import KeywordBackend, release_freed_memory
 from .regex import RegexBackend
 from .resolve import NameResolver, select_names
 
@@ -91,16 +91,6 @@ def _regex_with_prior(raw: np.ndarray, prior: QueryPrior, limit: int) -> tuple[l
     usage = prior.of(order.tolist(), scores[order].tolist(), 3.0)
     why = [_REGEX_WHY.get(float(raw[d]), "regex") + (" + usage" if usage.get(int(d)) else "") for d in order]
     return [Hit(int(d), float(scores[d]), w) for d, w in zip(order, why, strict=True)], usage
-
-
-def _release_freed_memory() -> None:
-    """Hand memory freed by a large rebuild back to the OS (glibc keeps it otherwise)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to do
-        pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,28 +213,45 @@ class ToolIndex:
         finally:
             self._build_lock.release()
         if len(tools) >= _TRIM_AT:
-            _release_freed_memory()
+            release_freed_memory()
 
     # A cold start can load the analysed keyword index from a store instead of re-analysing
     # every tool (about 10x faster); the key covers every indexed field, so a changed catalog
     # or analyzer is a miss and rebuilds. Snapshot problems never fail a search.
+    # The term counts are kept apart (_COUNTS_NS): only a rebuild after a change reads
+    # them, so a restart leaves them in the store until then (1M tools: half the snapshot).
     _SNAPSHOT_NS = "index.keyword"
+    _COUNTS_NS = "index.keyword.counts"
 
     def _restore_keyword(self, tools: list[Tool], kw: KeywordBackend | RegexBackend) -> bool:
         if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
             return False
+        store = self.snapshots
         try:
-            arrays = self.snapshots.get_arrays(self._SNAPSHOT_NS, kw.snapshot_key(tools))
+            key = kw.snapshot_key(tools)
+            arrays = store.get_arrays(self._SNAPSHOT_NS, key)
         except ToolscoutError:
             return False
-        return arrays is not None and kw.restore(tools, arrays)
+
+        def counts() -> dict[str, np.ndarray] | None:
+            try:
+                return store.get_arrays(self._COUNTS_NS, key)
+            except ToolscoutError:
+                return None
+
+        return arrays is not None and kw.restore(tools, arrays, counts)
 
     def _save_keyword(self, tools: list[Tool], kw: KeywordBackend | RegexBackend) -> None:
         if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
             return
         try:
-            self.snapshots.clear(self._SNAPSHOT_NS)  # keep only the current catalog's snapshot
-            self.snapshots.put_arrays(self._SNAPSHOT_NS, kw.snapshot_key(tools), kw.snapshot())
+            key = kw.snapshot_key(tools)
+            arrays, counts = kw.snapshot_parts()
+            # keep only the current catalog's snapshot
+            self.snapshots.clear(self._SNAPSHOT_NS)
+            self.snapshots.clear(self._COUNTS_NS)
+            self.snapshots.put_arrays(self._COUNTS_NS, key, counts)
+            self.snapshots.put_arrays(self._SNAPSHOT_NS, key, arrays)
         except ToolscoutError:
             pass
 
@@ -294,7 +301,7 @@ class ToolIndex:
         resolver = self.resolver
         out = resolver.suggest(text, n)
         if len(resolver.tools) >= _TRIM_AT:
-            _release_freed_memory()  # the first call built trigram postings
+            release_freed_memory()  # the first call built trigram postings
         return out
 
     # -- filtering --------------------------------------------------------------------------

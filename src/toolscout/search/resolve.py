@@ -30,6 +30,7 @@ __all__ = ["SELECT_PREFIX", "NameResolver", "select_names"]
 SELECT_PREFIX = "select:"
 
 _Docs = int | list[int]
+_CHUNK = 65_536
 
 
 def select_names(query: str) -> list[str] | None:
@@ -70,9 +71,15 @@ class NameResolver:
         self._doc_of = dict(zip(names, range(len(names)), strict=True))
         # Only names that normalising changes: most catalog names are already normal
         # (``send_email``), and a second entry and string for each was ~150 MB at 1M tools.
-        keys = normalize_names(names)
-        changed = list(compress(range(len(names)), map(ne, keys, names)))
-        changed_keys = list(map(keys.__getitem__, changed))
+        changed: list[int] = []
+        changed_keys: list[str] = []
+        for start in range(0, len(names), _CHUNK):  # a chunk at a time: few keys alive at once
+            part = names[start : start + _CHUNK]
+            keys = normalize_names(part)
+            differ = list(compress(range(len(part)), map(ne, keys, part)))
+            changed_keys.extend(map(keys.__getitem__, differ))
+            changed.extend(i + start for i in differ)
+            del keys, part
         self._by_norm: dict[str, _Docs] = dict(zip(changed_keys, changed, strict=True))
         if len(self._by_norm) < len(changed):  # keys shared by several docs: a list for each
             first = dict(zip(reversed(changed_keys), reversed(changed), strict=True))
@@ -82,7 +89,7 @@ class NameResolver:
             for k, doc in zip(changed_keys, changed, strict=True):
                 if k in shared:
                     _add(self._by_norm, k, doc)
-        del names, keys, changed, changed_keys
+        del names, changed, changed_keys
         self._suggestable = suggestable
         self._wire: dict[str, int] | None = None
         self._original: dict[str, _Docs] | None = None
