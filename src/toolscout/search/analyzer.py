@@ -27,7 +27,7 @@ from itertools import chain
 
 import Stemmer
 
-__all__ = ["STOP_WORDS", "analyze", "split_identifier", "stem"]
+__all__ = ["STOP_WORDS", "analyze", "clear_caches", "split_identifier", "stem"]
 
 # Common English function words. Kept short on purpose: domain words such as "get",
 # "list" or "search" carry meaning for tools and are left to IDF to weigh.
@@ -98,6 +98,12 @@ def _token_terms(token: str) -> tuple[str, ...]:
         cjk = m.group("cjk")
         out.extend(_cjk_terms(cjk) if cjk else _word_terms(m.group("word")))
     return tuple(out)
+
+
+def clear_caches() -> None:
+    """Empty the per-word memo tables (after a large build they hold its words)."""
+    for cached in (stem, _word_terms, _token_terms):
+        cached.cache_clear()
 
 
 def analyze(text: str) -> list[str]:
