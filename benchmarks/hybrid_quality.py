@@ -9,7 +9,7 @@ Document and query vectors are cached in ~/.cache/toolscout-bench/vectors.db (ou
 repo): the first run embeds ~25k texts (tens of minutes on 2 shared cores), later runs none.
 
     .venv/bin/python benchmarks/hybrid_quality.py [--data ../shared/data] [--sets a,b] [--plot] [--no-write]
-        [--query-encoders model,int8]
+        [--query-encoders model,blockwise,int8]
 
 The main table uses ``enable_hybrid``'s default query encoder.
 ``--query-encoders`` adds a table with dense and hybrid nDCG@10 per query encoder, each
@@ -20,6 +20,7 @@ priming goes through the encoder under test, cached under its own model id).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -116,7 +117,7 @@ def main() -> None:
             m = hybrid.overall
             latency = (
                 f"Hybrid search latency at {len(tools):,} tools with query vectors cached (the eval's "
-                f"rankings): p50 {m.latency_p50_ms:.1f} ms, p95 {m.latency_p95_ms:.1f} ms "
+                f"rankings, wall time, load average {os.getloadavg()[0]:.1f}): p50 {m.latency_p50_ms:.1f} ms, p95 {m.latency_p95_ms:.1f} ms "
                 f"(keyword alone p50 {kw.overall.latency_p50_ms:.1f} ms). New-query latency, which "
                 "includes running the model, is in the embedding-speed section."
             )
@@ -147,7 +148,9 @@ def main() -> None:
     )
     print(body)
     if not args.no_write:
-        write_section("hybrid-quality", "Hybrid search quality", "python benchmarks/hybrid_quality.py --plot", body)
+        command = "python benchmarks/hybrid_quality.py" + (" --plot" if args.plot else "")
+        command += f" --query-encoders {args.query_encoders}" if encoders else ""
+        write_section("hybrid-quality", "Hybrid search quality", command, body)
 
 
 def _autocut_effect(index: ToolIndex, queries: list) -> list[str]:
