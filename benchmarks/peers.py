@@ -72,7 +72,8 @@ METHODS: list[Method] = [
     Method("callbus-dense", "dense MiniLM only (callbus DenseScorer)", "callbus", True),
     Method("callbus-hybrid", "callbus hybrid (MiniLM + BM25, RRF)", "callbus", True),
     Method("toolscout-keyword", "**toolscout keyword**", None),
-    Method("toolscout-hybrid", "**toolscout hybrid**", None, True),
+    Method("toolscout-hybrid", "**toolscout hybrid** (default query encoder, `blockwise`)", None, True),
+    Method("toolscout-hybrid-model", "toolscout hybrid, float query encoder (`query_encoder=\"model\"`)", None, True),
     Method("toolscout-hybrid-int8", "toolscout hybrid, int8 query encoder (`query_encoder=\"int8\"`)", None, True),
 ]
 SPEED_METHODS = ["fastmcp-bm25", "toolpicker-bm25", "callbus-bm25", "toolscout-keyword", "toolscout-find_tools"]

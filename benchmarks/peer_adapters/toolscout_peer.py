@@ -44,8 +44,8 @@ def build(method: str, tools: list[dict[str, Any]], ctx: dict[str, Any]):
     if method == "toolscout-hybrid":
         _attach_hybrid(index, ctx["cache"])
         mode = "hybrid"
-    elif method == "toolscout-hybrid-int8":
-        _attach_hybrid(index, ctx["cache"], query_encoder="int8")
+    elif method.startswith("toolscout-hybrid-"):  # -int8, -model: another query encoder
+        _attach_hybrid(index, ctx["cache"], query_encoder=method.removeprefix("toolscout-hybrid-"))
         mode = "hybrid"
 
     def search(query: str, k: int) -> list[str]:

@@ -32,6 +32,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "toolscout-keyword": ("toolscout_peer", "toolscout"),
     "toolscout-hybrid": ("toolscout_peer", "toolscout"),
     "toolscout-hybrid-int8": ("toolscout_peer", "toolscout"),
+    "toolscout-hybrid-model": ("toolscout_peer", "toolscout"),
     "toolscout-find_tools": ("toolscout_peer", "toolscout"),
 }
 
