@@ -165,7 +165,7 @@ def main() -> None:
         f"Default model (sha256 {DEFAULT_MODEL_SHA256[:12]}…) and variants derived from it; cosine over "
         f"{len(texts)} queries (150 per public set), CPU of the calling thread over {len(timed)} toolpool "
         "queries (one text each, variants interleaved). Hybrid quality of `int8` and `blockwise` on all six "
-        "sets: the \"Query encoders\" section.\n\n" + "\n".join(lines)
+        "sets: the last table of \"Hybrid search quality\".\n\n" + "\n".join(lines)
     )
     print(body)
     if not args.no_write:
