@@ -69,26 +69,61 @@ def test_calls_across_sessions_lift_a_tool_and_the_boost_is_visible() -> None:
     assert next(r for r in gw.find_tools("message the team").tool_references if r.tool_name == "send_email").usage_boost > 0
 
 
-def test_one_session_alone_lifts_nothing() -> None:
+def _one_session_bound(learner: UsageLearner) -> float:
+    """What one session can move a tool by, in relevance units (docs/learning.md)."""
+    return 2 * learner.max_boost / (1 + learner.min_sessions)
+
+
+def test_one_session_alone_moves_a_tool_by_a_small_bounded_amount() -> None:
     gw = Gateway(_catalog(), learn=True)
-    for _ in range(20):
+    assert gw.learner is not None
+    for _ in range(20):  # one session, repeating itself, counts once
         _use(gw, "same-session")
     refs = gw.find_tools(QUERY).tool_references
     assert refs[0].tool_name == "post_message"
-    assert all(r.usage_boost == 0 for r in refs) and "usage_boost" not in refs[0].to_dict()
+    assert all(abs(r.usage_boost) <= _one_session_bound(gw.learner) + 1e-9 for r in refs)
+    # words the tool does not contain need agreement: one session lifts it by nothing there
+    learner = UsageLearner()
+    for _ in range(50):
+        learner.searched("one", "notify the team", ["send_email", "post_message"])
+        learner.called("one", "send_email", True)
+    prior = learner.prior("notify the team", list(_catalog()), 0)
+    assert prior is None or prior.of([1]).get(1, 0.0) <= 0  # doc 1 is send_email
+
+
+def test_one_hostile_session_cannot_lift_a_wrong_tool_over_a_clearly_better_match() -> None:
+    gw = Gateway(_catalog(), learn=True)
+    learner = gw.learner
+    assert learner is not None
+    query = "create a git branch in the repository"
+    assert _ranked(gw, query)[0] == "create_branch"
+    for _ in range(500):  # a flood from one session: a tool sharing a word, and an unrelated one
+        learner.searched("hostile", query, ["create_branch", "open_pull_request", "evil_tool"])
+        learner.called("hostile", "open_pull_request", True)
+        learner.searched("hostile", query, ["create_branch", "evil_tool"])
+        learner.called("hostile", "evil_tool", True)
+    refs = gw.find_tools(query).tool_references
+    assert refs[0].tool_name == "create_branch"
+    assert all(abs(r.usage_boost) <= _one_session_bound(learner) + 1e-9 for r in refs)
+    assert all(r.usage_boost == 0 for r in refs if r.tool_name == "evil_tool")  # no shared word: nothing
 
 
 def test_a_flood_of_poisoned_events_stays_bounded() -> None:
     gw = Gateway(_catalog(), learn=True)
     learner = gw.learner
     assert learner is not None
+    before = {r.tool_name: r.relevance_score for r in gw.find_tools(QUERY).tool_references}
     for i in range(500):  # many fake sessions, all calling an unrelated tool
         learner.searched(f"p{i}", QUERY, ["evil_tool", "post_message"])
         learner.called(f"p{i}", "evil_tool", True)
     refs = gw.find_tools(QUERY).tool_references
-    assert refs[0].tool_name == "post_message"  # a strong match keeps its place
+    names = [r.tool_name for r in refs]
+    assert names.index("evil_tool") > max(names.index("post_message"), names.index("send_email"))  # below real matches
     evil = next(r for r in refs if r.tool_name == "evil_tool")
     assert evil.usage_boost <= learner.max_boost and evil.relevance_score <= learner.max_boost + 1e-6
+    post = next(r for r in refs if r.tool_name == "post_message")  # shown, never chosen: sinks, bounded
+    floor = before["post_message"] * (1 - learner.max_sink) - learner.max_boost
+    assert floor - 1e-3 <= post.relevance_score < before["post_message"]
 
 
 def test_found_but_never_chosen_sinks_slowly_and_visibly() -> None:
@@ -121,7 +156,7 @@ def test_off_switch_and_default_for_a_store_the_user_owns(tmp_path: Path) -> Non
         _use(gw, f"s{i}")
     assert cat.store is not None and len(cat.store.keys(NS)) >= 5
     events = [json.loads(cat.store.get(NS, k).text) for k in cat.store.keys(NS)]
-    assert all(set(e) == {"s", "t", "q", "f", "c"} for e in events)  # terms, names, outcomes: no arguments
+    assert all(set(e) == {"s", "t", "q", "p", "f", "c"} for e in events)  # terms, pairs, names, outcomes: no arguments
     cat.store.put(NS, "broken", "{not json")  # a bad row is skipped, never fatal
     cat.store.put(NS, "old", json.dumps({"s": "x", "t": 1.0, "q": ["team"], "f": [], "c": {}}))
     again = Gateway(Catalog.open(path))  # a restart keeps what was learned

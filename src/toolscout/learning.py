@@ -4,21 +4,28 @@ Why: a gateway sees, across sessions, which of the tools it found were actually 
 Ranking that ignores this ranks a query the same way on day 100 as on day 1.
 
 What is kept (per session, no argument values): a search event = the query's analysed
-terms (the keyword analyzer's, not the raw text), the names it found, and which of them the
-session then called and whether each call succeeded. Events live in a
-:class:`~toolscout.store.Store` namespace (the catalog's SQLite file by default; any object
-with the same ``put``/``get``/``keys`` interface, e.g. the PostgreSQL store, when scaled out),
-or only in memory when there is no store.
+terms (the keyword analyzer's, not the raw text) and the pairs of adjacent terms, the names
+it found, and which of them the session then called and whether each call succeeded. Events
+live in a :class:`~toolscout.store.Store` namespace (the catalog's SQLite file by default; any
+object with the same ``put``/``get``/``keys`` interface, e.g. the PostgreSQL store, when scaled
+out), or only in memory when there is no store.
 
 What ranking gets (see docs/learning.md):
 
-* a **boost** per query: for each query term, the share of sessions that searched that
-  term and then called the tool, counted over *distinct sessions* (one session counts at
-  most once per term and tool, however often it repeats) and only beyond ``min_sessions - 1``
-  of them (one session alone never lifts a tool); terms are weighted by how rare they are
-  in the log, averaged over the query's terms (a new query shares evidence with logged ones
-  through term overlap). Added to the keyword score as at most ``max_boost`` of a full
-  match, so a flood of poisoned events moves a tool by a bounded amount;
+* a **boost** per query, from evidence keyed by query term and by pair of adjacent terms: for
+  key k and tool d, over *distinct sessions* (one session counts at most once, however often
+  it repeats), the sessions that searched k and were offered d (shown or called) and those
+  that called it. The evidence is the choice rate's deviation from the log's base rate,
+  shrunk by ``min_sessions`` pseudo-sessions: ``(called' - beta * passed_over) / (offered +
+  min_sessions)``, with ``beta = r0 / (1 - r0)`` and ``r0`` the share of offered tools a
+  session calls. Tools called after similar queries rise; tools shown and passed over sink.
+  ``called'`` counts every session for keys whose words all occur in d's own name or
+  description (a poisoner cannot choose them), and only sessions beyond ``min_sessions - 1``
+  otherwise (words a tool does not contain need agreement). Keys are weighted by rarity,
+  averaged over the query's terms, added to the keyword score and clipped to ``max_boost`` of
+  a full match either way: one session moves a tool by at most ``2 * max_boost / (1 +
+  min_sessions)`` (0.2 of a full match by default), a flood of poisoned sessions by at most
+  ``max_boost``;
 * a **sink** per tool: tools shown in many sessions and never chosen lose at most
   ``max_sink`` of their score;
 * **co-usage**: tools called in the same session by at least ``min_sessions`` sessions.
@@ -40,6 +47,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -59,6 +67,13 @@ def query_terms(query: str) -> list[str]:
     return sorted(set(analyze(query)))
 
 
+def query_pairs(terms: Sequence[str]) -> list[str]:
+    """Keys for adjacent pairs of a query's distinct analysed terms (``terms`` in the order
+    they first occur, as the keyword backend's ``terms`` gives them): "building code"
+    tells tools apart where "building" and "code" alone do not."""
+    return [f"{a} {b}" for a, b in pairwise(terms)]
+
+
 _NO_DOCS = np.zeros(0, np.int64)
 _NO_VALS = np.zeros(0, np.float64)
 
@@ -66,18 +81,22 @@ _NO_VALS = np.zeros(0, np.float64)
 @dataclass(frozen=True, slots=True)
 class Prior:
     """One query's prior: ``boost`` (relevance units, summed over ``docs``; a doc may repeat)
-    and ``sink`` (a per-doc score multiplier, or ``None``)."""
+    or ``dense`` (the boost of every doc, when that was cheaper), and ``sink`` (a per-doc
+    score multiplier, or ``None``)."""
 
     docs: np.ndarray
     boost: np.ndarray
     sink: np.ndarray | None
+    dense: np.ndarray | None = None
 
     def apply(self, scores: np.ndarray, bound: float) -> np.ndarray:
         """``scores`` (modified in place) with the sink and the boost (``bound``: a full
         match's score, so the boost is at most ``max_boost`` of it)."""
         if self.sink is not None:
             scores *= self.sink
-        if len(self.docs):
+        if self.dense is not None:
+            scores += self.dense * bound
+        elif len(self.docs):
             np.add.at(scores, self.docs, self.boost * bound)
         return scores
 
@@ -85,7 +104,9 @@ class Prior:
         """What usage changed for each of ``docs`` (the hits), in relevance units: the boost,
         minus what the sink took when the hits' final ``scores`` (and ``bound``) are given."""
         out: dict[int, float] = {}
-        if len(self.docs) and docs:
+        if self.dense is not None:
+            out = {doc: value for doc, value in zip(docs, self.dense[list(docs)].tolist(), strict=True) if value}
+        elif len(self.docs) and docs:
             sel = (self.docs[:, None] == np.asarray(docs)[None, :]).any(axis=1)  # few hits: cheaper than isin
             for doc, value in zip(self.docs[sel].tolist(), self.boost[sel].tolist(), strict=True):
                 out[doc] = out.get(doc, 0.0) + value
@@ -96,6 +117,64 @@ class Prior:
                     base = (score - out.get(doc, 0.0) * bound) / factor
                     out[doc] = out.get(doc, 0.0) - base * (1.0 - factor) / bound
         return out
+
+
+_PER_KEY = 64
+_CHUNK = 2_000_000  # (key, tool) entries expanded at once while deriving: bounds memory
+
+
+class _Flat:
+    """The searches of a log as flat arrays, for deriving evidence with numpy: per event its
+    keys (terms and term pairs), the tools it offered (shown or called) and how each was taken."""
+
+    def __init__(self) -> None:
+        self.key_id: dict[str, int] = {}
+        self.session_id: dict[str, int] = {}
+        self.keys: list[int] = []
+        self.n_keys: list[int] = []
+        self.tools: list[int] = []
+        self.took: list[float] = []  # 1 called, 0.5 called and failed, 0 shown and not called
+        self.n_tools: list[int] = []
+        self.weight: list[float] = []
+        self.session: list[int] = []
+        self.rates: dict[int, list[int]] = {}  # session -> [tools called, tools offered]
+
+    def add(self, event: dict[str, Any], weight: float, doc_of: Mapping[str, int]) -> None:
+        pairs = event.get("p")
+        keys = [k for k in (*event["q"], *(pairs if isinstance(pairs, list) else ())) if isinstance(k, str)]
+        ids = self.key_id
+        self.keys.extend(ids.setdefault(k, len(ids)) for k in keys)
+        self.n_keys.append(len(keys))
+        calls: dict[str, bool] = event.get("c", {})
+        offered = [(doc_of[t], 1.0 if ok else 0.5) for t, ok in calls.items() if t in doc_of]
+        offered += [(doc_of[t], 0.0) for t in dict.fromkeys(event.get("f", ())) if t in doc_of and t not in calls]
+        self.tools.extend(d for d, _ in offered)
+        self.took.extend(t for _, t in offered)
+        self.n_tools.append(len(offered))
+        self.weight.append(weight)
+        self.session.append(self.session_id.setdefault(event["s"], len(self.session_id)))
+        rate = self.rates.setdefault(self.session[-1], [0, 0])
+        rate[0] += sum(1 for t in calls if t in doc_of)
+        rate[1] += len(offered)
+
+    def base_rate(self) -> float:
+        """The share of offered tools a session calls, averaged over sessions (so one session,
+        however many events it logs, weighs as one), at most 0.5."""
+        rates = [c / o for c, o in self.rates.values() if o]
+        return min(0.5, sum(rates) / len(rates)) if rates else 0.5
+
+
+def _sum_of_session_max(code: np.ndarray, weight: np.ndarray, n_sessions: int) -> tuple[np.ndarray, np.ndarray]:
+    """``code`` = group * n_sessions + session: per group, the sum over its sessions of each
+    session's largest ``weight`` (a session counts once however often it repeats).
+    Returns (groups, sums), groups ascending."""
+    order = np.argsort(code, kind="stable")
+    c = code[order]
+    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    best = np.maximum.reduceat(weight[order], starts)
+    group = c[starts] // n_sessions
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    return group[first], np.add.reduceat(best, first)
 
 
 @dataclass(slots=True)
@@ -119,7 +198,7 @@ class UsageLearner:
         *,
         half_life_days: float = 30.0,
         min_sessions: int = 2,
-        max_boost: float = 0.5,
+        max_boost: float = 0.3,
         max_sink: float = 0.05,
         max_events: int = 200_000,
     ) -> None:
@@ -134,6 +213,7 @@ class UsageLearner:
         self._events: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._recent: OrderedDict[str, list[str]] = OrderedDict()  # session -> event keys
         self._derived: _Derived | None = None
+        self._own_terms: dict[tuple[str, str], frozenset[str]] = {}
         self._built_at = 0.0
         self._build_cost = 0.0
         if store is not None:
@@ -142,11 +222,11 @@ class UsageLearner:
     # -- recording ----------------------------------------------------------------------
     def searched(self, session: str, query: str, found: Sequence[str], *, now: float | None = None) -> str | None:
         """A session's search found ``found`` (its top results); returns the event key."""
-        terms = query_terms(query)
-        if not terms or not found:
+        seq = list(dict.fromkeys(analyze(query)))
+        if not seq or not found:
             return None
         key = uuid.uuid4().hex
-        event = {"s": str(session), "t": now or time.time(), "q": terms, "f": list(found), "c": {}}
+        event = {"s": str(session), "t": now or time.time(), "q": sorted(seq), "p": query_pairs(seq), "f": list(found), "c": {}}
         with self._lock:
             self._add(key, event)
             keys = self._recent.pop(event["s"], [])
@@ -246,24 +326,14 @@ class UsageLearner:
 
     def _build(self, events: list[dict[str, Any]], tools: Sequence[Any], generation: int, version: int, now: float) -> _Derived:
         doc_of = {t.name: i for i, t in enumerate(tools)}
-        searched: dict[str, dict[str, float]] = {}  # term -> session -> weight
-        pairs: dict[str, dict[str, dict[str, float]]] = {}  # term -> tool -> session -> weight
         shown: dict[str, dict[str, float]] = {}
         chosen: dict[str, dict[str, float]] = {}
         together: dict[str, set[str]] = {}  # session -> tools it called successfully
-        sessions: set[str] = set()
+        flat = _Flat()
         for e in events:
             s = e["s"]
             w = 0.5 ** (max(0.0, now - e["t"]) / self.half_life_s) if self.half_life_s > 0 else 1.0
             calls: dict[str, bool] = e.get("c", {})
-            if e["q"]:
-                sessions.add(s)
-            for term in e["q"]:
-                by = searched.setdefault(term, {})
-                by[s] = max(by.get(s, 0.0), w)
-                for tool, ok in calls.items():
-                    per = pairs.setdefault(term, {}).setdefault(tool, {})
-                    per[s] = max(per.get(s, 0.0), w if ok else w / 2)
             for tool in e.get("f", ()):
                 per = shown.setdefault(tool, {})
                 per[s] = max(per.get(s, 0.0), w)
@@ -272,22 +342,10 @@ class UsageLearner:
                 per[s] = max(per.get(s, 0.0), w)
                 if ok:
                     together.setdefault(s, set()).add(tool)
-        m = max(1, len(sessions))
-        spare = self.min_sessions - 1
-        terms: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
-        for term, by_tool in pairs.items():
-            n_t = sum(searched[term].values())
-            docs, ps = [], []
-            for tool, per in by_tool.items():
-                doc = doc_of.get(tool)
-                agreed = sum(per.values()) - spare  # one session alone (or fewer than min) lifts nothing
-                if doc is None or agreed <= 0:
-                    continue
-                docs.append(doc)
-                ps.append(agreed / (n_t - spare + 1.0))
-            if docs:
-                weight = math.log1p(m / n_t)
-                terms[term] = (np.array(docs, np.int64), np.array(ps, np.float64) * weight, weight)
+            if e["q"]:
+                flat.add(e, w, doc_of)
+        terms = self._evidence(flat, tools)
+        m = max(1, len(flat.session_id))
         sink = None
         if self.max_sink > 0 and tools:
             factor = np.ones(len(tools), np.float64)
@@ -311,6 +369,119 @@ class UsageLearner:
         }
         return _Derived(generation, version, terms, math.log1p(m), sink, {a: bs for a, bs in co.items() if bs})
 
+    def _evidence(self, flat: _Flat, tools: Sequence[Any]) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
+        """Per key (term or term pair): the tools with evidence, ``weight * v`` and ``weight``.
+
+        For key k and tool d, over distinct sessions (each once, at its largest weight):
+        ``offered`` = sessions that searched k and were shown or called d, ``took`` = those
+        that called it (a failed call half). ``v = (took' - beta * (offered - took)) /
+        (offered + min_sessions)``: the choice rate's deviation from the log's base rate
+        ``r0`` (``beta = r0 / (1 - r0)``), shrunk towards 0 by ``min_sessions`` pseudo-sessions.
+        ``took'`` is ``took`` when every term of k occurs in d's own name or description,
+        else ``took - (min_sessions - 1)`` (at least 0): words a tool does not contain need
+        agreement between sessions before they lift it."""
+        n_events = len(flat.n_keys)
+        if not n_events or not flat.key_id or not tools:
+            return {}
+        n_sessions = max(1, len(flat.session_id))
+        n_tools = len(tools)
+        nk = np.asarray(flat.n_keys, np.int64)
+        nt = np.asarray(flat.n_tools, np.int64)
+        w_ev = np.asarray(flat.weight, np.float64)
+        s_ev = np.asarray(flat.session, np.int64)
+        keys = np.asarray(flat.keys, np.int64)
+        docs = np.asarray(flat.tools, np.int64)
+        took = np.asarray(flat.took, np.float64)
+        k_start = np.cumsum(nk) - nk
+        t_start = np.cumsum(nt) - nt
+        ev_of_key = np.repeat(np.arange(n_events), nk)
+        searched_keys, searched = _sum_of_session_max(keys * n_sessions + s_ev[ev_of_key], w_ev[ev_of_key], n_sessions)
+        n_key = np.zeros(len(flat.key_id), np.float64)
+        n_key[searched_keys] = searched
+        # (key, tool) pairs, session by session: events grouped by session and expanded in
+        # chunks cut at session boundaries, so a session's events are always reduced together
+        order = np.argsort(s_ev, kind="stable")
+        size = (nk * nt)[order]
+        cum = np.r_[0, np.cumsum(size)]
+        s_sorted = s_ev[order]
+        bounds = np.r_[np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]]), n_events]
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        a = 0
+        while a < n_events:
+            b = int(bounds[max(np.searchsorted(cum[bounds], cum[a] + _CHUNK, side="right") - 1, 0)])
+            if b <= a:
+                b = int(bounds[np.searchsorted(bounds, a, side="right")])
+            ev = order[a:b]
+            a = b
+            reps = nk[ev] * nt[ev]
+            n = int(reps.sum())
+            if n == 0:
+                continue
+            ev_rep = np.repeat(ev, reps)
+            j = np.arange(n) - np.repeat(np.cumsum(reps) - reps, reps)
+            per = nt[ev_rep]
+            pos = t_start[ev_rep] + j % per
+            w = w_ev[ev_rep]
+            code = (keys[k_start[ev_rep] + j // per] * n_tools + docs[pos]) * n_sessions + s_ev[ev_rep]
+            srt = np.argsort(code)
+            c = code[srt]
+            starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+            offered = np.maximum.reduceat(w[srt], starts)
+            chose = np.maximum.reduceat((w * took[pos])[srt], starts)
+            pair = c[starts] // n_sessions
+            first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+            parts.append((pair[first], np.add.reduceat(offered, first), np.add.reduceat(chose, first)))
+        if not parts:
+            return {}
+        pair = np.concatenate([p[0] for p in parts])
+        srt = np.argsort(pair, kind="stable")
+        pair = pair[srt]
+        first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+        offered = np.add.reduceat(np.concatenate([p[1] for p in parts])[srt], first)
+        chose = np.add.reduceat(np.concatenate([p[2] for p in parts])[srt], first)
+        pair = pair[first]
+        key, doc = pair // n_tools, pair % n_tools
+        names = list(flat.key_id)
+        spare = float(self.min_sessions - 1)
+        lift = chose.copy()
+        if spare > 0:
+            for i in np.flatnonzero(chose > 0).tolist():
+                if not self._grounded(names[key[i]], tools[doc[i]]):
+                    lift[i] = max(0.0, chose[i] - spare)
+        r0 = flat.base_rate()
+        beta = r0 / (1.0 - r0)
+        v = (lift - beta * (offered - chose)) / (offered + float(self.min_sessions))
+        keep = np.abs(v) > 1e-12
+        key, doc, v = key[keep], doc[keep], v[keep]
+        m = max(1, n_sessions)
+        weight = np.log1p(m / np.maximum(n_key, 1e-12))
+        for name, k in flat.key_id.items():  # a pair weighs at most the mean of its terms
+            if " " in name:
+                a, b = name.split(" ", 1)
+                ka, kb = flat.key_id.get(a, k), flat.key_id.get(b, k)
+                weight[k] = min(weight[k], (weight[ka] + weight[kb]) / 2)
+        out: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
+        edges = np.r_[np.flatnonzero(np.r_[True, key[1:] != key[:-1]]), len(key)] if len(key) else np.zeros(1, np.int64)
+        for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
+            k = int(key[lo])
+            wk = float(weight[k])
+            d_k, v_k = doc[lo:hi], v[lo:hi]
+            if hi - lo > _PER_KEY:  # the strongest evidence only: a query's cost stays small
+                top = np.argpartition(-np.abs(v_k), _PER_KEY)[:_PER_KEY]
+                d_k, v_k = d_k[top], v_k[top]
+            out[names[k]] = (d_k.copy(), v_k * wk, wk)
+        return out
+
+    def _grounded(self, key: str, tool: Any) -> bool:
+        """Whether every term of ``key`` occurs in ``tool``'s own name or description."""
+        cache = self._own_terms
+        own = cache.get((tool.name, tool.description))
+        if own is None:
+            if len(cache) > 100_000:
+                cache.clear()
+            own = cache[(tool.name, tool.description)] = frozenset(analyze(f"{tool.name} {tool.description}"))
+        return all(t in own for t in key.split(" "))
+
     # -- reading ------------------------------------------------------------------------
     def prior(
         self, query: str, tools: Sequence[Any], generation: int, terms: Sequence[str] | None = None
@@ -325,20 +496,35 @@ class UsageLearner:
             return None
         docs: list[np.ndarray] = []
         vals: list[np.ndarray] = []
-        total = 0.0
-        for term in query_terms(query) if terms is None else terms:
-            found = d.terms.get(term)
+        total = 0.0  # the query's term weights: a full match of usage evidence
+        reach = 0.0  # weights of the keys with evidence, pairs included
+        seq = list(dict.fromkeys(analyze(query))) if terms is None else list(terms)
+        for key in (*seq, *query_pairs(seq)):
+            pair = " " in key
+            found = d.terms.get(key)
             if found is None:
-                total += d.unseen_weight
+                if not pair:
+                    total += d.unseen_weight
                 continue
             t_docs, weighted, weight = found
-            total += weight
+            if not pair:  # a pair adds evidence for its terms, not terms to match
+                total += weight
+            reach += weight
             docs.append(t_docs)
             vals.append(weighted)
         if not docs:
             return None if d.sink is None else Prior(_NO_DOCS, _NO_VALS, d.sink)
         all_docs = docs[0] if len(docs) == 1 else np.concatenate(docs)
         all_vals = (vals[0] if len(vals) == 1 else np.concatenate(vals)) * (self.max_boost / total)
+        clip = reach > total  # pairs could push a tool past max_boost: sum per tool and clip
+        if len(tools) <= 65_536 + 32 * len(all_docs):  # a dense pass is cheaper than sorting
+            dense = np.bincount(all_docs, weights=all_vals, minlength=len(tools))
+            if clip:
+                np.clip(dense, -self.max_boost, self.max_boost, out=dense)
+            return Prior(_NO_DOCS, _NO_VALS, d.sink, dense)
+        if clip:
+            all_docs, inverse = np.unique(all_docs, return_inverse=True)
+            all_vals = np.clip(np.bincount(inverse, weights=all_vals), -self.max_boost, self.max_boost)
         return Prior(all_docs, all_vals, d.sink)
 
     def co_usage(self, tools: Sequence[Any], generation: int) -> Mapping[str, list[str]]:
