@@ -442,12 +442,22 @@ class UsageLearner:
         pair = pair[first]
         key, doc = pair // n_tools, pair % n_tools
         names = list(flat.key_id)
+        # a pair's two terms (a term: itself twice), to test words and to cap pair weights
+        part_a = np.arange(len(names), dtype=np.int64)
+        part_b = part_a.copy()
+        for name, k in flat.key_id.items():
+            if " " in name:
+                a, b = name.split(" ", 1)
+                part_a[k], part_b[k] = flat.key_id.get(a, k), flat.key_id.get(b, k)
         spare = float(self.min_sessions - 1)
         lift = chose.copy()
         if spare > 0:
-            for i in np.flatnonzero(chose > 0).tolist():
-                if not self._grounded(names[key[i]], tools[doc[i]]):
-                    lift[i] = max(0.0, chose[i] - spare)
+            called = np.flatnonzero(chose > 0)
+            own = self._own_codes(flat.key_id, tools, np.unique(doc[called]), n_tools)
+            d_c, k_c = doc[called], key[called]
+            grounded = np.isin(part_a[k_c] * n_tools + d_c, own) & np.isin(part_b[k_c] * n_tools + d_c, own)
+            lacks = called[~grounded]
+            lift[lacks] = np.maximum(0.0, chose[lacks] - spare)
         r0 = flat.base_rate()
         beta = r0 / (1.0 - r0)
         v = (lift - beta * (offered - chose)) / (offered + float(self.min_sessions))
@@ -455,11 +465,7 @@ class UsageLearner:
         key, doc, v = key[keep], doc[keep], v[keep]
         m = max(1, n_sessions)
         weight = np.log1p(m / np.maximum(n_key, 1e-12))
-        for name, k in flat.key_id.items():  # a pair weighs at most the mean of its terms
-            if " " in name:
-                a, b = name.split(" ", 1)
-                ka, kb = flat.key_id.get(a, k), flat.key_id.get(b, k)
-                weight[k] = min(weight[k], (weight[ka] + weight[kb]) / 2)
+        weight = np.minimum(weight, (weight[part_a] + weight[part_b]) / 2)  # a pair weighs at most its terms' mean
         out: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
         edges = np.r_[np.flatnonzero(np.r_[True, key[1:] != key[:-1]]), len(key)] if len(key) else np.zeros(1, np.int64)
         for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
@@ -472,15 +478,20 @@ class UsageLearner:
             out[names[k]] = (d_k.copy(), v_k * wk, wk)
         return out
 
-    def _grounded(self, key: str, tool: Any) -> bool:
-        """Whether every term of ``key`` occurs in ``tool``'s own name or description."""
+    def _own_codes(self, key_id: Mapping[str, int], tools: Sequence[Any], docs: np.ndarray, n_tools: int) -> np.ndarray:
+        """``term id * n_tools + doc`` for every logged term that occurs in the own name or
+        description of each of ``docs``: the words a call may credit without agreement."""
         cache = self._own_terms
-        own = cache.get((tool.name, tool.description))
-        if own is None:
-            if len(cache) > 100_000:
-                cache.clear()
-            own = cache[(tool.name, tool.description)] = frozenset(analyze(f"{tool.name} {tool.description}"))
-        return all(t in own for t in key.split(" "))
+        codes: list[int] = []
+        for doc in docs.tolist():
+            tool = tools[doc]
+            own = cache.get((tool.name, tool.description))
+            if own is None:
+                if len(cache) > 100_000:
+                    cache.clear()
+                own = cache[(tool.name, tool.description)] = frozenset(analyze(f"{tool.name} {tool.description}"))
+            codes.extend(key_id[t] * n_tools + doc for t in own if t in key_id)
+        return np.asarray(codes, np.int64)
 
     # -- reading ------------------------------------------------------------------------
     def prior(
