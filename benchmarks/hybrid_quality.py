@@ -9,7 +9,7 @@ Document and query vectors are cached in ~/.cache/toolscout-bench/vectors.db (ou
 repo): the first run embeds ~25k texts (tens of minutes on 2 shared cores), later runs none.
 
     .venv/bin/python benchmarks/hybrid_quality.py [--data ../shared/data] [--sets a,b] [--plot] [--no-write]
-        [--query-encoders model,blockwise,int8]
+        [--query-encoders model,blockwise,int8] [--queries START:STOP]
 
 The main table uses ``enable_hybrid``'s default query encoder.
 ``--query-encoders`` adds a table with dense and hybrid nDCG@10 per query encoder, each
@@ -56,6 +56,7 @@ def main() -> None:
     parser.add_argument("--plot", action="store_true", help="write docs/img/recall-<set>.png")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--query-encoders", default="", help="compare query encoders, e.g. model,int8,static")
+    parser.add_argument("--queries", default="", help="START:STOP of each set's queries instead of its usual selection")
     args = parser.parse_args()
     encoders = [e for e in args.query_encoders.split(",") if e]
     enc_rows = [
@@ -81,7 +82,11 @@ def main() -> None:
             continue
         d = args.data / name
         tools = load_tools(d / "tools.jsonl")
-        queries = select_queries(load_queries(d / "queries.jsonl"), **selection)  # type: ignore[arg-type]
+        if args.queries:  # e.g. a second, disjoint sample of a set (docs/embeddings.md#query-encoders)
+            start, stop = (int(x) if x else None for x in args.queries.split(":"))
+            queries = load_queries(d / "queries.jsonl")[start:stop]
+        else:
+            queries = select_queries(load_queries(d / "queries.jsonl"), **selection)  # type: ignore[arg-type]
         plain_index = ToolIndex(Catalog(tools), keyword=KeywordBackend(variant="bm25", k1=1.5, analyzer=plain_analyzer))
         plain = evaluate(queries, index_ranker(plain_index, "keyword"))
         index = ToolIndex(Catalog(tools))
