@@ -204,3 +204,35 @@ def test_default_model_embeds_queries_blockwise_and_falls_back_to_itself(tmp_pat
     assert load_query_encoder("auto", model) is None  # queries then go through the model itself
     with pytest.raises(EmbeddingUnavailable, match="cannot build"):
         load_query_encoder("blockwise", model)
+
+
+def test_gateway_embeds_requests_with_its_query_encoder() -> None:
+    from toolscout.catalog import Catalog
+    from toolscout.gateway import Gateway
+
+    model, fast = FakeEmbedder(dim=64, model_id="model"), FakeEmbedder(dim=64, model_id="fast")
+    gateway = Gateway(Catalog(TOOLS), embeddings=model, query_encoder=fast)
+    assert gateway.find_tools("weather forecast for a city", 1).found[0].name == "get_weather"
+    assert ["weather forecast for a city"] in fast.calls
+    assert not any("weather forecast for a city" in call for call in model.calls)
+    plain = Gateway(Catalog(TOOLS), embeddings=FakeEmbedder(dim=64, model_id="m2"), query_encoder="model")
+    assert plain.hybrid.dense.query_embedder is plain.hybrid.dense.embedder  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("option", "tag"), [("int8", "-q8pc1"), ("auto", "-q8b128"), ("model", "")])
+def test_search_and_serve_take_the_query_encoder_option(
+    option: str, tag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _real_model()
+    from toolscout.cli.catalog_commands import _gateway
+    from toolscout.cli.serve_command import _load
+    from toolscout.demo import demo_catalog
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    config = tmp_path / "servers.json"
+    config.write_text('{"mcpServers": {}}')
+    server, _ = _load(config, str(tmp_path / "c.db"), True, True, query_encoder=option)
+    cli = _gateway(demo_catalog(), True, query_encoder=option)
+    for gateway in (server.gateway, cli):
+        encoder = gateway.hybrid.dense.query_embedder  # type: ignore[union-attr]
+        assert encoder.model_id == model.model_id + tag if tag else encoder is gateway.hybrid.dense.embedder  # type: ignore[union-attr]

@@ -277,6 +277,9 @@ class Gateway:
     turns on the ``semantic`` and ``hybrid`` modes (``auto`` then means hybrid); vectors are
     cached in ``vector_store`` (default: the catalog's own store) so restarts re-embed
     nothing. It is opt-in because embedding a new catalog takes time (about 65 tools/s).
+    ``query_encoder`` chooses how requests are embedded (``"auto"``: the default model with
+    block-quantized int8 products; ``"int8"`` faster, slightly less exact; ``"model"``; see
+    docs/embeddings.md#query-encoders).
     ``approve`` (``approve(tool, arguments)``, sync or async) is asked before a call to a
     tool whose permission kind is in ``approve_kinds`` (default ``{"dangerous"}`` once
     some approver is given; ``"none"`` gates nothing): see :mod:`toolscout.approval`.
@@ -294,6 +297,7 @@ class Gateway:
         platform: str | None = None,
         embeddings: bool | str | Embedder | None = None,
         vector_store: Store | None = None,
+        query_encoder: str | Embedder | None = "auto",
         approve: approval.Approve | None = None,
         approve_kinds: str | Collection[str] | None = None,
         default_kinds: Collection[str] | None = None,
@@ -307,7 +311,7 @@ class Gateway:
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
         if hasattr(catalog, "after_apply"):  # a SharedCatalog: rebuild on its listener, not on the next search
             catalog.after_apply(_weak_call(self._refresh_index))
-        self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store)
+        self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store, query_encoder)
         self.learner: UsageLearner | None = self._enable_learning(learn, usage_store)
         """Learns from which found tools sessions call (:mod:`toolscout.learning`);
         ``None`` when off."""
@@ -368,7 +372,7 @@ class Gateway:
         return self.visibility.platform
 
     def _enable_embeddings(
-        self, embeddings: bool | str | Embedder | None, store: Store | None
+        self, embeddings: bool | str | Embedder | None, store: Store | None, query_encoder: str | Embedder | None = "auto"
     ) -> HybridSearch | CrossLingualSearch | None:
         """``None``/``False``: keyword only. ``"auto"``: hybrid when the ``embed`` extra is
         installed. ``"multilingual"`` / ``"multilingual-e5"``: hybrid that also serves requests
@@ -382,11 +386,11 @@ class Gateway:
         if embeddings in ("multilingual", "multilingual-e5"):
             from .search.crosslingual import enable_crosslingual
 
-            return enable_crosslingual(self.index, embeddings, store=store)
+            return enable_crosslingual(self.index, embeddings, store=store, query_encoder=query_encoder)
         if embeddings == "auto":
-            return enable_hybrid_if_available(self.index, store=store)
+            return enable_hybrid_if_available(self.index, store=store, query_encoder=query_encoder)
         spec = "default" if embeddings is True else embeddings
-        return enable_hybrid(self.index, spec, store=store)
+        return enable_hybrid(self.index, spec, store=store, query_encoder=query_encoder)
 
     # -- find -------------------------------------------------------------------
     def parse_find(self, arguments: Any) -> FindRequest:

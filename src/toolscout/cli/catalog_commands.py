@@ -28,6 +28,15 @@ CatalogArg = Annotated[
     str, typer.Argument(help="Declaration file, store file, data directory, postgresql:// store, or 'demo'.")
 ]
 DEFAULT_FORMAT = "openai"
+QueryEncoderOpt = Annotated[
+    str,
+    typer.Option(
+        "--query-encoder",
+        callback=choice(("auto", "blockwise", "int8", "model", "static")),
+        help="How requests are embedded with --embed: auto (= blockwise: int8 products, as good as the "
+        "model), int8 (faster, slightly less exact), model, static (fastest, far less exact).",
+    ),
+]
 """One default for search, tokens and demo: Chat Completions is the format most hosts speak,
 and the only one whose o200k token counts are exact rather than estimates."""
 FormatOpt = Annotated[
@@ -107,6 +116,7 @@ def search(
             "multilingual-e5 (~100 languages, slower); both toolscout[multilingual], imply --embed.",
         ),
     ] = "default",
+    query_encoder: QueryEncoderOpt = "auto",
 ) -> None:
     """Search a catalog the way a model's find_tools call would. The table shows each tool
     by the name the model sees in --format and what its definition costs in tokens.
@@ -115,7 +125,7 @@ def search(
     Example: toolscout search demo "post a message to a slack channel" --limit 3
     """
     cat = _load(catalog)
-    gateway = _gateway(cat, embed or type in ("semantic", "hybrid") or model != "default", model)
+    gateway = _gateway(cat, embed or type in ("semantic", "hybrid") or model != "default", model, query_encoder)
     extra = {"kinds": kinds} if kinds else {}
     result = gateway.find_tools(query, limit, search_type=type, category=category, format=format, **extra)
     if as_json:
@@ -127,14 +137,14 @@ def search(
         raise fail(code, message, "\n".join(result.error.text().splitlines()[1:]))
 
 
-def _gateway(cat: Catalog, embed: bool, model: str = "default") -> Gateway:
+def _gateway(cat: Catalog, embed: bool, model: str = "default", query_encoder: str = "auto") -> Gateway:
     """Hybrid when asked and possible; otherwise keyword search with a warning that says
     why (a silent fallback would look like embeddings finding nothing better)."""
     if not embed:
         return Gateway(cat)
     try:
         embeddings = model if model != "default" else True
-        return Gateway(cat, embeddings=embeddings, vector_store=cat.store or _vector_cache())
+        return Gateway(cat, embeddings=embeddings, vector_store=cat.store or _vector_cache(), query_encoder=query_encoder)
     except (MissingExtra, EmbeddingUnavailable) as exc:
         warn(f"{exc.message} {exc.hint}".strip() + "; searching by keyword only.")
         return Gateway(cat)

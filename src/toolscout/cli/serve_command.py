@@ -19,6 +19,7 @@ from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from . import app
 from ._console import err, out
 from ._exits import choice, fail, fail_with, warn
+from .catalog_commands import QueryEncoderOpt
 
 if TYPE_CHECKING:
     from ..server.mcp import GatewayServer
@@ -41,6 +42,7 @@ def _load(
     approve_kinds: str | None = "dangerous",
     stubs: bool = False,
     learn: bool = True,
+    query_encoder: str = "auto",
 ) -> tuple[GatewayServer, Aggregator]:
     from ..server.mcp import build
     from ..sources.mcp.cache import default_cache_path
@@ -52,7 +54,7 @@ def _load(
     return build(
         cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool,
         sessions=sessions, session_ttl=session_ttl, approve_kinds=approve_kinds, stubs=stubs,
-        learn=learn,
+        learn=learn, query_encoder=query_encoder,
     )
 
 
@@ -80,6 +82,7 @@ def serve(
             "multilingual-e5 (~100 languages, slower); both toolscout[multilingual], imply --embed.",
         ),
     ] = "default",
+    query_encoder: QueryEncoderOpt = "auto",
     allow_origin: Annotated[
         list[str] | None,
         typer.Option(
@@ -163,7 +166,9 @@ def serve(
     cache = store or cache  # --store wins: the same place holds the tools and the caches
     try:
         wanted: bool | str = model if model != "default" else embed
-        server, aggregator = _load(config, cache, no_cache, wanted, use_tool, sessions, session_ttl, approve_kinds, stubs, not no_learn)
+        server, aggregator = _load(
+            config, cache, no_cache, wanted, use_tool, sessions, session_ttl, approve_kinds, stubs, not no_learn, query_encoder
+        )
     except ToolscoutError as exc:
         raise fail_with(exc) from None
     if server.shared is not None and not server.shared.ping():

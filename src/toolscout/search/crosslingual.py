@@ -76,12 +76,14 @@ def enable_crosslingual(
     *,
     store: BlobStore | None = None,
     progress: bool | None = None,
+    query_encoder: Embedder | str | None = "auto",
 ) -> CrossLingualSearch:
     """Register cross-lingual ``semantic`` and ``hybrid`` on ``index``.
 
     Raises ``MissingExtra`` / ``EmbeddingUnavailable`` if the multilingual model cannot be
     loaded. Without the English model (``english=None``, or the ``embed`` extra missing)
-    every request goes to the multilingual model.
+    every request goes to the multilingual model. ``query_encoder``: how the English model
+    embeds requests (:func:`~toolscout.search.hybrid.enable_hybrid`).
     """
     from .hybrid import enable_hybrid
 
@@ -91,7 +93,7 @@ def enable_crosslingual(
     eng: HybridSearch | None = None
     if english is not None:
         try:
-            eng = enable_hybrid(index, english, store=store, progress=progress)
+            eng = enable_hybrid(index, english, store=store, progress=progress, query_encoder=query_encoder)
         except (MissingExtra, EmbeddingUnavailable):
             eng = None
     search = CrossLingualSearch(index, multi, eng)

@@ -332,7 +332,11 @@ __all__ += ["HybridSearch", "Ranked", "dense_input", "enable_hybrid", "keyword_i
 
 
 def enable_hybrid_if_available(
-    index: ToolIndex, embedder: Embedder | str = "default", *, store: BlobStore | None = None
+    index: ToolIndex,
+    embedder: Embedder | str = "default",
+    *,
+    store: BlobStore | None = None,
+    query_encoder: Embedder | str | None = "auto",
 ) -> HybridSearch | None:
     """:func:`enable_hybrid` when the ``embed`` extra (or the given model) can be loaded;
     otherwise ``None`` and the index stays keyword-only (``auto`` = keyword). For servers
@@ -340,7 +344,7 @@ def enable_hybrid_if_available(
     from ..errors import MissingExtra
 
     try:
-        return enable_hybrid(index, embedder, store=store)
+        return enable_hybrid(index, embedder, store=store, query_encoder=query_encoder)
     except (MissingExtra, EmbeddingUnavailable):
         return None
 

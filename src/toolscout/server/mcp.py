@@ -642,12 +642,14 @@ def build(
     approve_kinds: str | None = "dangerous",
     stubs: bool = False,
     learn: bool = True,
+    query_encoder: str = "auto",
 ) -> tuple[GatewayServer, Aggregator]:
     """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server.
     ``sessions`` (``redis://...``) keeps stateful sessions in Redis for ``session_ttl`` s.
     ``approve_kinds``: calls to these kinds ask the client's user first (``"none"``: never).
     ``learn``: rank with what sessions called, kept in the cache's store (SQLite, or the
-    shared PostgreSQL store when scaled out); see docs/learning.md."""
+    shared PostgreSQL store when scaled out); see docs/learning.md. ``query_encoder``: how
+    requests are embedded with ``embeddings`` (docs/embeddings.md#query-encoders)."""
     from ..catalog import Catalog
     from ..pgstore import is_postgres_url
     from ..sources.mcp.cache import ToolListCache, default_cache_path
@@ -673,6 +675,7 @@ def build(
         call_timeout=None,
         embeddings=embeddings,
         vector_store=cache.store if cache else None,
+        query_encoder=query_encoder,
         approve_kinds=approve_kinds,
         learn="auto" if learn else False,
         usage_store=cache.store if cache else None,
