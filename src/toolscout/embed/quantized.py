@@ -5,17 +5,17 @@ each ``Cast(int8) * scale`` into a float weight at load time, so a query runs 36
 MatMuls (about 70% of its time). Two recipes run the same network with int8 arithmetic:
 
 * ``int8``: weights re-quantized per output channel, activations quantized on the fly per
-  *tensor* (``MatMulInteger``): 4.2 vs 8.7 ms CPU per query (p50), cosine to the float
-  model's query vector 0.995 (median), 0.988 (min). One scale for a whole activation
+  *tensor* (``MatMulInteger``): 4.0 vs 8.8 ms CPU per query (p50), cosine to the float
+  model's query vector 0.9947 (median), 0.983 (min). One scale for a whole activation
   tensor is its error: re-quantizing only the weights keeps cosine 1.0000.
 * ``blockwise``: 8-bit weights and activations quantized per block of 128 values along
-  each row (onnxruntime's ``MatMulNBits``, accuracy level 4): 5.9 ms, cosine 0.9993
-  (median), 0.998 (min), the error of the float model's own int8 weights.
+  each row (onnxruntime's ``MatMulNBits``, accuracy level 4): 5.5 ms, cosine 0.9993
+  (median), 0.9985 (min); hybrid quality level with the model on the public sets.
 
 The derived file is built once from the hash-checked model (a few seconds, needs the
 ``onnx`` and ``onnx-ir`` packages of the ``embed`` extra) and cached under the user's cache
 directory with its own hash, checked at every load; a cached file that does not match is
-rebuilt. Figures: docs/hybrid.md#latency.
+rebuilt. Figures: benchmarks/quantization.py, docs/embeddings.md#query-encoders.
 """
 
 from __future__ import annotations
