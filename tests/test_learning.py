@@ -354,3 +354,39 @@ def test_semantic_and_regex_ranking_use_the_prior_too(search_type: str, query: s
         assert position < before["send_email"][0]
     else:  # a pattern is a filter: usage reorders what it matched and never adds a tool
         assert set(after) == set(before)
+
+
+def test_a_slow_rebuild_runs_off_the_search_path_and_then_takes_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from toolscout import learning
+
+    gw = Gateway(_catalog(), learn=True)
+    for i in range(5):
+        _use(gw, f"s{i}")
+    learner = gw.learner
+    assert learner is not None
+    before = gw.find_tools(QUERY).tool_references[0]  # built inline: the log is small
+    assert before.tool_name == "send_email"
+    monkeypatch.setattr(learning, "_BACKGROUND_FROM", 0.0)  # as if the last rebuild had been slow
+    learner._build_cost, learner._built_at = 1.0, 0.0
+    release, building = threading.Event(), threading.Event()
+    build = learner._build
+
+    def slow_build(*args: object) -> object:
+        building.set()
+        assert release.wait(30)
+        return build(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(learner, "_build", slow_build)
+    for i in range(5, 10):
+        _use(gw, f"s{i}", query="post a chat message to the team", call="post_message")
+    assert building.wait(30)  # a search noticed the new events and started the rebuild...
+    stale = gw.find_tools(QUERY).tool_references[0]
+    assert (stale.tool_name, stale.usage_boost) == ("send_email", before.usage_boost)  # ...and did not wait
+    old = {r.tool_name: r.usage_boost for r in gw.find_tools("post a chat message to the team").tool_references}
+    release.set()
+    learner._worker.join(30)  # type: ignore[union-attr]
+    learner._built_at = 0.0  # past the throttle window
+    fresh = {r.tool_name: r.usage_boost for r in gw.find_tools("post a chat message to the team").tool_references}
+    assert fresh["post_message"] > max(old.get("post_message", 0.0), 0.0)  # the background build is in use

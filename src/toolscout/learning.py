@@ -33,7 +33,9 @@ What ranking gets (see docs/learning.md):
 Evidence decays with a half-life (``half_life_days``). Derived arrays are rebuilt lazily
 when the usage version or the catalog generation changes; once a rebuild costs over 1 ms,
 no more often than every 50x its cost, so a busy gateway spends at most ~2% of its time
-rebuilding (and may rank with a prior a few events old).
+rebuilding (and may rank with a prior a few events old). Once one costs over 50 ms it runs
+on a worker thread and no search waits for it: searches keep the previous prior meanwhile
+(none, if the catalog changed since).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ NS = "usage.events"
 _MAX_FOUND = 10
 _RECENT_SEARCHES = 8  # per session: a call is credited to the latest search that found it
 _MAX_SESSIONS = 10_000
+_BACKGROUND_FROM = 0.05  # s: a rebuild that took longer last time runs off the search path
 
 
 def query_terms(query: str) -> list[str]:
@@ -216,6 +219,7 @@ class UsageLearner:
         self._own_terms: dict[tuple[str, str], frozenset[str]] = {}
         self._built_at = 0.0
         self._build_cost = 0.0
+        self._worker: threading.Thread | None = None  # a rebuild too slow for a search to wait for
         if store is not None:
             self._load()
 
@@ -307,22 +311,41 @@ class UsageLearner:
 
     # -- deriving -----------------------------------------------------------------------
     def _derive(self, tools: Sequence[Any], generation: int) -> _Derived | None:
+        """The derived prior for this catalog generation. A rebuild that cost over
+        ``_BACKGROUND_FROM`` last time runs on a worker thread while searches keep the
+        previous prior (or none, if the catalog changed since); a cheap one runs here."""
         d = self._derived
-        if d is not None and d.generation == generation and d.version == self.version:
+        current = d is not None and d.generation == generation
+        if current and d.version == self.version:  # type: ignore[union-attr]
             return d
         now = time.time()
-        costly = self._build_cost > 0.001
-        if d is not None and d.generation == generation and costly and now - self._built_at < 50 * self._build_cost:
+        if current and self._build_cost > 0.001 and now - self._built_at < 50 * self._build_cost:
             return d  # a costly rebuild ran very recently: serve the slightly older prior
+        if d is not None and self._build_cost > _BACKGROUND_FROM:
+            self._build_in_background(tools, generation)
+            return d if current else None
+        return self._rebuild(tools, generation)
+
+    def _rebuild(self, tools: Sequence[Any], generation: int) -> _Derived:
         with self._lock:
             events = list(self._events.values())
             version = self.version
+        now = time.time()
         started = time.perf_counter()
         built = self._build(events, tools, generation, version, now)
         self._build_cost = time.perf_counter() - started
         self._built_at = now
         self._derived = built
         return built
+
+    def _build_in_background(self, tools: Sequence[Any], generation: int) -> None:
+        with self._lock:
+            if self._worker is not None and self._worker.is_alive():
+                return
+            self._worker = threading.Thread(
+                target=self._rebuild, args=(tools, generation), name="toolscout-usage-prior", daemon=True
+            )
+            self._worker.start()
 
     def _build(self, events: list[dict[str, Any]], tools: Sequence[Any], generation: int, version: int, now: float) -> _Derived:
         doc_of = {t.name: i for i, t in enumerate(tools)}
