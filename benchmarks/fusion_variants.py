@@ -5,7 +5,7 @@ dense, the shipped hybrid, the hybrid without request understanding (search/inte
 fusion variants that were tried and not kept: equal confidences, confidence from the gap
 between a backend's first and second (or fifth) z, 30 or 300 candidates per backend, dense
 pseudo-relevance feedback, standardising against the whole catalog instead of the
-candidates, and (``--multiview``, sets up to 2,000 tools) a second vector per tool from its
+candidates, a hubness correction of dense scores (CSLS), and (``--multiview``, sets up to 2,000 tools) a second vector per tool from its
 name and first sentence. docs/hybrid.md reads the table.
 
 Vectors come from benchmarks/hybrid_quality.py's cache (run that first).
@@ -125,6 +125,28 @@ def _prf(beta: float, k: int) -> Method:
     return rank
 
 
+_HUBS: dict[int, np.ndarray] = {}
+
+
+def _hubness(matrix: np.ndarray, k: int = 10) -> np.ndarray:
+    """Each doc's mean cosine with its k nearest other docs (CSLS's r_d, Conneau et al. 2018),
+    computed once per catalog matrix."""
+    key = id(matrix)
+    if key not in _HUBS:
+        r = np.zeros(len(matrix))
+        for i in range(0, len(matrix), 2048):
+            sims = matrix[i : i + 2048] @ matrix.T
+            sims[np.arange(len(sims)), np.arange(i, i + len(sims))] = -np.inf
+            r[i : i + 2048] = np.partition(sims, sims.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+        _HUBS[key] = r
+    return _HUBS[key]
+
+
+def _csls(beta: float) -> Method:
+    """Hubness correction: dense score minus beta x the doc's neighbourhood density."""
+    return lambda m, r: shipped(m, r, _dense(m, r["vectors"]) - beta * _hubness(m))
+
+
 METHODS: dict[str, tuple[str, Method]] = {
     "keyword": ("keyword alone", lambda m, r: r["kw"][0][:10].tolist()),
     "dense": ("dense alone", lambda m, r: np.argsort(-_dense(m, r["vectors"]), kind="stable")[:10].tolist()),
@@ -138,6 +160,7 @@ METHODS: dict[str, tuple[str, Method]] = {
     "prf": ("dense pseudo-relevance feedback (fused top 3)", _prf(1.0, 3)),
     "whole": ("dense z against the whole catalog", _variant(lambda z: max(float(z[0]), 0.0), whole_dense=True)),
     "whole2": ("dense and keyword z against the whole catalog", _variant(lambda z: max(float(z[0]), 0.0), True, True)),
+    "csls": ("hubness correction (CSLS: dense minus 0.5 x mean cosine of the doc's 10 nearest docs)", _csls(0.5)),
 }
 
 
