@@ -151,7 +151,7 @@ def _learning(learning: dict[str, Any]) -> Table:
         boost = boosts.get(new)
         shown = f"{new} (usage +{boost:.2f})" if boost and boost > 0 else new
         table.add_row(str(rank), Text(old), Text(shown, style="bold" if new == learning["chosen"] else ""))
-    table.caption = "Agreement across sessions is required; one session alone moves nothing (docs/learning.md)."
+    table.caption = "The full effect needs agreement across sessions; one session alone moves a tool only a little (docs/learning.md)."
     return table
 
 
