@@ -31,7 +31,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -181,18 +181,19 @@ class ToolIndex:
             self._stale = False  # a change from here on marks it stale again
             tools = list(self.catalog)
             backends = {name: _fork(b) for name, b in self._backends.items()}
+            # Flags, categories and kinds live in the tools' shared profiles: one pass over
+            # the distinct profiles, spread to the tools by their profile codes (the
+            # snapshot key hashes the profiles' labels too).
+            codes, profiles = shared = profiles_of(tools)
             cold = not len(self._tools)
-            restored = cold and self._restore_keyword(tools, backends["keyword"])
+            restored = cold and self._restore_keyword(tools, backends["keyword"], shared)
             for name, backend in backends.items():
                 if not (restored and name == "keyword"):
                     backend.rebuild(tools)
             if cold and not restored:
-                self._save_keyword(tools, backends["keyword"])
-            # Flags, categories and kinds live in the tools' shared profiles: one pass over
-            # the distinct profiles, spread to the tools by their profile codes.
-            codes, profiles = profiles_of(tools)
+                self._save_keyword(tools, backends["keyword"], shared)
             of_tool = np.asarray(codes, np.int32)
-            del codes
+            del codes, shared
             base = np.fromiter((p.searchable and p.available for p in profiles), bool, len(profiles))[of_tool]
             resolver = NameResolver(tools, suggestable=base)
             category_ids: dict[str, int] = {}
@@ -223,12 +224,14 @@ class ToolIndex:
     _SNAPSHOT_NS = "index.keyword"
     _COUNTS_NS = "index.keyword.counts"
 
-    def _restore_keyword(self, tools: list[Tool], kw: KeywordBackend | RegexBackend) -> bool:
+    def _restore_keyword(
+        self, tools: list[Tool], kw: KeywordBackend | RegexBackend, profiles: tuple[list[int], list[Any]] | None = None
+    ) -> bool:
         if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
             return False
         store = self.snapshots
         try:
-            key = kw.snapshot_key(tools)
+            key = kw.snapshot_key(tools, profiles)
             arrays = store.get_arrays(self._SNAPSHOT_NS, key)
         except ToolscoutError:
             return False
@@ -241,11 +244,13 @@ class ToolIndex:
 
         return arrays is not None and kw.restore(tools, arrays, counts)
 
-    def _save_keyword(self, tools: list[Tool], kw: KeywordBackend | RegexBackend) -> None:
+    def _save_keyword(
+        self, tools: list[Tool], kw: KeywordBackend | RegexBackend, profiles: tuple[list[int], list[Any]] | None = None
+    ) -> None:
         if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
             return
         try:
-            key = kw.snapshot_key(tools)
+            key = kw.snapshot_key(tools, profiles)
             arrays, counts = kw.snapshot_parts()
             # keep only the current catalog's snapshot
             self.snapshots.clear(self._SNAPSHOT_NS)

@@ -140,17 +140,50 @@ def _compress(
     return _Sparse(values.astype(np.float32, copy=False), (key - lines * width).astype(np.int32), indptr)
 
 
-def _add_field(summed: Any, weighted: list[np.ndarray], m: _Sparse, n: int, width: int) -> Any:
-    """``summed`` (a scipy CSC matrix, or None) plus one field's rows turned to columns.
-    ``weighted`` holds the field's values, taken out (freed before the sum is made)."""
+def _fields_block(fields: list[tuple[_Sparse, np.ndarray]], start: int, stop: int, width: int) -> Any:
+    """Docs ``start:stop`` of the weighted fields summed (field order, float32), as a scipy
+    CSC matrix over (doc - start, term): each entry is ``norm[doc] * count`` added field
+    by field, exactly as summing whole fields gives."""
     import scipy.sparse as sp
 
-    values = weighted.pop()
-    small = len(values) < 2**31 - 1  # int32 positions: scipy then keeps int32 indices
-    indptr = m.indptr.astype(np.int32) if small else m.indptr
-    field = sp.csr_matrix((values, m.indices, indptr), shape=(n, width), copy=False).tocsc()
-    del values, indptr
-    return field if summed is None else summed + field
+    total: Any = None
+    for m, norm in fields:
+        lo, hi = int(m.indptr[start]), int(m.indptr[stop])
+        indptr = m.indptr[start : stop + 1] - lo
+        rows = np.repeat(np.arange(stop - start, dtype=np.int32), np.diff(indptr))
+        values = norm[start:stop][rows] * m.data[lo:hi]
+        part = sp.csr_matrix((values, m.indices[lo:hi], indptr), shape=(stop - start, width), copy=False)
+        total = part if total is None else total + part
+    return total.tocsc()
+
+
+def _sum_fields(fields: list[tuple[_Sparse, np.ndarray]], n: int, width: int) -> _Sparse:
+    """The weighted fields' sum as a (term, doc) :class:`_Sparse`, built a block of docs at a
+    time into its final arrays: one copy of the summed matrix is alive, not two (adding
+    whole fields held the sum so far and the new sum at once: the 1M-tool build's peak).
+    Two passes over the blocks: the first counts each term's docs, the second writes each
+    block's entries after the earlier blocks' (docs stay ascending in every term)."""
+    step = _CHUNK
+    df = np.zeros(width, np.int64)
+    for start in range(0, n, step):
+        df += np.diff(_fields_block(fields, start, min(n, start + step), width).indptr)
+    indptr = np.zeros(width + 1, np.int64)
+    np.cumsum(df, out=indptr[1:])
+    del df
+    total = int(indptr[-1])
+    data = np.empty(total, np.float32)
+    indices = np.empty(total, np.int32)
+    cursor = indptr[:-1].copy()
+    for start in range(0, n, step):
+        block = _fields_block(fields, start, min(n, start + step), width)
+        bptr = block.indptr.astype(np.int64)
+        per = np.diff(bptr)
+        at = np.repeat(cursor - bptr[:-1], per) + np.arange(len(block.data), dtype=np.int64)
+        data[at] = block.data
+        indices[at] = block.indices + start
+        cursor += per
+        del block, bptr, per, at
+    return _Sparse(data, indices, indptr)
 
 
 def _major_of(m: _Sparse) -> np.ndarray:
@@ -407,10 +440,10 @@ class KeywordBackend:
         self._compute_scores()
 
     # -- snapshots ------------------------------------------------------------------------
-    def snapshot_key(self, tools: Sequence[Tool]) -> str:
+    def snapshot_key(self, tools: Sequence[Tool], profiles: tuple[list[int], list[Any]] | None = None) -> str:
         """Identifies an index over ``tools`` with these settings: a snapshot stored under
         this key is valid exactly for the same tools (every indexed field), analyzer and
-        weights."""
+        weights. ``profiles`` is ``profiles_of(tools)`` if the caller has it already."""
         h = hashlib.sha256(f"{SNAPSHOT_FORMAT}|{self.variant}|{sorted(self.weights.items())}".encode())
         h.update(f"|{self.k1}|{self.b}|{getattr(self.analyzer, '__qualname__', '?')}".encode())
         # Column by column (C-level joins, no per-tool formatting: 1M tools in ~0.5 s): the
@@ -420,7 +453,7 @@ class KeywordBackend:
         names = list(map(attrgetter("name"), tools))
         versions = list(map(attrgetter("version"), tools))
         originals = list(map(repr, map(attrgetter("original_name"), tools)))
-        codes, profiles = profiles_of(tools)
+        codes, profiles = profiles_of(tools) if profiles is None else profiles
         labels = [
             repr((p.category, p.tags, p.source_id, sorted(p.display.items()), sorted(p.descriptions.items())))
             for p in profiles
@@ -541,27 +574,23 @@ class KeywordBackend:
         # a (term, doc)'s fields in field order, in float32: the same scores.
         counts = self._counts()
         big = sum(len(counts[f].data) for f in self.weights) > _SCIPY_ABOVE
-        summed: Any = None
         rows, cols, vals = [], [], []  # every field's weighted, length-normalised counts
+        norms: list[tuple[_Sparse, np.ndarray]] = []
         for field, w in self.weights.items():
             m = counts[field]
             row_of = _major_of(m)
             lengths = np.bincount(row_of, weights=m.data, minlength=n).astype(np.float32)
             avg = float(lengths.mean()) if n and lengths.mean() > 0 else 1.0
             norm = (w / (1.0 - self.b + self.b * lengths / avg)).astype(np.float32)
-            weighted = norm[row_of] * m.data
             if big:
-                del row_of
-                held = [weighted]
-                del weighted
-                summed = _add_field(summed, held, m, n, width)
-            else:
-                rows.append(row_of)
-                cols.append(m.indices)
-                vals.append(weighted)
+                norms.append((m, norm))
+                continue
+            rows.append(row_of)
+            cols.append(m.indices)
+            vals.append(norm[row_of] * m.data)
         if big:
-            tf = _Sparse(summed.data.astype(np.float32, copy=False), summed.indices.astype(np.int32, copy=False), summed.indptr.astype(np.int64))
-            del summed
+            tf = _sum_fields(norms, n, width)
+            del norms
         else:
             tf = _compress(np.concatenate(cols), np.concatenate(rows), np.concatenate(vals), width, n)  # summed: CSC
         del rows, cols, vals
