@@ -332,3 +332,17 @@ def test_a_restart_reads_the_term_counts_only_when_a_change_needs_them(tmp_path,
     fresh.catalog.add(new)
     for q in [*queries, "send a fax"]:
         assert [(h.tool.name, h.score) for h in index.search(q, limit=5).hits] == [(h.tool.name, h.score) for h in fresh.search(q, limit=5).hits]
+
+
+def test_resolver_keeps_every_doc_of_a_shared_normalised_name() -> None:
+    """Names that normalise alike (``Send-Email``, ``send.email``) share a key: the
+    resolver lists all of them in catalog order and never guesses between them."""
+    from toolscout.search.resolve import NameResolver
+
+    names = ["Send-Email", "get_weather", "send.email", "Fetch", "SEND_EMAIL", "fetch_x", "Other.Tool"]
+    resolver = NameResolver([Tool(n, f"tool {n}") for n in names])
+    assert resolver.docs_named("send email") == [0, 2, 4]
+    assert resolver.resolve("send_email") is None  # three tools: no guess
+    assert resolver.resolve("Send-Email") == 0 and resolver.resolve("`send.email`") == 2
+    assert resolver.docs_named("fetch") == [3] and resolver.resolve("other_tool") == 6
+    assert resolver.docs_named("get-weather") == [1]

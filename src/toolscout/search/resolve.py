@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from itertools import compress
-from operator import ne
+from operator import attrgetter, ne
 
 from ..model import Tool
 from ..naming import WIRE_FORMATS, wire_name
@@ -67,7 +67,7 @@ class NameResolver:
 
     def __init__(self, tools: Sequence[Tool], *, suggestable: Sequence[bool] | None = None) -> None:
         self.tools = tools
-        names = [t.name for t in tools]
+        names = list(map(attrgetter("name"), tools))
         self._doc_of = dict(zip(names, range(len(names)), strict=True))
         # Only names that normalising changes: most catalog names are already normal
         # (``send_email``), and a second entry and string for each was ~150 MB at 1M tools.
@@ -82,8 +82,9 @@ class NameResolver:
             del keys, part
         self._by_norm: dict[str, _Docs] = dict(zip(changed_keys, changed, strict=True))
         if len(self._by_norm) < len(changed):  # keys shared by several docs: a list for each
-            first = dict(zip(reversed(changed_keys), reversed(changed), strict=True))
-            shared = {k for k, doc in self._by_norm.items() if first[k] != doc}
+            # a doc the dict does not hold lost its key to a later doc (C-level passes)
+            kept = map(self._by_norm.__getitem__, changed_keys)
+            shared = set(compress(changed_keys, map(ne, kept, changed)))
             for k in shared:
                 del self._by_norm[k]
             for k, doc in zip(changed_keys, changed, strict=True):
