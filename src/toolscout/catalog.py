@@ -12,6 +12,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
@@ -312,7 +313,7 @@ class Catalog:
     def _adopt(self, tools: list[Tool]) -> None:
         """Take tools read back from a store into an empty catalog: their names are unique
         (the store's key), so :meth:`extend`'s per-tool checks are skipped (1M tools)."""
-        names = [t.name for t in tools]
+        names = list(map(attrgetter("name"), tools))
         table = dict(zip(names, tools, strict=True))
         if len(table) != len(tools) or self._tools:
             self.extend(tools)  # not what a store holds: the checked way

@@ -451,7 +451,9 @@ class KeywordBackend:
         # for two), then each tool's labels as a code into their distinct texts. Labels come
         # from the tools' shared profiles: formatted once per profile.
         names = list(map(attrgetter("name"), tools))
-        versions = list(map(attrgetter("version"), tools))
+        versions = list(map(attrgetter("_version"), tools))  # computed ones: no property call
+        if None in versions:
+            versions = list(map(attrgetter("version"), tools))
         originals = list(map(repr, map(attrgetter("original_name"), tools)))
         codes, profiles = profiles_of(tools) if profiles is None else profiles
         labels = [
@@ -509,7 +511,7 @@ class KeywordBackend:
         raw = self._parse_counts(arrays, len(tools), width) if has_counts else {}
         if raw is None or (not has_counts and (counts is None or "scores.data" not in arrays)):
             return False
-        self._vocab = {t: i for i, t in enumerate(terms)}
+        self._vocab = dict(zip(terms, range(len(terms)), strict=True))
         self._raw = raw
         self._counts_loader = None if has_counts else counts
         self._tools = list(tools)

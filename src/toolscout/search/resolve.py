@@ -76,10 +76,10 @@ class NameResolver:
         for start in range(0, len(names), _CHUNK):  # a chunk at a time: few keys alive at once
             part = names[start : start + _CHUNK]
             keys = normalize_names(part)
-            differ = list(compress(range(len(part)), map(ne, keys, part)))
-            changed_keys.extend(map(keys.__getitem__, differ))
-            changed.extend(i + start for i in differ)
-            del keys, part
+            differ = list(map(ne, keys, part))
+            changed_keys.extend(compress(keys, differ))
+            changed.extend(compress(range(start, start + len(part)), differ))
+            del keys, part, differ
         self._by_norm: dict[str, _Docs] = dict(zip(changed_keys, changed, strict=True))
         if len(self._by_norm) < len(changed):  # keys shared by several docs: a list for each
             # a doc the dict does not hold lost its key to a later doc (C-level passes)
@@ -87,9 +87,9 @@ class NameResolver:
             shared = set(compress(changed_keys, map(ne, kept, changed)))
             for k in shared:
                 del self._by_norm[k]
-            for k, doc in zip(changed_keys, changed, strict=True):
-                if k in shared:
-                    _add(self._by_norm, k, doc)
+            pairs = zip(changed_keys, changed, strict=True)
+            for k, doc in compress(pairs, map(shared.__contains__, changed_keys)):
+                _add(self._by_norm, k, doc)
         del names, changed, changed_keys
         self._suggestable = suggestable
         self._wire: dict[str, int] | None = None
