@@ -604,15 +604,24 @@ class KeywordBackend:
             tf = _Sparse(tf.data[keep], tf.indices[keep], indptr)
         df = np.diff(tf.indptr).astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
-        # In place, in the same float32 operations and order as
-        # ``repeat(idf) * tf * (k1 + 1) / (tf + k1)``: two entry-sized arrays at a time.
-        data = np.repeat(idf, np.diff(tf.indptr))
-        data *= tf.data
-        data *= self.k1 + 1.0
-        for start in range(0, len(data), _CHUNK * 64):  # (tf + k1) a slice at a time
-            stop = start + _CHUNK * 64
-            data[start:stop] /= tf.data[start:stop] + self.k1
-        self._scores = _Sparse(data.astype(np.float32, copy=False), tf.indices, tf.indptr)
+        # Into tf's own array, a range of terms at a time, in the same float32 operations
+        # and order as ``repeat(idf) * tf * (k1 + 1) / (tf + k1)``: one entry-sized array
+        # alive, not two (1M tools: ~100 MB less at the build's peak).
+        data = tf.data if tf.data.dtype == np.float32 and tf.data.flags.writeable else tf.data.astype(np.float32)
+        per = np.diff(tf.indptr)
+        first = 0
+        while first < width:
+            last = int(np.searchsorted(tf.indptr, tf.indptr[first] + _CHUNK * 64, side="right")) - 1
+            last = min(width, max(last, first + 1))
+            lo, hi = int(tf.indptr[first]), int(tf.indptr[last])
+            part = np.repeat(idf[first:last], per[first:last])
+            part *= data[lo:hi]
+            part *= self.k1 + 1.0
+            part /= data[lo:hi] + self.k1
+            data[lo:hi] = part
+            first = last
+        del per
+        self._scores = _Sparse(data, tf.indices, tf.indptr)
         self._idf = idf
         self._n = n
         self._index_terms()
