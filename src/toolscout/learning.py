@@ -19,6 +19,9 @@ What ranking gets (see docs/learning.md):
   shrunk by ``min_sessions`` pseudo-sessions: ``(called' - beta * passed_over) / (offered +
   min_sessions)``, with ``beta = r0 / (1 - r0)`` and ``r0`` the share of offered tools a
   session calls. Tools called after similar queries rise; tools shown and passed over sink.
+  Only searches followed by a credited call count: one that was not (the session gave up,
+  or called on another replica, where the search is not known) tells nothing about its
+  tools, as a query without clicks says nothing in click models.
   ``called'`` counts every session for keys whose words all occur in d's own name or
   description (a poisoner cannot choose them), and only sessions beyond ``min_sessions - 1``
   otherwise (words a tool does not contain need agreement). Keys are weighted by rarity,
@@ -365,7 +368,7 @@ class UsageLearner:
                 per[s] = max(per.get(s, 0.0), w)
                 if ok:
                     together.setdefault(s, set()).add(tool)
-            if e["q"]:
+            if e["q"] and calls:  # a search nothing was credited to says nothing about its tools
                 flat.add(e, w, doc_of)
         terms = self._evidence(flat, tools)
         m = max(1, len(flat.session_id))
