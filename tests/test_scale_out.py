@@ -209,6 +209,16 @@ class Api:
         raise AssertionError(f"web_{name} was never acknowledged")
 
 
+def _why(found: Any) -> str:
+    """What a find returned, short enough to survive pytest's truncation: each reference's
+    name, score and usage boost, the match count and warnings (rare failures under load
+    have shown an unrelated tool first; this is what to read when one recurs)."""
+    result = found.structured_content or {}
+    refs = [(r["tool_name"], r.get("relevance_score"), r.get("usage_boost")) for r in result.get("tool_references", [])]
+    meta = result.get("search_metadata", {})
+    return f"refs={refs} total={result.get('total_matches')} warnings={meta.get('warnings')} loading={meta.get('loading')}"
+
+
 async def test_three_replicas_on_postgres_and_redis_survive_a_killed_replica(cluster: dict[str, Any]) -> None:
     ports, procs = cluster["ports"], cluster["procs"]
     live = list(NAMES)
@@ -232,7 +242,7 @@ async def test_three_replicas_on_postgres_and_redis_survive_a_killed_replica(clu
             # The session revealed web_first (and web_echo next) on b: it calls them on a and c.
             pinned.pin = "b"
             echo = await client.call_tool("find_tools", {"query": "echo the given text back", "limit": 1})
-            assert echo.structured_content["tool_references"][0]["tool_name"] == "web_echo"
+            assert echo.structured_content["tool_references"][0]["tool_name"] == "web_echo", _why(echo)
             pinned.pin = "a"
             assert (await client.call_tool("web_echo", {"text": "on a"})).content[0].text == "on a"
             pinned.pin = "c"
@@ -256,7 +266,7 @@ async def test_three_replicas_on_postgres_and_redis_survive_a_killed_replica(clu
             for i in range(ROUNDS):
                 query, name, args = plan[(i + k) % len(plan)]
                 found = await client.call_tool("find_tools", {"query": query, "limit": 1})
-                assert found.structured_content["tool_references"][0]["tool_name"] == name, found.content
+                assert found.structured_content["tool_references"][0]["tool_name"] == name, _why(found)
                 revealed[k].add(name)
                 ran = await client.call_tool(name, args)  # by name: needs the session's reveals
                 assert not ran.is_error, ran.content
