@@ -89,3 +89,13 @@ def test_the_graph_library_and_the_embedding_model_live_in_one_process() -> None
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, (done.returncode, done.stderr[-500:])
     assert "(1, 384)" in done.stdout
+
+
+def test_equal_scores_go_to_the_earlier_doc_at_the_cut_too() -> None:
+    from toolscout.search.dense import top_hits
+
+    scores = np.array([0.1, 0.5, 0.9, 0.5, 0.5, -np.inf, 0.5], np.float32)
+    assert [h.doc for h in top_hits(scores, 3, None, 0.0, "dense")] == [2, 1, 3]
+    assert [h.doc for h in top_hits(scores, 10, None, 0.0, "dense")] == [2, 1, 3, 4, 6, 0]
+    masked = top_hits(scores, 2, np.array([1, 0, 1, 0, 1, 1, 1], bool), 0.0, "dense")
+    assert [h.doc for h in masked] == [2, 4]

@@ -169,9 +169,16 @@ def _dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
 def top_hits(
     scores: np.ndarray, limit: int, mask: np.ndarray | None, floor: float, why: str
 ) -> list[Hit]:
-    """The ``limit`` best docs allowed by ``mask`` with a score above ``floor``."""
+    """The ``limit`` best docs allowed by ``mask`` with a score above ``floor``; equal scores
+    go to the earlier doc, at the cut too (argpartition alone picks among ties by chance, so
+    the exact product and the ANN path, whose candidates differ, ordered ties differently)."""
     scores = np.where(mask, scores, -np.inf) if mask is not None else scores
     k = min(limit, len(scores))
-    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-    top = top[np.argsort(-scores[top], kind="stable")]
+    if k < len(scores):
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        above = np.flatnonzero(scores > kth)
+        top = np.concatenate([above, np.flatnonzero(scores == kth)[: k - len(above)]])
+    else:
+        top = np.arange(len(scores))
+    top = top[np.lexsort((top, -scores[top]))]
     return [Hit(int(d), float(scores[d]), why) for d in top if scores[d] > floor]
