@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+import numpy as np
+
 if TYPE_CHECKING:
     import numpy as np
 
     from ..model import Tool
 
-__all__ = ["Backend", "Hit"]
+__all__ = ["Backend", "Hit", "top_docs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +38,18 @@ class Backend(Protocol):
 
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
         """Best first; only docs with ``mask[doc]`` true; only docs that really matched."""
+
+
+def top_docs(scores: np.ndarray, k: int, floor: float) -> np.ndarray:
+    """The ``k`` best docs scoring above ``floor``, best first; equal scores go to the
+    earlier doc, at the cut too (``argpartition`` alone picks among ties by chance, so two
+    paths over the same scores could order tied docs differently)."""
+    docs = np.flatnonzero(scores > floor)
+    if k <= 0:
+        return docs[:0]
+    if len(docs) > k:
+        values = scores[docs]
+        kth = np.partition(values, len(values) - k)[len(values) - k]
+        above = docs[values > kth]
+        docs = np.concatenate([above, docs[values == kth][: k - len(above)]])
+    return docs[np.lexsort((docs, -scores[docs]))]

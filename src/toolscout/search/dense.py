@@ -20,7 +20,7 @@ from ..embed.cache import BlobStore, VectorCache
 from ..embed.text import tool_text
 from ..errors import EmbeddingUnavailable
 from .ann import ann_for
-from .base import Hit
+from .base import Hit, top_docs
 
 if TYPE_CHECKING:
     from ..model import Tool
@@ -169,16 +169,8 @@ def _dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
 def top_hits(
     scores: np.ndarray, limit: int, mask: np.ndarray | None, floor: float, why: str
 ) -> list[Hit]:
-    """The ``limit`` best docs allowed by ``mask`` with a score above ``floor``; equal scores
-    go to the earlier doc, at the cut too (argpartition alone picks among ties by chance, so
-    the exact product and the ANN path, whose candidates differ, ordered ties differently)."""
+    """The ``limit`` best docs allowed by ``mask`` with a score above ``floor`` (ties: the
+    earlier doc, :func:`~toolscout.search.base.top_docs`)."""
     scores = np.where(mask, scores, -np.inf) if mask is not None else scores
-    k = min(limit, len(scores))
-    if k < len(scores):
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        above = np.flatnonzero(scores > kth)
-        top = np.concatenate([above, np.flatnonzero(scores == kth)[: k - len(above)]])
-    else:
-        top = np.arange(len(scores))
-    top = top[np.lexsort((top, -scores[top]))]
-    return [Hit(int(d), float(scores[d]), why) for d in top if scores[d] > floor]
+    top = top_docs(scores, limit, floor)
+    return [Hit(int(d), float(scores[d]), why) for d in top]

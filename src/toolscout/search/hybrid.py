@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import EmbeddingUnavailable
-from .base import Hit
+from .base import Hit, top_docs
 from .intent import matching_text, message_action, strip_leading, verb_variant
 
 if TYPE_CHECKING:
@@ -195,13 +195,7 @@ def dense_input(
 
 
 def _top(scores: np.ndarray, pool: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
-    docs = np.flatnonzero(scores > floor)
-    if len(docs) > pool:  # ties at the cut go to the earlier tools, as in keyword mode
-        values = scores[docs]
-        kth = np.partition(values, len(values) - pool)[len(values) - pool]
-        above = docs[values > kth]
-        docs = np.concatenate([above, docs[values == kth][: pool - len(above)]])
-    docs = docs[np.lexsort((docs, -scores[docs]))]
+    docs = top_docs(scores, pool, floor)  # ties at the cut go to the earlier tools, as in keyword mode
     return docs, scores[docs].astype(np.float64)
 
 
