@@ -52,3 +52,13 @@ def fmt_metrics(report) -> str:  # type: ignore[no-untyped-def]
     """``R@1 / R@5 / nDCG@10`` of an eval report, for the tables."""
     m = report.overall
     return f"{m.r1:.1f} / {m.r5:.1f} / {m.ndcg10:.1f}"
+
+
+def query_encoder(name: str) -> object:
+    """A ``query_encoder=`` option by name; ``blockwise-unfused`` is the blockwise encoder
+    without its graph fusion (not a user option: the benchmarks compare the two)."""
+    if name == "blockwise-unfused":
+        from toolscout.embed.quantized import default_query_embedder
+
+        return default_query_embedder("blockwise", fused=False)
+    return name

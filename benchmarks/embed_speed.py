@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _report import write_section
+from _report import query_encoder, write_section
 from search_quality import DEFAULT_DATA
 from toolscout.catalog import Catalog
 from toolscout.embed.onnx import default_embedder
@@ -172,7 +172,7 @@ def _encoder_run(embedder: object, tools: list, evalq: list[EvalQuery], encoder:
     if encoder == "main":
         search = enable_hybrid(index, embedder, store=Store(CACHE), progress=False)  # type: ignore[arg-type]
     else:
-        search = enable_hybrid(index, embedder, store=Store(CACHE), progress=False, query_encoder=encoder)  # type: ignore[arg-type]
+        search = enable_hybrid(index, embedder, store=Store(CACHE), progress=False, query_encoder=query_encoder(encoder))  # type: ignore[arg-type]
     index.search("warm up", limit=5)
     dense = search.dense
     encode = getattr(dense, "query_embedder", dense.embedder)

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import fmt_metrics as fmt
-from _report import write_section
+from _report import query_encoder, write_section
 from search_quality import DEFAULT_DATA, SETS, plain_analyzer
 from toolscout.catalog import Catalog
 from toolscout.embed.onnx import default_embedder
@@ -184,7 +184,7 @@ def _autocut_effect(index: ToolIndex, queries: list) -> list[str]:
 def _run(index: ToolIndex, embedder: object, store: Store, encoder: str | None, primed: list[str], queries: list, modes: tuple[str, ...]) -> dict:
     """Reports per mode with ``encoder`` (None: the default) embedding the queries (primed in
     batches, cached)."""
-    options = {} if encoder is None else {"query_encoder": encoder}
+    options = {} if encoder is None else {"query_encoder": query_encoder(encoder)}
     search = enable_hybrid(index, embedder, store=store, progress=True, **options)  # type: ignore[arg-type]
     index.search("warm up", limit=1, mode="semantic")  # builds the dense index (cached vectors)
     search.dense.prime_queries(primed)

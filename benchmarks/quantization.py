@@ -10,9 +10,10 @@ stores int8 weights but multiplies in float) and run through the same ``OnnxEmbe
 * ``int8`` with the feed-forward output products, or the last layer, left in float;
 * ``int8`` after SmoothQuant-style scale migration (alpha 0.5, activation maxima from the demo
   catalog's tool texts): each product's input channels divided by s, weight rows times s;
-* ``blockwise`` (``query_encoder="blockwise"``, the default): 8-bit weights and int8
-  activations per block of 128 values (onnxruntime ``MatMulNBits``, accuracy level 4); with
-  blocks of 32; with 4-bit weights.
+* ``blockwise``: 8-bit weights and int8 activations per block of 128 values (onnxruntime
+  ``MatMulNBits``, accuracy level 4); with blocks of 32; with 4-bit weights; and with its graph
+  fused for onnxruntime (``query_encoder="blockwise"``, the default: attention, skip layer
+  norm and bias GELU as contrib operators, by ``onnxscript``).
 
 Cosine of each variant's query vector with the model's over 150 queries of each public set
 (900; ../shared/data), and CPU time of the calling thread per query (one text, toolpool
@@ -42,7 +43,7 @@ from toolscout.embed.onnx import (
     OnnxEmbedder,
     default_embedder,
 )
-from toolscout.embed.quantized import fold, quantize
+from toolscout.embed.quantized import fold, fuse, quantize
 from toolscout.embed.text import tool_text
 from toolscout.eval.dataset import load_queries
 
@@ -106,6 +107,12 @@ def _smoothed(folded: Path, out: Path, texts: list[str], alpha: float = 0.5) -> 
     quantize(smoothed, out, "int8")
 
 
+def _fused_blockwise(folded: Path, out: Path) -> None:
+    unfused = out.with_name(out.stem + "-unfused.onnx")
+    quantize(folded, unfused, "blockwise")
+    fuse(unfused, out)
+
+
 def _variants(folded: Path) -> dict[str, Callable[[Path], None]]:
     _, inits, products = _weights(folded)
     shape = {n.name: tuple(inits[n.input[1]].dims) for n in products}  # type: ignore[attr-defined]
@@ -118,7 +125,8 @@ def _variants(folded: Path) -> dict[str, Callable[[Path], None]]:
         "int8, feed-forward output products in float": lambda out: quantize(folded, out, "int8", keep_float=ffn_out),
         "int8, last layer in float": lambda out: quantize(folded, out, "int8", keep_float=last_layer),
         "int8 after SmoothQuant migration (alpha 0.5)": lambda out: _smoothed(folded, out, calibration),
-        "**blockwise: activations per 128 values (default)**": lambda out: quantize(folded, out, "blockwise"),
+        "blockwise: activations per 128 values": lambda out: quantize(folded, out, "blockwise"),
+        "**blockwise, graph fused (default)**": lambda out: _fused_blockwise(folded, out),
         "blockwise, blocks of 32": lambda out: quantize(folded, out, "blockwise", block_size=32),
         "blockwise, 4-bit weights, blocks of 32": lambda out: quantize(folded, out, "blockwise", bits=4, block_size=32),
     }

