@@ -346,3 +346,21 @@ def test_resolver_keeps_every_doc_of_a_shared_normalised_name() -> None:
     assert resolver.resolve("Send-Email") == 0 and resolver.resolve("`send.email`") == 2
     assert resolver.docs_named("fetch") == [3] and resolver.resolve("other_tool") == 6
     assert resolver.docs_named("get-weather") == [1]
+
+
+def test_resolver_answers_the_same_when_every_name_hashes_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resolver keeps hashes of names and normalised names, not the strings: a lookup
+    checks each doc with the text's hash against the text, so a hash shared by other names
+    (forced here: three hash values for all) never gives a wrong or missing answer."""
+    from toolscout.search import resolve
+
+    names = ["Send-Email", "get_weather", "send.email", "Fetch", "SEND_EMAIL", "fetch_x", "Other.Tool", "send_email_v2", "fetch"]
+    tools = [Tool(n, f"tool {n}") for n in names]
+    queries = [*names, "send email", "`send.email`", "other_tool", "FETCH", "get-weather", "nothing", "send_email", ""]
+    plain = resolve.NameResolver(tools)
+    expected = [(plain.resolve(q), plain.docs_named(q), plain.doc_of(q)) for q in queries]
+    monkeypatch.setattr(resolve, "_hash", lambda text: len(text) % 3)
+    colliding = resolve.NameResolver(tools)
+    assert [(colliding.resolve(q), colliding.docs_named(q), colliding.doc_of(q)) for q in queries] == expected
+    assert expected[names.index("fetch")] == (8, [3, 8], 8)  # exact name first; both spellings listed
+    assert colliding.docs_named("send email") == [0, 2, 4] and colliding.resolve("send_email") is None

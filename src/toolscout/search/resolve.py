@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from itertools import compress
 from operator import attrgetter, ne
 
+import numpy as np
+
 from ..model import Tool
 from ..naming import WIRE_FORMATS, wire_name
 from .suggest import NameSuggester, normalize_name, normalize_names
@@ -31,6 +33,7 @@ SELECT_PREFIX = "select:"
 
 _Docs = int | list[int]
 _CHUNK = 65_536
+_hash = hash  # a test forces collisions through it
 
 
 def select_names(query: str) -> list[str] | None:
@@ -62,35 +65,52 @@ def _as_list(found: _Docs | None) -> list[int]:
     return [] if found is None else found if isinstance(found, list) else [found]
 
 
+class _HashTable:
+    """Keys -> docs as two arrays: each key's ``hash()`` sorted, and the doc it came from.
+    A lookup finds the docs whose key has the text's hash (binary search) and the caller
+    checks them against the text, so a collision is never a wrong answer. At 1M names this
+    is 12 bytes a name built in two C-level passes, where a dict was ~100 bytes a name
+    (entries and int objects) and its inserts, spread over memory, ~0.4 s."""
+
+    __slots__ = ("_docs", "_hashes")
+
+    def __init__(self, hashes: np.ndarray, docs: np.ndarray) -> None:
+        order = np.argsort(hashes, kind="stable")  # equal hashes keep doc order
+        self._hashes = hashes[order]
+        self._docs = docs[order].astype(np.int32)
+
+    def candidates(self, text: str) -> list[int]:
+        """Docs whose key may be ``text`` (same hash), in doc order."""
+        h = _hash(text)
+        i = int(np.searchsorted(self._hashes, h))
+        j = i
+        n = len(self._hashes)
+        while j < n and self._hashes[j] == h:
+            j += 1
+        return self._docs[i:j].tolist()
+
+
 class NameResolver:
     """Name -> doc id for one snapshot of tools."""
 
     def __init__(self, tools: Sequence[Tool], *, suggestable: Sequence[bool] | None = None) -> None:
         self.tools = tools
         names = list(map(attrgetter("name"), tools))
-        self._doc_of = dict(zip(names, range(len(names)), strict=True))
+        n = len(names)
+        self._exact = _HashTable(np.fromiter(map(_hash, names), np.int64, n), np.arange(n, dtype=np.int32))
         # Only names that normalising changes: most catalog names are already normal
-        # (``send_email``), and a second entry and string for each was ~150 MB at 1M tools.
+        # (``send_email``); their keys are hashed a chunk at a time and not kept.
         changed: list[int] = []
-        changed_keys: list[str] = []
-        for start in range(0, len(names), _CHUNK):  # a chunk at a time: few keys alive at once
+        hashes: list[int] = []
+        for start in range(0, n, _CHUNK):  # a chunk at a time: few keys alive at once
             part = names[start : start + _CHUNK]
             keys = normalize_names(part)
             differ = list(map(ne, keys, part))
-            changed_keys.extend(compress(keys, differ))
+            hashes.extend(map(_hash, compress(keys, differ)))
             changed.extend(compress(range(start, start + len(part)), differ))
             del keys, part, differ
-        self._by_norm: dict[str, _Docs] = dict(zip(changed_keys, changed, strict=True))
-        if len(self._by_norm) < len(changed):  # keys shared by several docs: a list for each
-            # a doc the dict does not hold lost its key to a later doc (C-level passes)
-            kept = map(self._by_norm.__getitem__, changed_keys)
-            shared = set(compress(changed_keys, map(ne, kept, changed)))
-            for k in shared:
-                del self._by_norm[k]
-            pairs = zip(changed_keys, changed, strict=True)
-            for k, doc in compress(pairs, map(shared.__contains__, changed_keys)):
-                _add(self._by_norm, k, doc)
-        del names, changed, changed_keys
+        self._by_norm = _HashTable(np.array(hashes, np.int64), np.array(changed, np.int32))
+        del names, changed, hashes
         self._suggestable = suggestable
         self._wire: dict[str, int] | None = None
         self._original: dict[str, _Docs] | None = None
@@ -99,13 +119,15 @@ class NameResolver:
 
     def doc_of(self, name: str) -> int | None:
         """The doc of exactly this catalog name."""
-        return self._doc_of.get(name)
+        tools = self.tools
+        return next((d for d in self._exact.candidates(name) if tools[d].name == name), None)
 
     def docs_named(self, text: str) -> list[int]:
         """Docs whose name equals ``text`` up to case, separators, quotes and backticks."""
         key = normalize_name(text)
-        docs = _as_list(self._by_norm.get(key))
-        same = self._doc_of.get(key)  # a tool named exactly ``key`` (kept out of _by_norm)
+        tools = self.tools
+        docs = [d for d in self._by_norm.candidates(key) if normalize_name(tools[d].name) == key]
+        same = self.doc_of(key)  # a tool named exactly ``key`` (kept out of _by_norm)
         if same is None or normalize_name(key) != key:
             return docs
         return [same] if not docs else sorted([*docs, same])
@@ -117,11 +139,11 @@ class NameResolver:
         host format; a unique match up to case and separators; a unique upstream name
         without its server prefix.
         """
-        doc = self._doc_of.get(name)
+        doc = self.doc_of(name)
         if doc is not None:
             return doc
         stripped = bare(name)
-        doc = self._doc_of.get(stripped)
+        doc = self.doc_of(stripped)
         if doc is not None:
             return doc
         doc = self._wire_names().get(stripped)
