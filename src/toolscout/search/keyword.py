@@ -57,6 +57,9 @@ SNAPSHOT_FORMAT = "toolscout-bm25f-3"  # bump when the analyzer, the fields or t
 
 _MAX_ENUM = 20
 _SAMPLE = 4096
+"""Docs sampled for a top-k bound (:meth:`KeywordBackend.top_sparse`, :meth:`KeywordBackend.rank`):
+large enough that the bound sits near the true k-th score, small next to the docs a broad
+query matches."""
 _CHUNK = 65_536
 """Tools analysed at a time (bounds the token lists held at once)."""
 _COUNT_TYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
@@ -69,13 +72,12 @@ def _small_counts(counts: np.ndarray) -> np.ndarray:
     if top <= 255:
         return counts.astype(np.uint8)
     return counts.astype(np.uint16) if top <= 65535 else counts
+
+
 _SPARSE_FROM = 65_536
-"""Docs from which :meth:`KeywordBackend.rank` avoids per-doc passes: below, a full score
-vector is ~0.5 MB and a pass over it costs less than MaxScore's per-term steps."""
-_BITMAPS_FROM = _SPARSE_FROM
-"""Catalogs from which common terms also get bitmaps (smaller ones never count with them)."""
-"""Docs sampled for the top-k bound in :meth:`KeywordBackend.top_sparse`: large enough
-that the bound sits near the true k-th score, small next to the docs a broad query matches."""
+"""Docs from which :meth:`KeywordBackend.rank` keeps a scratch accumulator and reads only
+the docs the query's terms hold: below, a fresh score vector is ~0.5 MB and one pass over
+it costs less than the bookkeeping."""
 
 
 class _Sparse(NamedTuple):
@@ -208,22 +210,13 @@ def _take(m: _Sparse, lines: np.ndarray) -> _Sparse:
 
 
 _SAFE = 1.0 - 1e-9
-"""Pruning compares float sums: a margin far above their rounding keeps it exact."""
+"""Bounds compare float64 sums taken in different orders: a margin far above their rounding."""
 _F32_ROUNDING = 4 * 2.0**-24
-"""Per term, a margin above float32's rounding: MaxScore accumulates partial scores in
-float32 (half the scratch memory an accumulator in float64 moves), and a sum of ``t``
-positive float32 terms is within ``(t - 1) * 2**-24`` of exact, relatively. The final
-scores are summed again in float64, in query-term order."""
-
-
-def _pack(mask: np.ndarray) -> np.ndarray:
-    """A bool vector as bits (little bit order), padded to whole 64-bit words."""
-    bits = np.packbits(mask, bitorder="little")
-    pad = -len(bits) % 8
-    return np.concatenate([bits, np.zeros(pad, np.uint8)]) if pad else bits
-
-
-_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+"""Per query term, a margin above float32's rounding: :meth:`KeywordBackend.rank` sums
+every doc's score in float32 (the accumulator is half the memory traffic of float64), and a
+sum of ``t`` positive float32 values is within ``(t - 1) * 2**-24`` of the exact sum,
+relatively. The docs returned are scored again in float64, in query-term order."""
+_ONE = np.ones(1, np.float32)
 
 
 def release_freed_memory() -> None:
@@ -236,23 +229,51 @@ def release_freed_memory() -> None:
         pass
 
 
-def _popcount(bits: np.ndarray) -> int:
-    if hasattr(np, "bitwise_count"):  # numpy >= 2
-        return int(np.bitwise_count(bits.view(np.uint64)).sum())
-    return int(_POPCOUNT[bits].sum(dtype=np.int64))
+_MATVEC: list[Callable[..., Any] | None] = []
 
 
-def _kth_partial(acc: np.ndarray, touched: list[np.ndarray], mask: np.ndarray | None, k: int) -> float:
-    """A lower bound on the k-th best full score: the k-th best partial score in an evenly
-    spaced sample of the allowed docs seen so far (partial scores only grow), else 0."""
-    total = sum(len(t) for t in touched)
-    step = max(1, total // _SAMPLE)
-    sample = np.concatenate([t[::step] for t in touched]) if step > 1 or len(touched) > 1 else touched[0]
-    if mask is not None:
-        sample = sample[mask[sample]]
-    if len(sample) < k:
-        return 0.0
-    values = acc[sample]
+def _matvec() -> Callable[..., Any] | None:
+    """scipy's compiled ``y += A @ x`` for a CSC matrix (``csc_matvec``), or None.
+
+    It is what ``scipy.sparse.csc_matrix @ x`` runs, minus the fresh zeroed result (a 1M
+    float vector, ~1 ms of page faults): called with one column of scores and ``x = 1`` it
+    adds a term's scores to the accumulator in place, ~1.7 ns a posting where ``np.add.at``
+    takes ~2.7 and fancy-index assignment ~6. It lives in scipy's private ``_sparsetools``
+    module, so it is checked on a tiny case once; without it ``np.add.at`` does the same
+    additions in the same order (float32, same results)."""
+    if not _MATVEC:
+        found: Callable[..., Any] | None = None
+        try:
+            from scipy.sparse import _sparsetools
+
+            fn = _sparsetools.csc_matvec
+            y = np.zeros(4, np.float32)
+            fn(4, 1, np.array([0, 2], np.int32), np.array([1, 3], np.int32), np.array([0.5, 2.0], np.float32), _ONE, y)
+            fn(4, 1, np.array([0, 1], np.int32), np.array([3], np.int32), np.array([1.0], np.float32), _ONE, y)
+            if y.tolist() == [0.0, 0.5, 0.0, 3.0]:
+                found = fn
+        except Exception:  # any failure (an import, a changed signature): the numpy path
+            found = None
+        _MATVEC.append(found)
+    return _MATVEC[0]
+
+
+def _add_scores(acc: np.ndarray, indices: np.ndarray, data: np.ndarray, spans: list[tuple[int, int]]) -> None:
+    """``acc[doc] += score`` for every posting of every span ``(start, stop)`` of
+    ``indices``/``data``, span after span (float32, in place)."""
+    matvec = _matvec()
+    n = len(acc)
+    for a, z in spans:
+        if z <= a:
+            continue
+        if matvec is not None:
+            matvec(n, 1, np.array([0, z - a], indices.dtype), indices[a:z], data[a:z], _ONE, acc)
+        else:
+            np.add.at(acc, indices[a:z], data[a:z])
+
+
+def _kth(values: np.ndarray, k: int) -> float:
+    """The ``k``-th largest of ``values`` (``len(values) >= k >= 1``)."""
     return float(np.partition(values, len(values) - k)[len(values) - k])
 
 
@@ -349,8 +370,7 @@ class KeywordBackend:
         self._n = 0
         self._acc = np.zeros(0, np.float32)  # rank's scratch, all zeros between queries
         self._acc_lock = threading.Lock()
-        self._ub = np.zeros(0, np.float32)  # each term's highest score (MaxScore's bound)
-        self._bitmaps: dict[int, np.ndarray] = {}  # common terms' docs as bits (counting)
+        self._ub = np.zeros(0, np.float32)  # each term's highest score (rank's bound)
 
     # -- building -------------------------------------------------------------------------
     def _fields_of(self, tool: Tool, schemas: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
@@ -627,24 +647,14 @@ class KeywordBackend:
         self._index_terms()
 
     def _index_terms(self) -> None:
-        """Per-term aids for :meth:`rank`: each term's highest score, and a bitmap of the
-        docs of every term in at least 1/32 of them (then a bitmap is no larger than the
-        int32 postings it stands for, and ORing a few is cheaper than marking their docs)."""
-        m, n = self._scores, self._n
+        """Each term's highest score: :meth:`rank`'s bound on what a term can add."""
+        m = self._scores
         df = np.diff(m.indptr)
         ub = np.zeros(len(df), np.float32)
         some = df > 0
         if some.any():
             ub[some] = np.maximum.reduceat(m.data, m.indptr[:-1][some])
         self._ub = ub
-        self._bitmaps = {}
-        if n >= _BITMAPS_FROM:
-            flags = np.zeros(n, bool)
-            for term in np.flatnonzero(df * 32 >= n).tolist():
-                rows = m.indices[m.indptr[term] : m.indptr[term + 1]]
-                flags[rows] = True
-                self._bitmaps[term] = _pack(flags)
-                flags[rows] = False
 
     # -- querying -------------------------------------------------------------------------
     def terms(self, query: str) -> list[str]:
@@ -691,13 +701,7 @@ class KeywordBackend:
         """The ``limit`` best allowed docs (as :meth:`top` over :meth:`scores` would return
         them, ties included) and how many allowed docs match any query term.
 
-        Neither touches every doc nor every posting: the count ORs the bitmaps of common
-        terms and marks the rarer terms' docs, and the top k comes from MaxScore (Turtle &
-        Flood, 1995): terms are taken best-first (by their highest score), and once the
-        terms left could add up to less than the k-th best score seen so far, a doc holding
-        only those cannot make the top k, so their postings are never read; candidates
-        that might still make it get their full scores by binary search. The final scores
-        are summed in query-term order, so they equal the dense path's bit for bit.
+        On a large catalog no pass over every doc's float score: see :meth:`_rank_sparse`.
         """
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
         if not used or self._n == 0:
@@ -707,96 +711,102 @@ class KeywordBackend:
             if mask is not None:
                 scores = np.where(mask, scores, 0.0)
             return self.top(scores, used, limit), self.count_matches(scores)
-        total = self._count([i for _, i in used], mask)
-        if limit <= 0 or not total:
-            return [], total
-        return self._maxscore(used, limit, mask), total
-
-    def _count(self, ids: list[int], mask: np.ndarray | None) -> int:
-        """Allowed docs holding any of the terms ``ids``."""
-        m = self._scores
-        common = [self._bitmaps[i] for i in ids if i in self._bitmaps]
-        rare = [m.indices[m.indptr[i] : m.indptr[i + 1]] for i in ids if i not in self._bitmaps]
-        count = 0
-        bits: np.ndarray | None = None
-        if common:
-            bits = common[0].copy()
-            for other in common[1:]:
-                np.bitwise_or(bits, other, out=bits)
-            if mask is not None:
-                np.bitwise_and(bits, _pack(mask), out=bits)
-            count = _popcount(bits)
-        if not rare:
-            return count
-        rows = rare[0] if len(rare) == 1 else np.concatenate(rare)
-        if bits is not None:  # not counted yet
-            rows = rows[((bits[rows >> 3] >> (rows & 7).astype(np.uint8)) & 1) == 0]
-        if mask is not None:
-            rows = rows[mask[rows]]
-        if len(rare) == 1:
-            return count + len(rows)  # one term's postings are distinct
-        mark = np.zeros(self._n, bool)
-        mark[rows] = True
-        return count + int(np.count_nonzero(mark))
-
-    def _maxscore(self, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None) -> list[Hit]:
-        m = self._scores
-        ptr = m.indptr
-        ids = [i for _, i in used]
-        ub = self._ub[ids].astype(np.float64)
-        order = np.argsort(-ub, kind="stable").tolist()
-        safe = _SAFE - _F32_ROUNDING * len(ids)  # bounds from float32 partial sums
         acc, mine = self._accumulator()
         try:
-            touched: list[np.ndarray] = []
-            theta = 0.0
-            done = 0
-            for j in order:
-                rest = float(ub[order[done:]].sum())
-                if theta > 0.0 and rest < theta * safe:
-                    break  # a doc holding only the terms left scores below the k-th seen
-                a, z = ptr[ids[j]], ptr[ids[j] + 1]
-                rows = m.indices[a:z]
-                old = acc[rows]
-                touched.append(rows[old == 0.0])  # scores are > 0: zero means not seen yet
-                acc[rows] = old + m.data[a:z]
-                done += 1
-                theta = max(theta, _kth_partial(acc, touched, mask, limit))
-            seen = touched[0] if len(touched) == 1 else np.concatenate(touched)
-            cand = seen if mask is None else seen[mask[seen]]
-            partial = acc[cand]
-            acc[seen] = 0.0
+            return self._rank_sparse(acc, used, limit, mask)
         finally:
             if mine:
                 self._acc_lock.release()
-        # The terms not read: look them up for the docs that could still make the top k,
-        # best term first, dropping docs as the bound tightens.
-        for pos_in_order in range(done, len(order) + 1):
-            if len(cand) > limit:
-                sample = partial[:: max(1, len(partial) // _SAMPLE)]  # exact when few
+
+    def _rank_sparse(
+        self, acc: np.ndarray, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None
+    ) -> tuple[list[Hit], int]:
+        """:meth:`rank` on a large catalog (docs/search.md#scaling-a-million-tools).
+
+        1. Every posting of every query term is added into ``acc`` (float32, all zeros
+           before and after) by scipy's compiled CSC product, ~1.7 ns a posting: long
+           natural-language queries (toolpool's: 13 terms, 340k postings at the median)
+           hold too many candidates for MaxScore's per-doc lookups (~45 ns each) to pay.
+        2. The match count is the number of non-zero words of ``acc`` (integer view: ~0.1 ms
+           for 1M docs, where a float comparison pass costs ~0.8 ms).
+        3. The top k: terms are read best first (by their highest score); each term's docs
+           scoring at least a bound on the k-th best score join a small pool, whose k-th
+           best raises the bound. Once the terms left could not add up to the bound, a doc
+           holding only those cannot make the top k, and their postings are not read again.
+        4. The pool (float32 within rounding of the k-th best) is scored again in float64,
+           in query-term order: exactly what scoring every doc gives, ties included.
+        """
+        m = self._scores
+        ptr = m.indptr
+        ids = [i for _, i in used]
+        spans = [(int(ptr[i]), int(ptr[i + 1])) for i in ids]
+        postings = sum(z - a for a, z in spans)
+        try:
+            _add_scores(acc, m.indices, m.data, spans)
+            words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
+            total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
+            if limit <= 0 or not total:
+                return [], total
+            pool = self._pool(acc, ids, spans, limit, mask)
+        finally:
+            if postings * 16 <= self._n:  # few: put the touched entries back to zero
+                for a, z in spans:
+                    acc[m.indices[a:z].astype(np.intp)] = 0.0
+            else:  # a memset of the whole vector is cheaper
+                acc.fill(0.0)
+        scores = np.zeros(len(pool), np.float64)
+        for a, z in spans:  # query-term order, float64: the dense path's sums
+            rows = m.indices[a:z]
+            at = np.minimum(np.searchsorted(rows, pool), len(rows) - 1)
+            scores += np.where(rows[at] == pool, m.data[a + at], 0.0)
+        return self.top_sparse(pool, scores, used, limit), total
+
+    def _pool(
+        self, acc: np.ndarray, ids: list[int], spans: list[tuple[int, int]], limit: int, mask: np.ndarray | None
+    ) -> np.ndarray:
+        """The allowed docs that may make the top ``limit`` by their float32 scores in
+        ``acc`` (every query term added), ascending: a superset of the exact top
+        ``limit``, ties at the cut included, and usually little more.
+
+        ``bound`` is the k-th best float32 score of ``limit`` distinct allowed docs, so the
+        exact k-th best score is at least ``floor = bound / (1 + eps)``: a doc of the top k
+        has a float32 score of at least ``bound * (1 - eps) / (1 + eps)``, and a doc holding
+        only terms whose highest scores add up to less than ``floor`` scores below it.
+        """
+        m = self._scores
+        eps = _F32_ROUNDING * (len(ids) + 2)
+        shrink = (1.0 - eps) / (1.0 + eps)
+        ub = self._ub[ids].astype(np.float64)
+        order = np.argsort(-ub, kind="stable").tolist()
+        rest = np.cumsum(ub[order][::-1])[::-1].tolist()  # highest scores of order[p:], summed
+        bound = 0.0
+        pool = np.zeros(0, np.int32)
+        for p, j in enumerate(order):
+            if rest[p] < bound / (1.0 + eps) * _SAFE:
+                break  # a doc holding only the terms left scores below the k-th best
+            a, z = spans[j]
+            rows = m.indices[a:z]
+            if len(pool) < limit and z - a > 4 * _SAMPLE:
+                # No bound yet and many docs to read: first a bound from an evenly spaced
+                # sample of them (distinct docs), so the pool does not take them all.
+                sample = rows[:: (z - a) // _SAMPLE]
+                if mask is not None:
+                    sample = sample[mask[sample]]
                 if len(sample) >= limit:
-                    theta = max(theta, float(np.partition(sample, len(sample) - limit)[len(sample) - limit]))
-                rest = float(ub[order[pos_in_order:]].sum())
-                keep = partial + rest >= theta * safe
-                cand, partial = cand[keep], partial[keep]
-            if pos_in_order == len(order):
-                break
-            i = ids[order[pos_in_order]]
-            rows = m.indices[ptr[i] : ptr[i + 1]]
-            at = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
-            partial = partial + np.where(rows[at] == cand, m.data[ptr[i] + at], 0.0)
-        # ``partial`` is now each candidate's full score summed best term first: keep those
-        # within rounding of the k-th best, and sum them again in query-term order so scores
-        # (and ties) are exactly the dense path's.
-        if len(cand) > limit:
-            kth = float(np.partition(partial, len(partial) - limit)[len(partial) - limit])
-            cand = cand[partial >= kth * safe]
-        scores = np.zeros(len(cand), np.float64)
-        for _, i in used:
-            rows = m.indices[ptr[i] : ptr[i + 1]]
-            at = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
-            scores += np.where(rows[at] == cand, m.data[ptr[i] + at], 0.0)
-        return self.top_sparse(cand, scores, used, limit)
+                    bound = max(bound, _kth(acc.take(sample), limit))
+                    if rest[p] < bound / (1.0 + eps) * _SAFE:
+                        break
+            new = rows[acc.take(rows) >= bound * shrink]
+            if mask is not None:
+                new = new[mask[new]]
+            if not len(new):
+                continue
+            pool = np.union1d(pool, new) if len(pool) else new
+            if len(pool) >= limit:
+                values = acc.take(pool)
+                bound = max(bound, _kth(values, limit))
+                pool = pool[values >= bound * shrink]
+        return pool
 
     def matches(self, query: str, doc: int) -> bool:
         """Whether ``doc`` holds any of the query's terms."""
@@ -838,11 +848,8 @@ class KeywordBackend:
             return []
         if len(docs) > limit:
             step = len(docs) // _SAMPLE
-            if step > 1:
-                sample = scores[::step]
-                theta = float(np.partition(sample, len(sample) - limit)[len(sample) - limit])
-            else:
-                theta = 0.0
+            sample = scores[::step] if step > 1 else scores[:0]
+            theta = _kth(sample, limit) if len(sample) >= limit else 0.0  # a limit above the sample: none
             sel = np.flatnonzero(scores >= theta)
             if len(sel) > 4 * limit:  # a weak bound: partition what is left
                 kth = np.partition(scores[sel], len(sel) - limit)[len(sel) - limit]
