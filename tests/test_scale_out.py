@@ -321,6 +321,73 @@ async def test_three_replicas_on_postgres_and_redis_survive_a_killed_replica(clu
         await api.http.aclose()
 
 
+class _SavesInterleaved:
+    """A replica's view of the shared store in which, just before its index snapshot is
+    written, another replica's whole snapshot save runs (``before``): the order two replicas
+    starting together can take, which a loaded machine makes likely."""
+
+    def __init__(self, store: Any, before: Any) -> None:
+        self.store, self.before = store, before
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def put_arrays(self, ns: str, key: str, arrays: Any, meta: Any = None) -> None:
+        from toolscout.search.index import ToolIndex
+
+        if ns == ToolIndex._SNAPSHOT_NS and self.before is not None:
+            before, self.before = self.before, None
+            before()
+        self.store.put_arrays(ns, key, arrays, meta)
+
+
+def test_an_index_restored_from_one_replicas_snapshot_never_reads_another_replicas_term_counts(pg_dsn: str) -> None:
+    """Replicas a and b build the same tools at once and both save the index snapshot; c
+    restores it, then a tool is added. Two processes number their terms differently (the
+    order follows each one's hash seed), so term counts saved by b read with a's vocabulary
+    index the wrong terms: c then ranked unrelated tools first for an exact description
+    (the rare failure of the test above under load). c must rank as a fresh build does."""
+    from toolscout.catalog import Catalog
+    from toolscout.pgstore import PostgresStore
+    from toolscout.search.index import ToolIndex
+    from toolscout.search.keyword import KeywordBackend
+
+    descriptions = {"echo": "Echo the given text back unchanged.", "add": "Add two integers and return the sum.",
+                    "fail": "Always fails with an error result.", "grow": "Add a tool named 'extra' and announce the change.",
+                    "env_probe": "Report whether an environment variable is set.",
+                    "headers_seen": "List the HTTP request headers this server received (HTTP only).",
+                    "register": "Add a tool of the given name and announce the change."}
+    tools = [Tool(f"web_{name}", text, source_id="web") for name, text in descriptions.items()]
+    reference = ToolIndex(Catalog(tools))
+    numbered = reference.backend("keyword")._vocab  # this process's numbering of the terms
+    other = KeywordBackend()  # b's: the same terms in another order, as another hash seed gives
+    other._vocab = {term: i for i, term in enumerate(sorted(numbered, key=numbered.__getitem__, reverse=True))}
+    with PostgresStore(pg_dsn) as store:
+        b = ToolIndex(Catalog(tools), keyword=other, snapshots=store)
+        a = ToolIndex(Catalog(tools), snapshots=_SavesInterleaved(store, b.refresh))
+        a.refresh()
+        assert b.backend("keyword")._vocab != a.backend("keyword")._vocab  # both saved, numbered apart
+        catalog = Catalog(tools)
+        c = ToolIndex(catalog, snapshots=store)
+        c.refresh()  # restored: a's snapshot, with b's counts under its key
+        kw = c.backend("keyword")
+        assert kw._vocab == a.backend("keyword")._vocab and kw._counts_loader is not None
+        added = Tool("web_first", "Registered tool first.", source_id="web")
+        catalog.add(added)
+        reference.catalog.add(added)
+        for query in ("echo the given text back", "add two integers and return the sum", "registered tool first"):
+            got = [(h.tool.name, round(h.score, 5)) for h in c.search(query, limit=3).hits]
+            want = [(h.tool.name, round(h.score, 5)) for h in reference.search(query, limit=3).hits]
+            assert got == want, (query, got, want)
+        assert kw._counts_loader() is None  # b's counts were refused: c analysed its tools again
+
+        store.clear(ToolIndex._SNAPSHOT_NS)
+        ToolIndex(Catalog(tools), snapshots=store).refresh()  # one writer: a snapshot and its counts
+        d = ToolIndex(Catalog(tools), snapshots=store)
+        d.refresh()
+        loader = d.backend("keyword")._counts_loader
+        assert loader is not None and loader() is not None  # numbered alike: taken, not re-analysed
+
 
 async def test_readiness_reports_both_stores_and_follows_their_outages(
     pg_dsn: str, postgres: Any, tmp_path: Path

@@ -26,6 +26,7 @@ previous run over the same tools instead of re-analysing them.
 from __future__ import annotations
 
 import copy
+import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -91,6 +92,13 @@ def _regex_with_prior(raw: np.ndarray, prior: QueryPrior, limit: int) -> tuple[l
     usage = prior.of(order.tolist(), scores[order].tolist(), 3.0)
     why = [_REGEX_WHY.get(float(raw[d]), "regex") + (" + usage" if usage.get(int(d)) else "") for d in order]
     return [Hit(int(d), float(scores[d]), w) for d, w in zip(order, why, strict=True)], usage
+
+
+def _numbering(vocab: np.ndarray) -> np.ndarray:
+    """A digest of a keyword snapshot's vocabulary (its terms in id order, as bytes), as an
+    array to store beside it: term counts are valid only with the numbering they were made
+    with (ToolIndex._NUMBERED_BY)."""
+    return np.frombuffer(hashlib.blake2b(np.ascontiguousarray(vocab), digest_size=16).digest(), np.uint8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,8 +229,16 @@ class ToolIndex:
     # or analyzer is a miss and rebuilds. Snapshot problems never fail a search.
     # The term counts are kept apart (_COUNTS_NS): only a rebuild after a change reads
     # them, so a restart leaves them in the store until then (1M tools: half the snapshot).
+    # Their term ids are those of the vocabulary they were saved with, and processes number
+    # terms differently (set order follows the hash seed): replicas that share one store
+    # and save at once can leave one's snapshot and the other's counts under one key. So
+    # both parts carry a digest of the vocabulary (_NUMBERED_BY, computed at the save: a
+    # restore hashes nothing), and a restore takes only counts numbered as its snapshot
+    # is; others are a miss (the tools are analysed again), never counts read against
+    # the wrong terms.
     _SNAPSHOT_NS = "index.keyword"
     _COUNTS_NS = "index.keyword.counts"
+    _NUMBERED_BY = "numbered_by"
 
     def _restore_keyword(
         self, tools: list[Tool], kw: KeywordBackend | RegexBackend, profiles: tuple[list[int], list[Any]] | None = None
@@ -235,14 +251,22 @@ class ToolIndex:
             arrays = store.get_arrays(self._SNAPSHOT_NS, key)
         except ToolscoutError:
             return False
+        if arrays is None:
+            return False
+        mark = arrays.get(self._NUMBERED_BY)
+        numbering = bytes(mark) if mark is not None else None
 
         def counts() -> dict[str, np.ndarray] | None:
             try:
-                return store.get_arrays(self._COUNTS_NS, key)
+                found = store.get_arrays(self._COUNTS_NS, key)
             except ToolscoutError:
                 return None
+            theirs = found.get(self._NUMBERED_BY) if found is not None else None
+            if numbering is None or theirs is None or bytes(theirs) != numbering:
+                return None  # numbered by another writer (or not recorded): not these terms
+            return found
 
-        return arrays is not None and kw.restore(tools, arrays, counts)
+        return kw.restore(tools, arrays, counts)
 
     def _save_keyword(
         self, tools: list[Tool], kw: KeywordBackend | RegexBackend, profiles: tuple[list[int], list[Any]] | None = None
@@ -252,6 +276,7 @@ class ToolIndex:
         try:
             key = kw.snapshot_key(tools, profiles)
             arrays, counts = kw.snapshot_parts()
+            arrays[self._NUMBERED_BY] = counts[self._NUMBERED_BY] = _numbering(arrays["vocab"])
             # keep only the current catalog's snapshot
             self.snapshots.clear(self._SNAPSHOT_NS)
             self.snapshots.clear(self._COUNTS_NS)
