@@ -6,8 +6,9 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -359,3 +360,130 @@ def test_arrays_are_read_as_np_load_reads_them_and_damage_is_a_miss(tmp_path: Pa
         damaged[value.index(np.arange(200_000, dtype=np.uint16)[1000:1010].tobytes())] ^= 1
         store.put("ns", "damaged", bytes(damaged))
         assert store.get_arrays("ns", "damaged") is None
+
+
+def _own_texts(n: int) -> list[Tool]:
+    """Tools that each have their own description (as real catalogs mostly do), some not
+    ASCII, some with output schemas, schemas shared: what a store leaves in its columns."""
+    shared = {"type": "object", "properties": {"q": {"type": "string", "description": "Qué buscar"}}}
+    out = []
+    for i in range(n):
+        text = f"Tool number {i} does one particular thing for its users, described at some length."
+        if i % 3 == 0:
+            text += f" Déjà vu, 東京 {i}."
+        out.append(Tool(
+            f"tool_{i}" if i % 4 else f"Tool-{i}",
+            text,
+            shared if i % 2 else {"type": "object", "properties": {f"p{i}": {"type": "integer"}}},
+            output_schema={"type": "object"} if i % 5 == 0 else None,
+            category=f"c{i % 3}",
+            original_name=f"t{i}" if i % 7 == 0 else None,
+        ))
+    return out
+
+
+def test_store_tools_read_their_texts_on_first_access(tmp_path: Path) -> None:
+    """Reopened from columns, tools whose descriptions are their own leave description and
+    schema texts in the store's columns until first read: a restart's index restore and
+    keyword searches read none; the first read fills the tool's block of 128; each tool, once
+    read, equals the saved one field for field; equal texts are one object; once every tool
+    is read the columns are released."""
+    import gc
+    import weakref
+
+    from toolscout.model import DeferredTool, filled
+    from toolscout.search.index import ToolIndex
+
+    original = _own_texts(300)
+    path = tmp_path / "s.db"
+    saved = Catalog(original)
+    saved.save(path)
+    ToolIndex(saved, snapshots=Store(path)).search("particular thing", limit=3)  # the snapshot a first start saves
+    catalog = Catalog.open(path)
+    tools = list(catalog)
+    assert all(type(t) is DeferredTool and not filled(t) for t in tools)
+    index = ToolIndex(catalog, snapshots=catalog.store)
+    hits = index.search("particular thing 17", limit=5).hits
+    assert hits and index.search("Tool-8", limit=1).hits[0].tool.name == "Tool-8"
+    assert not any(filled(t) for t in tools)  # names, versions and labels only
+    texts = weakref.ref(tools[0]._texts.texts)
+    # the Catalog's reading surface, record for record
+    assert len(catalog) == len(original) and catalog.names() == saved.names()
+    assert [t.version for t in catalog] == [t.version for t in original]
+    assert catalog.get("tool_130").description == original[130].description
+    assert [i for i, t in enumerate(tools) if filled(t)] == list(range(128, 256))  # its block of 128
+    assert list(catalog) == original and [t.to_dict() for t in catalog] == [t.to_dict() for t in original]
+    assert [t.summary() for t in tools] == [t.summary() for t in original]
+    assert tools[1].schema_json is tools[3].schema_json and tools[0].output_schema == {"type": "object"}
+    assert tools[6].replace(category="x") == original[6].replace(category="x")
+    assert len({*tools, *original}) == len(original)  # equal tools hash alike
+    assert [(h.tool.name, h.score) for h in hits] == [
+        (h.tool.name, h.score) for h in ToolIndex(Catalog(original)).search("particular thing 17", limit=5).hits
+    ]
+    del tools, hits, index
+    gc.collect()
+    assert texts() is None  # every tool read: the columns went
+
+
+def test_deferred_texts_are_read_once_under_threads(tmp_path: Path) -> None:
+    """Threads reading the same unread tools at once all see the saved texts."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    original = _own_texts(400)
+    save_catalog(original, tmp_path / "s.db")
+    loaded = load_tools(tmp_path / "s.db")
+
+    def read(k: int) -> list[tuple[str, str, str | None]]:
+        order = loaded if k % 2 else loaded[::-1]
+        return [(t.description, t.schema_json, t._output_json) for t in order]
+
+    with ThreadPoolExecutor(8) as pool:
+        seen = list(pool.map(read, range(8)))
+    want = [(t.description, t.schema_json, t._output_json) for t in original]
+    assert all(s == (want if k % 2 else want[::-1]) for k, s in enumerate(seen))
+
+
+def _rewrite_columns(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    import numpy as np
+
+    from toolscout.store import _COLUMNS_NS, _npz
+
+    with Store(path) as store:
+        key = store.info()["saved_at"]
+        arrays = {k: np.array(v) for k, v in store.get_arrays(_COLUMNS_NS, key).items()}
+        change(arrays)
+        with store._write("rewrite") as db:
+            db.execute("UPDATE blobs SET value=? WHERE ns=? AND key=?", (_npz(arrays), _COLUMNS_NS, key))
+
+
+def test_columns_of_earlier_saves_and_shared_texts_load_whole(tmp_path: Path) -> None:
+    """Columns saved before the byte offsets existed (same format version) load every text
+    at once, as then; so do columns whose descriptions are mostly shared (deferring costs
+    more than it saves); offsets that split a character are damage: the rows are read."""
+    from toolscout.model import DeferredTool
+
+    original = _own_texts(120)
+    path = tmp_path / "old.db"
+    save_catalog(original, path)
+    _rewrite_columns(path, lambda a: [a.pop(k) for k in list(a) if k.endswith(".byte_ends")])
+    old = load_tools(path)
+    assert not any(isinstance(t, DeferredTool) for t in old) and old == original
+    with Store(path) as store:
+        assert store.keys("catalog.columns")  # read from the columns, not the rows
+
+    copies = [t.replace(name=f"{t.name}_{i}") for i in range(40) for t in original[:3]]
+    save_catalog(copies, tmp_path / "shared.db")
+    shared = load_tools(tmp_path / "shared.db")
+    assert not any(isinstance(t, DeferredTool) for t in shared) and shared == copies
+
+    path = tmp_path / "damaged.db"
+    save_catalog(original, path)
+
+    def split_a_character(arrays: dict[str, Any]) -> None:
+        text = bytes(arrays["description.text"])
+        at = text.index("東".encode())
+        ends = arrays["description.byte_ends"]
+        ends[int((ends < at).sum())] = at + 1  # the text that holds 東 now ends inside it
+    _rewrite_columns(path, split_a_character)
+    damaged = load_tools(path)
+    assert not any(isinstance(t, DeferredTool) for t in damaged) and damaged == original

@@ -446,7 +446,7 @@ class Tool:
         return tool
 
     def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, slot) for slot in self.__slots__ if slot != "_version")
+        return _key_of(self)  # type: ignore[no-any-return]
 
     def __eq__(self, other: object) -> bool:
         # Field by field, without parsing schemas: catalog refreshes compare every tool.
@@ -457,6 +457,55 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, source={self.source!r}, version={self.version!r})"
+
+
+_key_of = attrgetter(*(slot for slot in Tool.__slots__ if slot != "_version"))
+"""A tool's fields for ``==``: Tool's own slots (a subclass's ``__slots__`` would name its own)."""
+
+DEFERRED_SLOTS: tuple[str, ...] = ("description", "_schema_json", "_output_json")
+"""The slots a :class:`DeferredTool` fills on first access."""
+_SLOT = {slot: Tool.__dict__[slot] for slot in Tool.__slots__}
+
+
+class DeferredTool(Tool):
+    """A :class:`Tool` whose description and schema texts are read on first access.
+
+    A store holds a catalog as columns; reopening one makes a tool per row, and the index a
+    restart restores reads only names, versions, original names and shared fields. Decoding
+    1M descriptions nobody reads was most of a 1M-tool reload, so a store's tools leave
+    :data:`DEFERRED_SLOTS` unset and keep ``_texts``: an object whose ``fill()`` sets those
+    slots, for this tool and the others of its block (see ``toolscout.store``), and drops
+    their ``_texts``. The first read of any of them fills them all, once (``fill``
+    serialises threads). Everything else is a Tool's: the same fields, equality, hash,
+    version and ``replace`` (which makes a plain Tool); reading a field never fails for
+    being deferred."""
+
+    __slots__ = ("_texts",)
+
+    def __getattr__(self, attr: str) -> Any:
+        # Called only when normal lookup fails: an unset slot, or a name no Tool has.
+        if attr not in DEFERRED_SLOTS:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+        try:
+            texts = _TEXTS.__get__(self, DeferredTool)
+        except AttributeError:
+            texts = None  # filled meanwhile by another thread (it sets the slots first)
+        if texts is not None:
+            texts.fill()
+        return _SLOT[attr].__get__(self, Tool)
+
+
+_TEXTS = DeferredTool.__dict__["_texts"]
+
+
+def filled(tool: Tool) -> bool:
+    """Whether ``tool`` holds its texts (always, unless it is a :class:`DeferredTool` not
+    read yet)."""
+    try:
+        _SLOT["description"].__get__(tool, Tool)
+    except AttributeError:
+        return False
+    return True
 
 
 # -- checks for Tool(...): a malformed field is a DeclarationError naming it, never a

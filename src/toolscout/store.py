@@ -18,6 +18,8 @@ Each save also writes the same tools as columns (``blobs`` namespace ``catalog.c
 1M tools load in about 2 s of CPU instead of about 25 s of row decoding. Triggers on
 ``tools`` drop the columns whenever a row changes (a version without columns saving, an
 edit by hand), so the rows stay the record and are read whenever the columns are missing.
+Descriptions and schema texts of tools that mostly have their own stay in the columns until
+first read (:class:`~toolscout.model.DeferredTool`, ``_DeferredTexts``; docs/store.md).
 
 A store written by a newer toolscout (higher ``format_version``) is refused with
 :class:`~toolscout.errors.StoreError` rather than misread.
@@ -35,21 +37,24 @@ import threading
 import time
 import zipfile
 import zlib
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from .errors import StoreError
 from .model import (
+    DEFERRED_SLOTS,
     EMPTY_MAP,
     PROFILE_FIELDS,
     Annotations,
     DeferPolicy,
+    DeferredTool,
     Tool,
     compact_json,
     shared_profile,
@@ -551,11 +556,13 @@ def _text_column(name: str, values: Iterable[str | None], n: int) -> dict[str, A
     table: dict[str, int] = {}
     codes = np.fromiter((-1 if v is None else table.setdefault(v, len(table)) for v in values), np.int32, n)
     texts = list(table)
-    return {
-        f"{name}.text": np.frombuffer("".join(texts).encode(), np.uint8),
-        f"{name}.ends": np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts))),
-        f"{name}.codes": codes,
-    }
+    data = "".join(texts).encode()
+    ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)))
+    out = {f"{name}.text": np.frombuffer(data, np.uint8), f"{name}.ends": ends, f"{name}.codes": codes}
+    if name in DEFERRED_SLOTS:  # read a text at a time (_DeferredTexts): where each ends in bytes
+        same = len(data) == (int(ends[-1]) if len(ends) else 0)  # ASCII: bytes are characters
+        out[f"{name}.byte_ends"] = ends if same else np.cumsum(np.fromiter(map(len, map(str.encode, texts)), np.int64, len(texts)))
+    return out
 
 
 def _text_values(arrays: Mapping[str, Any], name: str, n: int) -> list[Any]:
@@ -617,11 +624,104 @@ def _tool_columns(tools: list[Tool]) -> dict[str, Any]:
     return out
 
 
+_BLOCK = 128
+"""Deferred tools are filled a block of this many consecutive rows at a time: the first
+read costs ~50 µs, and a pass that reads every tool (an index build) pays ~0.5 µs a tool,
+not the ~4 µs of filling tools one by one."""
+
+
+class _DeferredTexts:
+    """The description and schema texts of a store's tools, read a block of tools at a time.
+
+    Holds, for each of :data:`~toolscout.model.DEFERRED_SLOTS`, its column's UTF-8 bytes
+    (copied out of the stored value, which is then freed), where each distinct text ends
+    in them and each tool's code. A distinct text is decoded once and shared by the tools
+    holding it, as a whole-column load shares it. A filled block drops its tools and they
+    drop their block, so this goes once every block is filled (or its tools are gone)."""
+
+    def __init__(self, arrays: Mapping[str, Any], n: int) -> None:
+        import numpy as np
+
+        self._lock = threading.Lock()
+        self._columns = []
+        for slot in DEFERRED_SLOTS:
+            data = bytes(arrays[f"{slot}.text"])
+            ends = np.asarray(arrays[f"{slot}.byte_ends"], np.int64)
+            chars = np.asarray(arrays[f"{slot}.ends"], np.int64)
+            codes = np.array(arrays[f"{slot}.codes"], np.int32)
+            if len(codes) != n or len(ends) != len(chars) or (len(ends) and int(ends[-1]) != len(data)):
+                raise ValueError(f"column {slot} does not fit")
+            if len(codes) and (int(codes.max()) >= len(ends) or int(codes.min()) < -1):
+                raise ValueError(f"column {slot} does not fit")
+            inner = ends[ends < len(data)]  # each text starts on a character (not a UTF-8 continuation byte)
+            if len(inner) and bool((np.frombuffer(data, np.uint8)[inner] & 0xC0 == 0x80).any()):
+                raise ValueError(f"column {slot} does not fit")
+            starts = memoryview(np.concatenate([np.zeros(1, np.int64), ends]))  # indexing gives ints
+            self._columns.append((memoryview(data), starts, codes, [None] * len(ends)))
+
+    def fill(self, block: _TextBlock) -> None:
+        """Set the texts of ``block``'s tools (once: a block already filled is left)."""
+        with self._lock:
+            tools = block.tools
+            if tools is None:
+                return
+            start = block.start
+            for (data, starts, codes, decoded), slot in zip(self._columns, DEFERRED_SLOTS, strict=True):
+                values: list[str | None] = []
+                for code in codes[start : start + len(tools)].tolist():
+                    if code < 0:
+                        values.append("" if slot == "description" else None)
+                        continue
+                    text = decoded[code]
+                    if text is None:
+                        text = decoded[code] = str(data[starts[code] : starts[code + 1]], "utf-8")
+                    values.append(text)
+                deque(map(Tool.__dict__[slot].__set__, tools, values), maxlen=0)
+            deque(map(_DEFERRED_TEXTS.__delete__, tools), maxlen=0)  # after the texts: see DeferredTool
+            block.tools = None
+
+
+class _TextBlock:
+    """Up to ``_BLOCK`` consecutive deferred tools, filled together (``DeferredTool._texts``)."""
+
+    __slots__ = ("start", "texts", "tools")
+
+    def __init__(self, texts: _DeferredTexts, start: int, tools: list[Tool]) -> None:
+        self.texts, self.start, self.tools = texts, start, tools
+
+    def fill(self) -> None:
+        self.texts.fill(self)
+
+
+_DEFERRED_TEXTS = DeferredTool.__dict__["_texts"]
+_DEFER_BYTES = 64
+
+
+def _defer(arrays: Mapping[str, Any], n: int) -> bool:
+    """Whether to leave the texts in the columns: when the columns say where each text ends
+    in bytes (saves before they did: read now) and the distinct descriptions hold at least
+    ``_DEFER_BYTES`` a tool, i.e. most tools have their own. Decoding a few shared texts is
+    cheap, and a deferred tool costs ~16 bytes (its slot, its place in a block) until read."""
+    return all(f"{s}.byte_ends" in arrays for s in DEFERRED_SLOTS) and len(arrays["description.text"]) >= _DEFER_BYTES * n
+
+
 def _tools_from_columns(arrays: Mapping[str, Any]) -> list[Tool]:
     """The tools :func:`_tool_columns` wrote: slots filled a column at a time (map over
-    slot setters: no Python code runs per tool)."""
-    from collections import deque
+    slot setters: no Python code runs per tool). Descriptions and schema texts are left in
+    the columns until a tool's are first read (:class:`~toolscout.model.DeferredTool`),
+    if the columns say where each ends in bytes (saves before they did: read now)."""
+    import gc
 
+    enabled = gc.isenabled()
+    gc.disable()  # 1M new objects, none garbage: collections would only walk them (~0.3 s)
+    try:
+        return _make_tools(arrays)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _make_tools(arrays: Mapping[str, Any]) -> list[Tool]:
     n = len(arrays["profile.codes"])
     profiles = [
         shared_profile(
@@ -643,9 +743,16 @@ def _tools_from_columns(arrays: Mapping[str, Any]) -> list[Tool]:
         )
         for r in json.loads(arrays["profiles"].tobytes().decode())
     ]
-    tools = list(map(_new_tool, repeat(Tool, n)))
+    deferred = _DeferredTexts(arrays, n) if _defer(arrays, n) else None
+    tools = list(map(_new_tool, repeat(Tool if deferred is None else DeferredTool, n)))
     for slot in _TEXT_SLOTS:
-        deque(map(Tool.__dict__[slot].__set__, tools, _text_values(arrays, slot, n)), maxlen=0)
+        if deferred is None or slot not in DEFERRED_SLOTS:
+            deque(map(Tool.__dict__[slot].__set__, tools, _text_values(arrays, slot, n)), maxlen=0)
+    if deferred is not None:
+        blocks = [_TextBlock(deferred, start, tools[start : start + _BLOCK]) for start in range(0, n, _BLOCK)]
+        owners = chain.from_iterable(map(repeat, blocks, map(len, map(attrgetter("tools"), blocks))))
+        deque(map(_DEFERRED_TEXTS.__set__, tools, owners), maxlen=0)
+        del blocks
     codes = arrays["profile.codes"].tolist()
     deque(map(Tool.__dict__["_profile"].__set__, tools, map(profiles.__getitem__, codes)), maxlen=0)
     return tools
