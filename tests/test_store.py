@@ -487,3 +487,16 @@ def test_columns_of_earlier_saves_and_shared_texts_load_whole(tmp_path: Path) ->
     _rewrite_columns(path, split_a_character)
     damaged = load_tools(path)
     assert not any(isinstance(t, DeferredTool) for t in damaged) and damaged == original
+
+
+def test_column_texts_with_nul_and_empty_values_round_trip(tmp_path: Path) -> None:
+    """ASCII columns are split at inserted NULs: a text that holds NUL itself, or is empty,
+    must still come back whole (the load then slices instead)."""
+    original = [Tool("a\x00b", ""), Tool("c", "x\x00y", original_name=""), Tool("d", "", original_name="z")]
+    original += [Tool(f"t{i}", "\x00" * i) for i in range(5)]
+    save_catalog(original, tmp_path / "s.db")
+    from toolscout.store import _COLUMNS_NS, _tools_from_columns
+
+    with Store(tmp_path / "s.db") as store:
+        loaded = _tools_from_columns(store.get_arrays(_COLUMNS_NS, store.info()["saved_at"]))  # no fallback to rows
+    assert loaded == original and [t.original_name for t in loaded] == [t.original_name for t in original]

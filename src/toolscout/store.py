@@ -568,13 +568,24 @@ def _text_column(name: str, values: Iterable[str | None], n: int) -> dict[str, A
 def _text_values(arrays: Mapping[str, Any], name: str, n: int) -> list[Any]:
     import numpy as np
 
-    text = str(memoryview(np.ascontiguousarray(arrays[f"{name}.text"], np.uint8)), "utf-8")
-    ends = arrays[f"{name}.ends"].tolist()
+    raw = np.ascontiguousarray(arrays[f"{name}.text"], np.uint8)
+    ends_array = np.asarray(arrays[f"{name}.ends"], np.int64)
+    texts: list[Any] = []
+    if len(ends_array) > 1 and int(ends_array[-1]) == len(raw):  # as many bytes as characters: ASCII
+        # A NUL after each text and one split, no slice objects (1M versions: 0.21 -> 0.13 s)
+        texts = np.insert(raw, ends_array[:-1], 0).tobytes().decode("ascii").split("\x00")
+        if len(texts) != len(ends_array):
+            texts = []  # a text holds NUL: slice instead
     codes = np.asarray(arrays[f"{name}.codes"], np.int64)
-    if len(codes) != n or (ends and ends[-1] != len(text)) or (len(codes) and int(codes.max()) >= len(ends)):
+    if not texts:
+        text = str(memoryview(raw), "utf-8")
+        ends = ends_array.tolist()
+        if ends and ends[-1] != len(text):
+            raise ValueError(f"column {name} does not fit")
+        texts = list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+        del text
+    if len(codes) != n or (len(codes) and int(codes.max()) >= len(texts)):
         raise ValueError(f"column {name} does not fit")
-    texts: list[Any] = list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
-    del text
     if len(texts) == n and bool((codes == np.arange(n)).all()):
         return texts  # every value distinct (names)
     texts.append(None)
