@@ -82,12 +82,11 @@ class _HashTable:
     def candidates(self, text: str) -> list[int]:
         """Docs whose key may be ``text`` (same hash), in doc order."""
         h = _hash(text)
-        i = int(np.searchsorted(self._hashes, h))
-        j = i
-        n = len(self._hashes)
-        while j < n and self._hashes[j] == h:
-            j += 1
-        return self._docs[i:j].tolist()
+        hashes = self._hashes
+        i = hashes.searchsorted(h)  # the method: np.searchsorted's dispatch costs ~5 µs more
+        if i == len(hashes) or hashes[i] != h:
+            return []
+        return self._docs[i : hashes.searchsorted(h, "right")].tolist()  # type: ignore[no-any-return]
 
 
 class NameResolver:
