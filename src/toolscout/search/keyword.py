@@ -272,6 +272,17 @@ def _add_scores(acc: np.ndarray, indices: np.ndarray, data: np.ndarray, spans: l
             np.add.at(acc, indices[a:z], data[a:z])
 
 
+def _distinct(docs: np.ndarray) -> np.ndarray:
+    """``docs`` sorted, each once (``np.unique``'s hashing costs ~0.2 ms on a thousand)."""
+    docs = np.sort(docs)
+    if len(docs) > 1:
+        first = np.empty(len(docs), bool)
+        first[0] = True
+        np.not_equal(docs[1:], docs[:-1], out=first[1:])
+        docs = docs[first]
+    return docs
+
+
 def _kth(values: np.ndarray, k: int) -> float:
     """The ``k``-th largest of ``values`` (``len(values) >= k >= 1``)."""
     return float(np.partition(values, len(values) - k)[len(values) - k])
@@ -754,12 +765,16 @@ class KeywordBackend:
                     acc[m.indices[a:z].astype(np.intp)] = 0.0
             else:  # a memset of the whole vector is cheaper
                 acc.fill(0.0)
+        # Query-term order, float64: the dense path's sums. Which terms each doc holds is
+        # kept for the hits' explanations (no second search of the postings).
         scores = np.zeros(len(pool), np.float64)
-        for a, z in spans:  # query-term order, float64: the dense path's sums
+        held = np.zeros((len(spans), len(pool)), bool)
+        for t, (a, z) in enumerate(spans):
             rows = m.indices[a:z]
-            at = np.minimum(np.searchsorted(rows, pool), len(rows) - 1)
-            scores += np.where(rows[at] == pool, m.data[a + at], 0.0)
-        return self.top_sparse(pool, scores, used, limit), total
+            at = rows.searchsorted(pool)  # past the end: clipped to the last, which differs
+            hit = np.equal(rows.take(at, mode="clip"), pool, out=held[t])
+            np.add(scores, m.data[a:z].take(at, mode="clip"), out=scores, where=hit)
+        return self.top_sparse(pool, scores, used, limit, held), total
 
     def _pool(
         self, acc: np.ndarray, ids: list[int], spans: list[tuple[int, int]], limit: int, mask: np.ndarray | None
@@ -776,19 +791,22 @@ class KeywordBackend:
         m = self._scores
         eps = _F32_ROUNDING * (len(ids) + 2)
         shrink = (1.0 - eps) / (1.0 + eps)
-        ub = self._ub[ids].astype(np.float64)
-        order = np.argsort(-ub, kind="stable").tolist()
-        rest = np.cumsum(ub[order][::-1])[::-1].tolist()  # highest scores of order[p:], summed
+        ub = self._ub[ids].tolist()
+        order = sorted(range(len(ids)), key=lambda j: -ub[j])  # stable: query order among equals
+        rest = [0.0] * (len(order) + 1)  # highest scores of order[p:], summed
+        for p in range(len(order) - 1, -1, -1):
+            rest[p] = rest[p + 1] + ub[order[p]]
         bound = 0.0
-        pool = np.zeros(0, np.int32)
+        found: list[tuple[np.ndarray, np.ndarray]] = []  # distinct allowed docs (of one term), their scores
+        seen = 0
         for p, j in enumerate(order):
             if rest[p] < bound / (1.0 + eps) * _SAFE:
                 break  # a doc holding only the terms left scores below the k-th best
             a, z = spans[j]
             rows = m.indices[a:z]
-            if len(pool) < limit and z - a > 4 * _SAMPLE:
+            if seen < limit and z - a > 4 * _SAMPLE:
                 # No bound yet and many docs to read: first a bound from an evenly spaced
-                # sample of them (distinct docs), so the pool does not take them all.
+                # sample of them (distinct docs), so that not all of them are kept.
                 sample = rows[:: (z - a) // _SAMPLE]
                 if mask is not None:
                     sample = sample[mask[sample]]
@@ -796,16 +814,30 @@ class KeywordBackend:
                     bound = max(bound, _kth(acc.take(sample), limit))
                     if rest[p] < bound / (1.0 + eps) * _SAFE:
                         break
-            new = rows[acc.take(rows) >= bound * shrink]
+            values = acc.take(rows)
+            at = np.flatnonzero(values >= bound * shrink)
             if mask is not None:
-                new = new[mask[new]]
-            if not len(new):
+                at = at[mask.take(rows.take(at))]
+            if not len(at):
                 continue
-            pool = np.union1d(pool, new) if len(pool) else new
-            if len(pool) >= limit:
-                values = acc.take(pool)
-                bound = max(bound, _kth(values, limit))
-                pool = pool[values >= bound * shrink]
+            new = (rows.take(at), values.take(at))
+            found.append(new)
+            seen += len(at)
+            if len(at) >= limit:  # one term's docs are distinct
+                bound = max(bound, _kth(new[1], limit))
+            elif seen >= limit and len(found) > 1 and bound == 0.0:
+                docs = _distinct(np.concatenate([f[0] for f in found]))
+                found, seen = [(docs, acc.take(docs))], len(docs)
+                if seen >= limit:
+                    bound = _kth(found[0][1], limit)
+        if not found:
+            return np.zeros(0, np.int32)
+        threshold = bound * shrink
+        pool = _distinct(np.concatenate([docs[values >= threshold] for docs, values in found]))
+        if len(pool) > limit:
+            values = acc.take(pool)
+            bound = max(bound, _kth(values, limit))
+            pool = pool[values >= bound * shrink]
         return pool
 
     def matches(self, query: str, doc: int) -> bool:
@@ -834,10 +866,11 @@ class KeywordBackend:
         return self.top_sparse(matched, scores[matched], used, limit)
 
     def top_sparse(
-        self, docs: np.ndarray, scores: np.ndarray, used: list[tuple[str, int]], limit: int
+        self, docs: np.ndarray, scores: np.ndarray, used: list[tuple[str, int]], limit: int, held: np.ndarray | None = None
     ) -> list[Hit]:
         """The ``limit`` best of ``docs`` (distinct, any order; ``scores`` aligned, > 0), best
-        first, ties in doc order: exactly, including ties at the cut.
+        first, ties in doc order: exactly, including ties at the cut. ``held[t, j]``: whether
+        ``docs[j]`` holds ``used[t]``, if the caller knows (else looked up for the hits).
 
         A lower bound on the k-th best score comes from an evenly spaced sample of the docs
         (real docs with their full scores, so the bound is safe); one comparison over
@@ -855,9 +888,18 @@ class KeywordBackend:
                 kth = np.partition(scores[sel], len(sel) - limit)[len(sel) - limit]
                 sel = sel[scores[sel] >= kth]
             docs, scores = docs[sel], scores[sel]
+            held = held[:, sel] if held is not None else None
         order = np.lexsort((docs, -scores))[:limit]
         docs, scores = docs[order], scores[order]
-        why = self._why(docs, used)
+        if held is None:
+            why = self._why(docs, used)
+        else:
+            terms = [t for t, _ in used]
+            why = {}
+            for doc, column in zip(docs.tolist(), held[:, order].T.tolist(), strict=True):
+                names = [t for t, h in zip(terms, column, strict=True) if h]
+                if names:
+                    why[doc] = "keyword: " + ", ".join(names)
         return [Hit(int(d), float(s), why.get(int(d), "keyword")) for d, s in zip(docs.tolist(), scores.tolist(), strict=True)]
 
     def _why(self, docs: np.ndarray, used: list[tuple[str, int]]) -> dict[int, str]:
