@@ -261,7 +261,7 @@ def _matvec() -> Callable[..., Any] | None:
 def _add_scores(acc: np.ndarray, indices: np.ndarray, data: np.ndarray, spans: list[tuple[int, int]]) -> None:
     """``acc[doc] += score`` for every posting of every span ``(start, stop)`` of
     ``indices``/``data``, span after span (float32, in place)."""
-    matvec = _matvec()
+    matvec = _matvec() if indices.dtype == np.int32 and data.dtype == np.float32 == acc.dtype else None
     n = len(acc)
     for a, z in spans:
         if z <= a:
@@ -750,7 +750,8 @@ class KeywordBackend:
         m = self._scores
         ptr = m.indptr
         ids = [i for _, i in used]
-        spans = [(int(ptr[i]), int(ptr[i + 1])) for i in ids]
+        starts = ptr.take(ids).tolist()
+        spans = list(zip(starts, ptr.take(np.add(ids, 1)).tolist(), strict=True))
         postings = sum(z - a for a, z in spans)
         try:
             _add_scores(acc, m.indices, m.data, spans)
