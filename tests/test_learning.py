@@ -91,6 +91,33 @@ def test_one_session_alone_moves_a_tool_by_a_small_bounded_amount() -> None:
     assert prior is None or prior.of([1]).get(1, 0.0) <= 0  # doc 1 is send_email
 
 
+def test_pairs_weigh_more_than_their_terms_but_one_session_stays_bounded() -> None:
+    # terms many sessions search alone are common; their pairs, searched by one session, are
+    # rare: a pair may weigh up to its two terms together, and a query's pairs are scaled to
+    # weigh together at most its terms, so one session still moves a tool by at most the bound
+    tools = list(_catalog())
+    learner = UsageLearner()
+    query = "create a git branch in the repository"
+    for i, word in enumerate(["create", "git", "branch", "repository"] * 3):
+        learner.searched(f"word-{i}", word, ["filler_0"])
+        learner.called(f"word-{i}", "filler_0", True)
+    for _ in range(200):  # one session, repeating itself: every word is create_branch's own
+        learner.searched("one", query, ["create_branch"])
+        learner.called("one", "create_branch", True)
+    prior = learner.prior(query, tools, 0)
+    assert prior is not None
+    derived = learner._derived
+    assert derived is not None
+    terms = ["creat", "git", "branch", "repositori"]
+    pairs = ["creat git", "git branch", "branch repositori"]
+    weight = {k: derived.terms[k][2] for k in terms + pairs}
+    assert weight["git branch"] > (weight["git"] + weight["branch"]) / 2  # more than the mean (the old cap)
+    assert weight["git branch"] <= weight["git"] + weight["branch"] + 1e-12
+    assert sum(weight[k] for k in pairs) > sum(weight[k] for k in terms)  # the scaling applies
+    lift = prior.of([2]).get(2, 0.0)  # doc 2 is create_branch
+    assert 0 < lift <= _one_session_bound(learner) + 1e-9
+
+
 def test_one_hostile_session_cannot_lift_a_wrong_tool_over_a_clearly_better_match() -> None:
     gw = Gateway(_catalog(), learn=True)
     learner = gw.learner

@@ -24,7 +24,8 @@ What ranking gets (see docs/learning.md):
   tools, as a query without clicks says nothing in click models.
   ``called'`` counts every session for keys whose words all occur in d's own name or
   description (a poisoner cannot choose them), and only sessions beyond ``min_sessions - 1``
-  otherwise (words a tool does not contain need agreement). Keys are weighted by rarity,
+  otherwise (words a tool does not contain need agreement). Keys are weighted by rarity (a
+  pair at most its two terms together, a query's pairs together at most its terms),
   averaged over the query's terms, added to the keyword score and clipped to ``max_boost`` of
   a full match either way: one session moves a tool by at most ``2 * max_boost / (1 +
   min_sessions)`` (0.2 of a full match by default), a flood of poisoned sessions by at most
@@ -491,7 +492,7 @@ class UsageLearner:
         key, doc, v = key[keep], doc[keep], v[keep]
         m = max(1, n_sessions)
         weight = np.log1p(m / np.maximum(n_key, 1e-12))
-        weight = np.minimum(weight, (weight[part_a] + weight[part_b]) / 2)  # a pair weighs at most its terms' mean
+        weight = np.minimum(weight, weight[part_a] + weight[part_b])  # a pair weighs at most its two terms
         out: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
         edges = np.r_[np.flatnonzero(np.r_[True, key[1:] != key[:-1]]), len(key)] if len(key) else np.zeros(1, np.int64)
         for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
@@ -535,6 +536,8 @@ class UsageLearner:
         vals: list[np.ndarray] = []
         total = 0.0  # the query's term weights: a full match of usage evidence
         reach = 0.0  # weights of the keys with evidence, pairs included
+        paired = 0.0  # weights of the pairs with evidence
+        pair_at: list[int] = []
         seq = list(dict.fromkeys(analyze(query))) if terms is None else list(terms)
         for key in (*seq, *query_pairs(seq)):
             pair = " " in key
@@ -546,9 +549,15 @@ class UsageLearner:
             t_docs, weighted, weight = found
             if not pair:  # a pair adds evidence for its terms, not terms to match
                 total += weight
+            else:
+                paired += weight
+                pair_at.append(len(vals))
             reach += weight
             docs.append(t_docs)
             vals.append(weighted)
+        if paired > total:  # a query's pairs weigh together at most its terms
+            for i in pair_at:
+                vals[i] = vals[i] * (total / paired)
         if not docs:
             return None if d.sink is None else Prior(_NO_DOCS, _NO_VALS, d.sink)
         all_docs = docs[0] if len(docs) == 1 else np.concatenate(docs)
