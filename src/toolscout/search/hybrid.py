@@ -169,7 +169,7 @@ def keyword_input(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The keyword backend's real hits (positive score, allowed), best first. ``prior``: the
     index's learned usage prior for this query, applied as in keyword mode."""
-    if prior is None and kw.sparse:  # MaxScore: no pass over every doc (docs/search.md#scaling)
+    if prior is None and kw.sparse:  # no float pass over every doc (docs/search.md#scaling-a-million-tools)
         hits, _total = kw.rank(query, pool, mask)
         docs = np.array([h.doc for h in hits if h.score > 0], np.int64)
         return docs, np.array([h.score for h in hits if h.score > 0], np.float64)

@@ -18,7 +18,9 @@ BM25 over name + description (the "bm25" variant below), which is kept for that 
 Every (doc, term) score is computed once at build time into a compressed sparse column
 layout, so a query sums only its own term columns (``np.bincount``) and picks the top k with
 ``np.argpartition``. The sparse layouts are plain numpy arrays (no scipy: importing
-scipy.sparse costs ~0.2 s of CPU, which an MCP client would wait for on every gateway start).
+scipy.sparse costs ~0.2 s of CPU, which an MCP client would wait for on every gateway start);
+large catalogs (from 64k tools, built with scipy anyway) rank as :meth:`KeywordBackend.rank`
+describes, with scipy's compiled sparse product.
 Rebuilding reuses the analysed rows of tools that did not change (same object), so an
 update after adding or removing a few tools re-tokenises only the new ones.
 """
