@@ -6,7 +6,7 @@ Needs the ``embed`` extra and ../shared/data (toolpool, 13.6k tools). Vectors ar
 ``~/.cache/toolscout-bench/vectors.db`` (outside the repo) so reruns skip the 2-minute embed.
 
 Query encoders (``enable_hybrid(..., query_encoder=...)``) are compared at the full pool:
-new-query latency (wall and CPU time of the calling thread), how much of it the encoder
+new-query latency (wall and CPU time of the process: the model's threads included), how much of it the encoder
 takes, repeated-query latency and toolpool nDCG@10 of the same queries. ``--main-src``
 names the ``src/`` of another checkout (e.g. ``git archive HEAD src | tar -x -C /tmp/main``)
 measured the same way in a subprocess of this run, as the baseline.
@@ -132,15 +132,15 @@ def _subset(tools: list, n: int, rng: np.random.Generator) -> list:
 
 
 def _timed(run: Callable[[str], object], queries: list[str], cpu: list[float] | None = None) -> list[float]:
-    """Wall ms per query; with ``cpu``, also this thread's CPU ms (the model runs on it), which
-    shared cores do not inflate: what the query costs on an idle core."""
+    """Wall ms per query; with ``cpu``, also the process's CPU ms (the calling thread and the
+    model's worker thread), which shared cores do not inflate: what the query costs."""
     out = []
     for q in queries:
-        c0, t0 = time.thread_time(), time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         run(q)
         out.append((time.perf_counter() - t0) * 1000)
         if cpu is not None:
-            cpu.append((time.thread_time() - c0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)
     return out
 
 
@@ -179,11 +179,11 @@ def _encoder_run(embedder: object, tools: list, evalq: list[EvalQuery], encoder:
     spent: list[float] = []
 
     def timed_embed(texts: list[str], _embed: Callable = encode.embed) -> object:
-        c0 = time.thread_time()
+        c0 = time.process_time()
         try:
             return _embed(texts)
         finally:
-            spent.append((time.thread_time() - c0) * 1000)
+            spent.append((time.process_time() - c0) * 1000)
 
     encode.embed = timed_embed  # type: ignore[method-assign]
     queries = [q.query for q in evalq]

@@ -130,6 +130,32 @@ def _real_model() -> object:
     return default_embedder()
 
 
+def test_a_calls_batches_run_on_two_threads_with_the_one_thread_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    _real_model()
+    import threading
+
+    from toolscout.embed.onnx import _halves, default_embedder
+
+    one, two = default_embedder(threads=1), default_embedder(threads=2)
+    assert two._session.get_session_options().intra_op_num_threads == 1  # parallel by batch, not by operator
+    ran_on: set[str] = set()
+    run = two._run
+
+    def spy(encodings: list) -> np.ndarray:
+        ran_on.add(threading.current_thread().name)
+        return run(encodings)
+
+    monkeypatch.setattr(two, "_run", spy)
+    two.embed(TEXTS[:1])
+    assert ran_on == {threading.current_thread().name}  # one text: the calling thread alone
+    assert np.allclose(one.embed(TEXTS), two.embed(TEXTS), atol=1e-5)
+    assert any(name.startswith("toolscout-embed") for name in ran_on)  # the helper took a batch
+    assert _halves([0, 1, 2, 3], [15, 15, 15, 50]) == [[0, 1, 2], [3]]  # the long text alone
+    assert _halves([0, 1, 2], [20, 20, 40]) == [[0, 1], [2]]
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert default_embedder()._helpers == 0  # "auto" on one core: no helper thread
+
+
 def test_tokenizing_on_the_calling_thread_gives_the_batch_vectors() -> None:
     model = _real_model()
     many = TEXTS * 5  # over the serial limit: encode_batch

@@ -10,8 +10,10 @@ sha256 hashes before anything is loaded.
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -31,9 +33,14 @@ class OnnxEmbedder:
 
     Texts are sorted by length before batching so a batch pads to similar lengths: on a
     catalog of mixed short and long descriptions this is about twice as fast as input order.
-    ``threads`` defaults to 1: a small model on small batches loses more to thread hand-off
-    than it gains (measured on 2 shared cores: 5 vs 19 ms per query, 106 vs 58 texts/s);
-    ``None`` lets onnxruntime use every core.
+    ``threads``: how many batches of one call run at once, each on one onnxruntime thread
+    (``"auto"``: up to 2). A multi-part query's texts (the request and its clauses) and a
+    catalog's batches then use a free core, while a one-text query, most of them, runs on the
+    calling thread as before. Splitting work by batch, not inside each operator, costs no extra
+    CPU: onnxruntime's own intra-op threads, tried instead, synchronise at each of the graph's
+    nodes (20-35% more CPU for 5-14% less wall time) and, left spinning, burn a shared core
+    (docs/hybrid.md#latency). ``1``: the calling thread only; ``None``: onnxruntime's intra-op
+    threads on every core, one batch at a time.
     """
 
     def __init__(
@@ -46,7 +53,7 @@ class OnnxEmbedder:
         model_id: str | None = None,
         max_length: int = 256,
         batch_size: int = 32,
-        threads: int | None = 1,
+        threads: int | Literal["auto"] | None = "auto",
     ) -> None:
         try:
             import onnxruntime as ort
@@ -59,9 +66,11 @@ class OnnxEmbedder:
         try:
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
             options = ort.SessionOptions()
-            if threads:
-                options.intra_op_num_threads = threads
-                options.inter_op_num_threads = threads
+            if threads == "auto":
+                threads = min(2, os.cpu_count() or 1)
+            if threads is not None:
+                options.intra_op_num_threads = 1
+                options.inter_op_num_threads = 1
             self._session = ort.InferenceSession(
                 str(model_path), options, providers=["CPUExecutionProvider"]
             )
@@ -73,6 +82,9 @@ class OnnxEmbedder:
         self.dim = int(self._session.get_outputs()[0].shape[-1])
         self.model_id = model_id or f"onnx:{model_path.stem}:{(model_sha256 or '')[:12]}"
         self.batch_size = batch_size
+        self._helpers = max(0, (threads or 1) - 1)  # threads besides the caller's
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -80,9 +92,28 @@ class OnnxEmbedder:
             return out
         encodings = _encode(self._tokenizer, [t or " " for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for rows in _buckets(order, [len(e.ids) for e in encodings], self.batch_size):
-            out[rows] = self._run([encodings[i] for i in rows])
+        lengths = [len(e.ids) for e in encodings]
+        batches = _buckets(order, lengths, self.batch_size)
+        if self._helpers and len(batches) == 1 and len(batches[0]) > 1:
+            batches = _halves(batches[0], lengths)  # one batch: two smaller ones in parallel
+        if not self._helpers or len(batches) == 1:
+            for rows in batches:
+                out[rows] = self._run([encodings[i] for i in rows])
+        else:  # onnxruntime releases the GIL: the helpers' batches run beside the caller's
+            pool = self._helper_pool()
+            mine, theirs = batches[:: self._helpers + 1], [b for i, b in enumerate(batches) if i % (self._helpers + 1)]
+            futures = [(rows, pool.submit(self._run, [encodings[i] for i in rows])) for rows in theirs]
+            for rows in mine:
+                out[rows] = self._run([encodings[i] for i in rows])
+            for rows, future in futures:
+                out[rows] = future.result()
         return check_vectors(out, len(texts), self.dim, self.model_id)
+
+    def _helper_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._helpers, thread_name_prefix="toolscout-embed")
+            return self._pool
 
     def _run(self, encodings: list[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
@@ -121,6 +152,17 @@ def _buckets(order: list[int], lengths: list[int], size: int) -> list[list[int]]
         else:
             batches.append([i])
     return batches
+
+
+def _halves(rows: list[int], lengths: list[int]) -> list[list[int]]:
+    """A length-sorted batch as two, the longest texts apart, about equal in tokens."""
+    total, acc = sum(lengths[i] for i in rows), 0
+    for at, i in enumerate(rows):
+        acc += lengths[i]
+        if 2 * acc >= total:
+            cut = max(1, min(at + 1, len(rows) - 1))
+            return [rows[:cut], rows[cut:]]
+    return [rows]
 
 
 def default_embedder(**kwargs: Any) -> OnnxEmbedder:
