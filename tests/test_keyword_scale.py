@@ -253,23 +253,3 @@ def test_float32_rounding_cannot_hide_the_best_doc(monkeypatch: pytest.MonkeyPat
     hits, total = kw.rank("a b c", 1)
     assert [(h.doc, h.score) for h in hits] == [(1, exact[1])]
     assert total == 2
-
-
-def test_compiled_product_loads_without_importing_scipy_sparse() -> None:
-    """A restart of a large catalog pays for what its first search imports: the product is
-    loaded from scipy's extension file alone, and scipy.sparse still imports and works after."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "import numpy as np\n"
-        "import toolscout.search.keyword as k\n"
-        "assert k._matvec() is not None\n"
-        "assert 'scipy.sparse' not in sys.modules\n"
-        "import scipy.sparse as sp\n"
-        "m = sp.csc_matrix((np.ones(3, np.float32), np.array([0, 1, 2]), np.array([0, 3])), shape=(3, 1))\n"
-        "assert (m @ np.ones(1, np.float32)).tolist() == [1.0, 1.0, 1.0]\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr

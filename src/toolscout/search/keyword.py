@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from operator import attrgetter
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -236,33 +234,6 @@ def release_freed_memory() -> None:
 _MATVEC: list[Callable[..., Any] | None] = []
 
 
-def _sparsetools() -> Any:
-    """scipy's ``sparse._sparsetools`` extension module. Importing ``scipy.sparse`` costs
-    ~0.1 s of CPU (the whole package), which a restart of a large catalog would add to its
-    first answer: unless the package is imported already, the extension is loaded from its
-    own file (~0 s), and through the package if that fails."""
-    if "scipy.sparse" not in sys.modules:
-        try:
-            import importlib.machinery
-            import importlib.util
-
-            import scipy
-
-            folder = Path(scipy.__file__).parent / "sparse"
-            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-                path = folder / f"_sparsetools{suffix}"
-                spec = importlib.util.spec_from_file_location("scipy.sparse._sparsetools", path) if path.is_file() else None
-                if spec is not None and spec.loader is not None:
-                    module = importlib.util.module_from_spec(spec)
-                    spec.loader.exec_module(module)
-                    return module
-        except Exception:  # any failure: the ordinary import below
-            pass
-    from scipy.sparse import _sparsetools
-
-    return _sparsetools
-
-
 def _matvec() -> Callable[..., Any] | None:
     """scipy's compiled ``y += A @ x`` for a CSC matrix (``csc_matvec``), or None.
 
@@ -275,7 +246,9 @@ def _matvec() -> Callable[..., Any] | None:
     if not _MATVEC:
         found: Callable[..., Any] | None = None
         try:
-            fn = _sparsetools().csc_matvec
+            from scipy.sparse import _sparsetools
+
+            fn = _sparsetools.csc_matvec
             y = np.zeros(4, np.float32)
             fn(4, 1, np.array([0, 2], np.int32), np.array([1, 3], np.int32), np.array([0.5, 2.0], np.float32), _ONE, y)
             fn(4, 1, np.array([0, 1], np.int32), np.array([3], np.int32), np.array([1.0], np.float32), _ONE, y)
