@@ -128,3 +128,28 @@ def test_rebuild_analyses_only_new_tools() -> None:
     assert "Post a chat message." in seen and set(seen) <= set(tool_fields(new).values())
     assert len(seen) <= len(tool_fields(new))  # at most once per field
     assert [b._tools[h.doc].name for h in b.search("chat", limit=3)] == ["post_message"]
+
+
+def test_every_process_numbers_a_catalogs_terms_alike() -> None:
+    """Replicas sharing a store reuse each other's index snapshots only if they number terms
+    alike; a set's order follows the hash seed, first-seen order does not."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from toolscout.model import Tool\n"
+        "from toolscout.search.keyword import KeywordBackend\n"
+        "kw = KeywordBackend()\n"
+        "kw.rebuild([Tool(f't{i}', f'word{i} shared alpha beta gamma delta {i * 7}') for i in range(60)])\n"
+        "arrays, _ = kw.snapshot_parts()\n"
+        "print(bytes(arrays['vocab']).decode().replace(chr(10), ' '))\n"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outs) == 1, outs

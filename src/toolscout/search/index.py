@@ -229,9 +229,11 @@ class ToolIndex:
     # or analyzer is a miss and rebuilds. Snapshot problems never fail a search.
     # The term counts are kept apart (_COUNTS_NS): only a rebuild after a change reads
     # them, so a restart leaves them in the store until then (1M tools: half the snapshot).
-    # Their term ids are those of the vocabulary they were saved with, and processes number
-    # terms differently (set order follows the hash seed): replicas that share one store
-    # and save at once can leave one's snapshot and the other's counts under one key. So
+    # Their term ids are those of the vocabulary they were saved with, and processes can
+    # number terms differently (a fresh build numbers them as it meets them, so alike in
+    # every process, but an index grown by changes appends new terms as they came): replicas
+    # that share one store and save at once can leave one's snapshot and the other's counts
+    # under one key. So
     # both parts carry a digest of the vocabulary (_NUMBERED_BY, computed at the save: a
     # restore hashes nothing), and a restore takes only counts numbered as its snapshot
     # is; others are a miss (the tools are analysed again), never counts read against

@@ -31,7 +31,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain
+from itertools import chain, count, filterfalse
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -427,8 +427,9 @@ class KeywordBackend:
             del memo
             lengths = np.fromiter((len(d) for d in docs), np.int64, len(docs))
             flat = list(chain.from_iterable(docs))
-            for term in set(flat).difference(vocab):
-                vocab[term] = len(vocab)
+            # New terms numbered in first-seen order, not in a set's (hash-seed) order: every
+            # process then numbers a catalog alike, and replicas' snapshots agree
+            vocab.update(zip(filterfalse(vocab.__contains__, dict.fromkeys(flat)), count(len(vocab))))
             ids = np.fromiter(map(vocab.__getitem__, flat), np.int32, len(flat))
             rows = np.repeat(np.arange(len(docs), dtype=np.int32), lengths)
             # duplicates summed: raw term frequencies, stored in the smallest type that holds them
