@@ -36,8 +36,8 @@ class OnnxEmbedder:
     ``threads``: how many batches of one call run at once, each on one onnxruntime thread
     (``"auto"``: up to 2). A multi-part query's texts (the request and its clauses) and a
     catalog's batches then use a free core, while a one-text query, most of them, runs on the
-    calling thread as before. Splitting work by batch, not inside each operator, costs no extra
-    CPU: onnxruntime's own intra-op threads, tried instead, synchronise at each of the graph's
+    calling thread as before. Splitting work by batch, not inside each operator, costs about no
+    extra CPU: onnxruntime's own intra-op threads, tried instead, synchronise at each of the graph's
     nodes (20-35% more CPU for 5-14% less wall time) and, left spinning, burn a shared core
     (docs/hybrid.md#latency). ``1``: the calling thread only; ``None``: onnxruntime's intra-op
     threads on every core, one batch at a time.
