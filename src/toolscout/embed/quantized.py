@@ -75,7 +75,7 @@ def quantized_model(
     ``fused=False`` skips the graph fusion (benchmarks compare both)."""
     folder = cache_dir or _cache_dir()
     fused = fused and recipe in _UNFUSED and _can_fuse()
-    tag = RECIPES[recipe] if fused or recipe not in _UNFUSED else _UNFUSED[recipe]
+    tag = RECIPES[recipe] if fused else _UNFUSED.get(recipe, RECIPES[recipe])
     target = folder / f"{source_sha256[:16]}-{tag}.onnx"
     pin = target.with_suffix(".sha256")
     if target.is_file() and pin.is_file() and pin.read_text().strip() == file_sha256(target):
