@@ -233,11 +233,10 @@ class ToolIndex:
     # number terms differently (a fresh build numbers them as it meets them, so alike in
     # every process, but an index grown by changes appends new terms as they came): replicas
     # that share one store and save at once can leave one's snapshot and the other's counts
-    # under one key. So
-    # both parts carry a digest of the vocabulary (_NUMBERED_BY, computed at the save: a
-    # restore hashes nothing), and a restore takes only counts numbered as its snapshot
-    # is; others are a miss (the tools are analysed again), never counts read against
-    # the wrong terms.
+    # under one key. So both parts carry a digest of the vocabulary (_NUMBERED_BY, computed
+    # at the save: a restore hashes nothing), and a restore takes only counts numbered as
+    # its snapshot is; others are a miss (the tools are analysed again), never counts read
+    # against the wrong terms.
     _SNAPSHOT_NS = "index.keyword"
     _COUNTS_NS = "index.keyword.counts"
     _NUMBERED_BY = "numbered_by"
