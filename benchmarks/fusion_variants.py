@@ -6,11 +6,14 @@ fusion variants that were tried and not kept: equal confidences, confidence from
 between a backend's first and second (or fifth) z, 30 or 300 candidates per backend, dense
 pseudo-relevance feedback, standardising against the whole catalog instead of the
 candidates, a hubness correction of dense scores (CSLS), and (``--multiview``, sets up to 2,000 tools) a second vector per tool from its
-name and first sentence. docs/hybrid.md reads the table.
+name and first sentence, and (``--second-model``) a second embedding model next to MiniLM: the
+Universal Sentence Encoder of ``toolscout[multilingual]``, the only other model that installs
+offline here and reads English (its similarities averaged with MiniLM's, or fused as a third
+backend). docs/hybrid.md reads the table.
 
 Vectors come from benchmarks/hybrid_quality.py's cache (run that first).
 
-    .venv/bin/python benchmarks/fusion_variants.py [--sets a,b] [--multiview] [--no-write]
+    .venv/bin/python benchmarks/fusion_variants.py [--sets a,b] [--multiview] [--second-model] [--no-write]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from _report import write_section
 from hybrid_quality import CACHE
 from search_quality import DEFAULT_DATA, SETS
 from toolscout.catalog import Catalog
+from toolscout.embed import load_embedder
 from toolscout.embed.cache import VectorCache
 from toolscout.embed.onnx import default_embedder
 from toolscout.embed.text import split_name
@@ -164,14 +168,35 @@ METHODS: dict[str, tuple[str, Method]] = {
 }
 
 
-def _rows(name: str, data: Path, selection: dict[str, object], embedder: Any, store: Store) -> tuple[list[Row], Any, list[Any]]:
-    tools = load_tools(data / name / "tools.jsonl")
-    queries = select_queries(load_queries(data / name / "queries.jsonl"), **selection)  # type: ignore[arg-type]
-    index = ToolIndex(Catalog(tools))
-    search = enable_hybrid(index, embedder, store=store, progress=True)
-    index.search("warm up", limit=1, mode="semantic")
+def _second(m: np.ndarray, r: Row, m2: np.ndarray) -> list[int]:
+    """The two models' similarities averaged (what concatenating their unit vectors gives)."""
+    return shipped(m, r, (_dense(m, r["vectors"]) + _dense(m2, r["vectors2"])) / 2)
+
+
+def _third(m: np.ndarray, r: Row, m2: np.ndarray) -> list[int]:
+    """The second model as a third backend, gated by its own confidence like the others."""
+    lists = [(d, _z(s)) for d, s in (r["kw"], _top(_dense(m, r["vectors"]), POOL, 0.0), _top(_dense(m2, r["vectors2"]), POOL, 0.0))]
+    return _fused(lists, lambda z: max(float(z[0]), 0.0), r)
+
+
+def _hybrid(tools: list[Any], queries: list[Any], embedder: Any, store: Store) -> Any:
+    """A hybrid search over ``tools`` with ``embedder``, its dense index built and the
+    queries (and their dense variants) embedded."""
+    search = enable_hybrid(ToolIndex(Catalog(tools)), embedder, store=store, progress=True)
+    search.index.search("warm up", limit=1, mode="semantic")
     texts = [q.query.strip() for q in queries]
     search.dense.prime_queries(list(dict.fromkeys(texts + [v.text for t in texts for v in rewrite(t) if v.kind in _DENSE_VARIANTS])))
+    return search
+
+
+def _rows(
+    name: str, data: Path, selection: dict[str, object], embedder: Any, store: Store, second: Any = None
+) -> tuple[list[Row], Any, list[Any], Any]:
+    tools = load_tools(data / name / "tools.jsonl")
+    queries = select_queries(load_queries(data / name / "queries.jsonl"), **selection)  # type: ignore[arg-type]
+    search = _hybrid(tools, queries, embedder, store)
+    index = search.index
+    other = _hybrid(tools, queries, second, store) if second is not None else None
     kw = index.backend("keyword")
     everyone = np.ones(len(index.tools), bool)
     rows = []
@@ -186,10 +211,11 @@ def _rows(name: str, data: Path, selection: dict[str, object], embedder: Any, st
             "plain_kw": keyword_input(kw, q.query, None),  # type: ignore[arg-type]
             "vectors": search.dense.query_vectors(list(dict.fromkeys(squash))),
             "plain_vectors": search.dense.query_vectors(list(dict.fromkeys(plain))),
+            "vectors2": other.dense.query_vectors(list(dict.fromkeys(squash))) if other is not None else None,
             "exact": exact,
             "fuzzy": fuzzy,
         })
-    return rows, search, index.tools
+    return rows, search, index.tools, other
 
 
 def _ndcg(rows: list[Row], names: list[str], rank: Callable[[Row], list[int]]) -> float:
@@ -201,18 +227,26 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--sets", default="")
     parser.add_argument("--multiview", action="store_true", help="also a second vector per tool (sets <= 2,000 tools)")
+    parser.add_argument("--second-model", action="store_true", help="also MiniLM with a second model (needs toolscout[multilingual])")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     wanted = set(filter(None, args.sets.split(",")))
     embedder, store = default_embedder(), Store(CACHE)
+    use_model = load_embedder("multilingual") if args.second_model else None
     started = time.perf_counter()
     results: dict[str, dict[str, float]] = {}
     for name, selection, _ in SETS:
         if wanted and name not in wanted:
             continue
-        rows, search, tools = _rows(name, args.data, selection, embedder, store)
+        rows, search, tools, other = _rows(name, args.data, selection, embedder, store, use_model)
         matrix, names = search.dense._matrix, [t.name for t in tools]
         results[name] = {key: _ndcg(rows, names, lambda r, f=f, m=matrix: f(m, r)) for key, (_, f) in METHODS.items()}
+        if other is not None:
+            m2 = other.dense._matrix
+            results[name]["dense2"] = _ndcg(rows, names, lambda r, m2=m2: np.argsort(-_dense(m2, r["vectors2"]), kind="stable")[:10].tolist())
+            results[name]["hybrid2"] = _ndcg(rows, names, lambda r, m2=m2: shipped(m2, r, _dense(m2, r["vectors2"])))
+            results[name]["second"] = _ndcg(rows, names, lambda r, m=matrix, m2=m2: _second(m, r, m2))
+            results[name]["third"] = _ndcg(rows, names, lambda r, m=matrix, m2=m2: _third(m, r, m2))
         if args.multiview and len(tools) <= 2000:
             short = [f"{split_name(t.name) or t.name}: {_SENTENCE.split(' '.join(t.description.split()), 1)[0]}".rstrip(": ") for t in tools]
             second = VectorCache(embedder, store).embed(short)
@@ -220,7 +254,13 @@ def main() -> None:
                 rows, names, lambda r, m=matrix, s=second: shipped(m, r, np.maximum(_dense(m, r["vectors"]), _dense(s, r["vectors"])))
             )
         print(name, {k: round(v, 1) for k, v in results[name].items()}, flush=True)
-    labels = {key: label for key, (label, _) in METHODS.items()} | {"multiview": "second vector per tool (name + first sentence), max"}
+    labels = {key: label for key, (label, _) in METHODS.items()} | {
+        "multiview": "second vector per tool (name + first sentence), max",
+        "dense2": "USE (multilingual v3) instead of MiniLM: dense alone",
+        "hybrid2": "USE instead of MiniLM: hybrid",
+        "second": "MiniLM and USE: similarities averaged (concatenated vectors)",
+        "third": "MiniLM and USE: USE as a third backend, gated by its own confidence",
+    }
     sets = list(results)
     lines = ["| variant | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
     for key, label in labels.items():
@@ -236,7 +276,8 @@ def main() -> None:
     )
     print(body)
     if not args.no_write:
-        write_section("fusion-variants", "Hybrid: fusion and query-handling variants", "python benchmarks/fusion_variants.py --multiview", body)
+        command = "python benchmarks/fusion_variants.py --multiview" + (" --second-model" if use_model is not None else "")
+        write_section("fusion-variants", "Hybrid: fusion and query-handling variants", command, body)
 
 
 if __name__ == "__main__":
