@@ -245,6 +245,9 @@ def main() -> None:
             m2 = other.dense._matrix
             results[name]["dense2"] = _ndcg(rows, names, lambda r, m2=m2: np.argsort(-_dense(m2, r["vectors2"]), kind="stable")[:10].tolist())
             results[name]["hybrid2"] = _ndcg(rows, names, lambda r, m2=m2: shipped(m2, r, _dense(m2, r["vectors2"])))
+            results[name]["dense_avg"] = _ndcg(
+                rows, names, lambda r, m=matrix, m2=m2: np.argsort(-(_dense(m, r["vectors"]) + _dense(m2, r["vectors2"])), kind="stable")[:10].tolist()
+            )
             results[name]["second"] = _ndcg(rows, names, lambda r, m=matrix, m2=m2: _second(m, r, m2))
             results[name]["third"] = _ndcg(rows, names, lambda r, m=matrix, m2=m2: _third(m, r, m2))
         if args.multiview and len(tools) <= 2000:
@@ -256,10 +259,11 @@ def main() -> None:
         print(name, {k: round(v, 1) for k, v in results[name].items()}, flush=True)
     labels = {key: label for key, (label, _) in METHODS.items()} | {
         "multiview": "second vector per tool (name + first sentence), max",
-        "dense2": "USE (multilingual v3) instead of MiniLM: dense alone",
+        "dense2": "USE (Universal Sentence Encoder multilingual v3) instead of MiniLM: dense alone",
         "hybrid2": "USE instead of MiniLM: hybrid",
-        "second": "MiniLM and USE: similarities averaged (concatenated vectors)",
-        "third": "MiniLM and USE: USE as a third backend, gated by its own confidence",
+        "dense_avg": "MiniLM and USE, similarities averaged (concatenated vectors): dense alone",
+        "second": "MiniLM and USE, similarities averaged: hybrid",
+        "third": "MiniLM and USE, USE as a third backend gated by its own confidence",
     }
     sets = list(results)
     lines = ["| variant | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
