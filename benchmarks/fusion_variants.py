@@ -6,7 +6,9 @@ fusion variants that were tried and not kept: equal confidences, confidence from
 between a backend's first and second (or fifth) z, 30 or 300 candidates per backend, dense
 pseudo-relevance feedback, standardising against the whole catalog instead of the
 candidates, a hubness correction of dense scores (CSLS), and (``--multiview``, sets up to 2,000 tools) a second vector per tool from its
-name and first sentence, and (``--second-model``) a second embedding model next to MiniLM: the
+name and first sentence, clause vectors mean-pooled from one pass of the model over the whole
+request (instead of a pass per clause: half the tokens of a multi-part request), and
+(``--second-model``) a second embedding model next to MiniLM: the
 Universal Sentence Encoder of ``toolscout[multilingual]``, the only other model that installs
 offline here and reads English (its similarities averaged with MiniLM's, or fused as a third
 backend). docs/hybrid.md reads the table.
@@ -165,6 +167,11 @@ METHODS: dict[str, tuple[str, Method]] = {
     "whole": ("dense z against the whole catalog", _variant(lambda z: max(float(z[0]), 0.0), whole_dense=True)),
     "whole2": ("dense and keyword z against the whole catalog", _variant(lambda z: max(float(z[0]), 0.0), True, True)),
     "csls": ("hubness correction (CSLS: dense minus 0.5 x mean cosine of the doc's 10 nearest docs)", _csls(0.5)),
+    "pooled_dense": (
+        "clauses pooled from one pass over the whole request: dense alone",
+        lambda m, r: np.argsort(-_dense(m, r["pooled"]), kind="stable")[:10].tolist(),
+    ),
+    "pooled": ("clauses pooled from one pass over the whole request: hybrid", lambda m, r: shipped(m, r, _dense(m, r["pooled"]))),
 }
 
 
@@ -177,6 +184,28 @@ def _third(m: np.ndarray, r: Row, m2: np.ndarray) -> list[int]:
     """The second model as a third backend, gated by its own confidence like the others."""
     lists = [(d, _z(s)) for d, s in (r["kw"], _top(_dense(m, r["vectors"]), POOL, 0.0), _top(_dense(m2, r["vectors2"]), POOL, 0.0))]
     return _fused(lists, lambda z: max(float(z[0]), 0.0), r)
+
+
+def _pooled_clauses(embedder: Any, query: str, kinds: list[tuple[str, str]], separate: np.ndarray) -> np.ndarray:
+    """The query's dense texts, each clause mean-pooled from the model's token states over the
+    whole request (one pass) instead of embedded alone; other texts as embedded alone."""
+    enc = embedder._tokenizer.encode(query)
+    ids = np.array([enc.ids], np.int64)
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+    if "token_type_ids" in embedder._inputs:
+        feeds["token_type_ids"] = np.zeros_like(ids)
+    states = embedder._session.run(None, feeds)[0][0]
+    out = separate.copy()
+    for i, (kind, text) in enumerate(kinds):
+        start = query.find(text.strip()) if kind == "clause" else -1
+        if start < 0:
+            continue
+        end = start + len(text.strip())
+        tokens = [t for t, (a, b) in enumerate(enc.offsets) if b > a and a >= start and b <= end]
+        if tokens:
+            v = states[tokens].mean(axis=0)
+            out[i] = v / (np.linalg.norm(v) or 1.0)
+    return out
 
 
 def _hybrid(tools: list[Any], queries: list[Any], embedder: Any, store: Store) -> Any:
@@ -202,14 +231,21 @@ def _rows(
     rows = []
     for q in queries:
         variants = rewrite(q.query)
-        squash = [" ".join(v.text.split()) for v in variants if v.kind == "original" or v.kind in _DENSE_VARIANTS]
+        dense_variants = [v for v in variants if v.kind == "original" or v.kind in _DENSE_VARIANTS]
+        squash = [" ".join(v.text.split()) for v in dense_variants]
+        first: dict[str, tuple[str, str]] = {}
+        for v in dense_variants:
+            first.setdefault(" ".join(v.text.split()), (v.kind, v.text))
+        kinds = list(first.values())  # aligned with the vectors of dict.fromkeys(squash)
         plain = [" ".join(v.text.split()) for v in variants if v.kind in ("original", "clause")]
         exact, fuzzy = search._names(variants, everyone)
+        vectors = search.dense.query_vectors(list(dict.fromkeys(squash)))
         rows.append({
             "query": q,
             "kw": keyword_input(kw, matching_text(q.query), None),  # type: ignore[arg-type]
             "plain_kw": keyword_input(kw, q.query, None),  # type: ignore[arg-type]
-            "vectors": search.dense.query_vectors(list(dict.fromkeys(squash))),
+            "vectors": vectors,
+            "pooled": _pooled_clauses(embedder, q.query, kinds, vectors) if len(vectors) > 1 else vectors,
             "plain_vectors": search.dense.query_vectors(list(dict.fromkeys(plain))),
             "vectors2": other.dense.query_vectors(list(dict.fromkeys(squash))) if other is not None else None,
             "exact": exact,
