@@ -175,12 +175,12 @@ METHODS: dict[str, tuple[str, Method]] = {
 }
 
 
-def _second(m: np.ndarray, r: Row, m2: np.ndarray) -> list[int]:
+def _averaged(m: np.ndarray, r: Row, m2: np.ndarray) -> list[int]:
     """The two models' similarities averaged (what concatenating their unit vectors gives)."""
     return shipped(m, r, (_dense(m, r["vectors"]) + _dense(m2, r["vectors2"])) / 2)
 
 
-def _third(m: np.ndarray, r: Row, m2: np.ndarray) -> list[int]:
+def _third_backend(m: np.ndarray, r: Row, m2: np.ndarray) -> list[int]:
     """The second model as a third backend, gated by its own confidence like the others."""
     lists = [(d, _z(s)) for d, s in (r["kw"], _top(_dense(m, r["vectors"]), POOL, 0.0), _top(_dense(m2, r["vectors2"]), POOL, 0.0))]
     return _fused(lists, lambda z: max(float(z[0]), 0.0), r)
@@ -284,13 +284,13 @@ def main() -> None:
             results[name]["dense_avg"] = _ndcg(
                 rows, names, lambda r, m=matrix, m2=m2: np.argsort(-(_dense(m, r["vectors"]) + _dense(m2, r["vectors2"])), kind="stable")[:10].tolist()
             )
-            results[name]["second"] = _ndcg(rows, names, lambda r, m=matrix, m2=m2: _second(m, r, m2))
-            results[name]["third"] = _ndcg(rows, names, lambda r, m=matrix, m2=m2: _third(m, r, m2))
+            results[name]["second"] = _ndcg(rows, names, lambda r, m=matrix, m2=m2: _averaged(m, r, m2))
+            results[name]["third"] = _ndcg(rows, names, lambda r, m=matrix, m2=m2: _third_backend(m, r, m2))
         if args.multiview and len(tools) <= 2000:
             short = [f"{split_name(t.name) or t.name}: {_SENTENCE.split(' '.join(t.description.split()), 1)[0]}".rstrip(": ") for t in tools]
-            second = VectorCache(embedder, store).embed(short)
+            short_vectors = VectorCache(embedder, store).embed(short)
             results[name]["multiview"] = _ndcg(
-                rows, names, lambda r, m=matrix, s=second: shipped(m, r, np.maximum(_dense(m, r["vectors"]), _dense(s, r["vectors"])))
+                rows, names, lambda r, m=matrix, s=short_vectors: shipped(m, r, np.maximum(_dense(m, r["vectors"]), _dense(s, r["vectors"])))
             )
         print(name, {k: round(v, 1) for k, v in results[name].items()}, flush=True)
     labels = {key: label for key, (label, _) in METHODS.items()} | {
