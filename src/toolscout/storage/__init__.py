@@ -65,6 +65,7 @@ __all__ = [
     "save_catalog",
     "store_scheme",
     "tools_digest",
+    "unregister_engine",
 ]
 
 Opener = Callable[[str], Store]
