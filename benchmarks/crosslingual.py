@@ -46,7 +46,7 @@ from toolscout.model import Tool
 from toolscout.search.crosslingual import enable_crosslingual
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 HERE = Path(__file__).resolve().parent / "data" / "crosslingual"
 CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"

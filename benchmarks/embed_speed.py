@@ -37,7 +37,7 @@ from toolscout.eval.metrics import group_positions, ndcg_at
 from toolscout.search.dense import DenseBackend
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
 

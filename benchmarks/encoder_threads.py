@@ -29,7 +29,7 @@ from toolscout.embed.quantized import default_query_embedder
 from toolscout.eval.dataset import load_queries, load_tools
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
 SETTINGS = {"1 thread": 1, "\"auto\" (up to 2: a call's batches in parallel; the default)": "auto"}

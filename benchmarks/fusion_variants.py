@@ -54,7 +54,7 @@ from toolscout.search.hybrid import (
 )
 from toolscout.search.index import ToolIndex
 from toolscout.search.intent import matching_text
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 Row = dict[str, Any]
 Method = Callable[[np.ndarray, Row], list[int]]

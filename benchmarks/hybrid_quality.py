@@ -39,7 +39,7 @@ from toolscout.search.autocut import autocut
 from toolscout.search.hybrid import enable_hybrid, rewrite
 from toolscout.search.index import ToolIndex
 from toolscout.search.keyword import KeywordBackend
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
 DOCS = Path(__file__).resolve().parent.parent / "docs"

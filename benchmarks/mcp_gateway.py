@@ -46,7 +46,7 @@ from toolscout.server.mcp import GatewayServer  # noqa: E402
 from toolscout.sources.mcp.aggregator import Aggregator  # noqa: E402
 from toolscout.sources.mcp.cache import ToolListCache  # noqa: E402
 from toolscout.sources.mcp.config import parse_config  # noqa: E402
-from toolscout.store import Store  # noqa: E402
+from toolscout.storage import SQLiteStore as Store  # noqa: E402
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 

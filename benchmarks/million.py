@@ -151,7 +151,7 @@ def child_keyword(kind: str, n: int, store_path: str) -> dict[str, Any]:
     from toolscout.catalog import Catalog
     from toolscout.eval.dataset import load_queries
     from toolscout.search.index import ToolIndex
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     base_mb = _peak_mb()
     w, c = time.perf_counter(), time.process_time()
@@ -211,7 +211,7 @@ def child_vectors(n: int, queries_n: int) -> dict[str, Any]:
     from toolscout.search.dense import DenseBackend
     from toolscout.search.hybrid import _DENSE_VARIANTS, HybridSearch, rewrite
     from toolscout.search.index import ToolIndex
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     cache_store = Store(Path.home() / ".cache" / "toolscout-bench" / "vectors.db")
     model = default_embedder()

@@ -33,7 +33,7 @@ from toolscout.catalog import Catalog
 from toolscout.model import Annotations, Tool
 from toolscout.search.index import ToolIndex
 from toolscout.security import Pins, Screen, blocking, findings_of, scan
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 POISONED = Path(__file__).resolve().parent / "poisoning" / "poisoned_tools.jsonl"
 PREFIX = "poisoned__"

@@ -30,9 +30,8 @@ from _report import DATA, write_section
 from toolscout.catalog import Catalog, CatalogChange
 from toolscout.gateway import Gateway
 from toolscout.model import Tool
-from toolscout.pgstore import PostgresStore
 from toolscout.replica import SharedCatalog
-from toolscout.store import load_tools, save_catalog
+from toolscout.storage import PostgresStore, load_tools, save_catalog
 
 N_TOOLS = 10_000
 

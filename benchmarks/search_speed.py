@@ -28,7 +28,7 @@ from toolscout.catalog import Catalog
 from toolscout.eval.dataset import load_queries, load_tools
 from toolscout.model import Tool
 from toolscout.search.index import ToolIndex
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -69,7 +69,7 @@ import gc, json, sys, time
 from toolscout.catalog import Catalog
 from toolscout.eval.dataset import load_tools
 from toolscout.search.index import ToolIndex
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 sys.path.insert(0, {bench!r})
 from _report import replicate
 def rss():

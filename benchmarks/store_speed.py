@@ -26,7 +26,7 @@ from _report import replicate, write_section
 from toolscout.catalog import Catalog
 from toolscout.model import Tool
 from toolscout.search.index import ToolIndex
-from toolscout.store import load_tools
+from toolscout.storage import load_tools
 
 TOOLPOOL = Path(__file__).resolve().parents[2] / "shared" / "data" / "toolpool" / "tools.jsonl"
 if not TOOLPOOL.exists():

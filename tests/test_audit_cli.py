@@ -14,7 +14,7 @@ from toolscout.demo import demo_catalog
 from toolscout.model import Tool
 from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.sources.mcp.config import parse_config
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 runner = CliRunner()
 

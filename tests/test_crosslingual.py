@@ -19,7 +19,7 @@ from toolscout.model import Tool
 from toolscout.search.crosslingual import CrossLingualSearch, enable_crosslingual
 from toolscout.search.index import ToolIndex
 from toolscout.search.language import catalog_is_english, looks_english
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from toolscout.embed.text import split_name, tool_text
 from toolscout.errors import EmbeddingUnavailable
 from toolscout.model import Tool
 from toolscout.search.dense import DenseBackend
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 TOOLS = [
     Tool("send_slack_message", "Post a message to a Slack channel", {"type": "object", "properties": {"channel": {"type": "string"}}}),

@@ -271,7 +271,7 @@ def test_policy_plus_per_call_allow_reuses_one_combined_predicate():
 
 def test_embeddings_turn_auto_into_hybrid_and_cache_vectors_in_the_store(tmp_path):
     from _fake_embed import FakeEmbedder
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     cat, _ = build()
     embedder = FakeEmbedder(synonyms={"notify": "message", "team": "channel"})

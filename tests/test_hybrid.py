@@ -13,7 +13,7 @@ from toolscout.errors import EmbeddingUnavailable
 from toolscout.model import Tool
 from toolscout.search.hybrid import FusionInput, confidences, enable_hybrid, fuse, rewrite
 from toolscout.search.index import ToolIndex
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 TOOLS = [
     Tool("send_slack_message", "Post a message to a Slack channel"),

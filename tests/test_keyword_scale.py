@@ -120,7 +120,7 @@ def test_tools_without_mappings_share_one_read_only_empty_map() -> None:
 
 
 def test_snapshot_restores_scores_without_recomputing(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     tools = _tools(400)
     store = Store(tmp_path / "s.db")

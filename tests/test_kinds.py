@@ -16,7 +16,7 @@ from toolscout.errors import DeclarationError, InvalidRequest
 from toolscout.gateway import Gateway
 from toolscout.request import FindRequest
 from toolscout.session import Session
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 FIX = Path(__file__).parent / "fixtures"
 

@@ -77,7 +77,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_real_edges() -> None:
     graph = _graph()
     assert "toolscout.errors" in graph["toolscout.gateway"]
-    assert "toolscout.store" in graph["toolscout.catalog"]  # a lazy import counts
+    assert "toolscout.storage" in graph["toolscout.catalog"]  # a lazy import counts
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

@@ -339,7 +339,7 @@ def test_eval_learn_rejects_a_malformed_log(tmp_path: Path) -> None:
 
 def test_replicas_share_usage_through_postgresql(pg_dsn: str) -> None:
     pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
-    from toolscout.pgstore import PostgresStore
+    from toolscout.storage import PostgresStore
 
     with PostgresStore(pg_dsn) as store:
         first = Gateway(_catalog(), usage_store=store)  # a store the user owns: on by default

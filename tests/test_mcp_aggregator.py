@@ -16,7 +16,7 @@ from toolscout.model import CallResult, DeferPolicy
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.sources.mcp.config import parse_config
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 
 def make(servers: dict, store: Store | None = None) -> Aggregator:

@@ -17,7 +17,7 @@ from toolscout.model import Annotations, Tool
 from toolscout.server.mcp import least_permissive
 from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.sources.mcp.config import parse_config
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 runner = CliRunner()
 

@@ -32,7 +32,7 @@ from toolscout.sources.mcp.aggregator import REFRESH_COALESCE, Aggregator
 from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.sources.mcp.config import parse_config
 from toolscout.sources.mcp.upstream import BACKOFF_MAX, StderrRelay, backoff_delay
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 STORM = 200  # list_changed notifications the tricky server's "storm" tool sends

@@ -21,7 +21,7 @@ from toolscout.server.mcp import GatewayServer
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.sources.mcp.config import parse_config
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 NODE_BIN = Path(__file__).resolve().parent.parent / ".ci" / "node" / "node_modules" / ".bin"
 

@@ -30,7 +30,7 @@ from toolscout.security import (
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.sources.mcp.config import parse_config
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 
 def obj(**props: Any) -> dict[str, Any]:

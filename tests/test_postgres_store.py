@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 import pytest
 from typer.testing import CliRunner
 
-from toolscout import pgstore
 from toolscout.cli import app
 from toolscout.demo import demo_tools
-from toolscout.errors import StoreError
+from toolscout.errors import StoreError, StoreUnavailable
 from toolscout.model import Tool
-from toolscout.pgstore import CHANNEL, PostgresStore, describe_dsn, is_postgres_url
 from toolscout.replica import load_source, sync_source
 from toolscout.sources.mcp.cache import ToolListCache
+from toolscout.storage import postgres as pgstore
+from toolscout.storage.postgres import CHANNEL, PostgresStore, describe_dsn, is_postgres_url
 
 if TYPE_CHECKING:
     from _postgres import PostgresServer
@@ -303,7 +303,8 @@ def test_cli_catalog_sync_errors_are_clear(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "postgresql://" in out.output
     port = _closed_port()
     out = runner.invoke(app, ["catalog", "sync", str(path), "--store", f"postgresql://u:secret@127.0.0.1:{port}/db"])
-    assert out.exit_code == 2 and "store_error" in out.output and "secret" not in out.output
+    # a database that is down is not a usage error: status 1 (PROBLEM), code store_unavailable
+    assert out.exit_code == 1 and "store_unavailable" in out.output and "secret" not in out.output
 
 
 # -- failures --------------------------------------------------------------------------------
@@ -315,9 +316,9 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
+def test_an_unreachable_server_is_store_unavailable_without_the_password() -> None:
     dsn = f"postgresql://me:hunter2@127.0.0.1:{_closed_port()}/cat"
-    with pytest.raises(StoreError) as caught:
+    with pytest.raises(StoreUnavailable) as caught:
         PostgresStore(dsn)
     text = caught.value.message + caught.value.hint
     assert "127.0.0.1" in text and "hunter2" not in text and "unreachable" in caught.value.hint
@@ -327,12 +328,12 @@ def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
 
 def test_a_restart_is_survived_by_the_next_call(postgres: PostgresServer, pg_dsn: str) -> None:
     """A connection closed by a server restart is replaced on the next call; during the
-    outage calls fail with StoreError."""
+    outage calls fail with StoreUnavailable."""
     with PostgresStore(pg_dsn) as store:
         store.put("ns", "k", "before")
         postgres.stop()
         try:
-            with pytest.raises(StoreError) as caught:
+            with pytest.raises(StoreUnavailable) as caught:
                 store.put("ns", "k", "during")
             assert "PostgreSQL store" in caught.value.message and "restarting" in caught.value.hint
         finally:

@@ -16,7 +16,7 @@ from toolscout.errors import EmbeddingUnavailable
 from toolscout.model import Tool
 from toolscout.search.dense import DenseBackend
 from toolscout.search.suggest import NameSuggester, normalize_name
-from toolscout.store import Store
+from toolscout.storage import SQLiteStore as Store
 
 TOOLS = [
     Tool("send_slack_message", "Post a message to a Slack channel"),

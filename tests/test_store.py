@@ -15,7 +15,8 @@ import pytest
 from toolscout.catalog import Catalog
 from toolscout.errors import StoreError
 from toolscout.model import Annotations, DeferPolicy, Tool
-from toolscout.store import FORMAT_VERSION, Store, load_tools, save_catalog, tools_digest
+from toolscout.storage import FORMAT_VERSION, load_tools, save_catalog, tools_digest
+from toolscout.storage import SQLiteStore as Store
 
 
 def full_tool() -> Tool:
@@ -69,12 +70,12 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
 
 
 def test_checked_path_restores_the_same_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolscout.store as store_module
+    import toolscout.storage._codec as store_module
 
     with Store(tmp_path / "s.db") as store:
         store.save_tools([full_tool()])
         fast = store.load_tools()
-        monkeypatch.setattr(store_module, "_FAST", False)  # as if Tool had gained a field
+        monkeypatch.setattr(store_module, "FAST", False)  # as if Tool had gained a field
         checked = store.load_tools()
     assert fast == checked == [full_tool()]
 
@@ -120,7 +121,7 @@ def test_killed_writer_leaves_previous_catalog_intact(tmp_path: Path) -> None:
         f"""
         import sys
         from toolscout.model import Tool
-        from toolscout.store import Store
+        from toolscout.storage import SQLiteStore as Store
 
         def gen():
             for i in range(2000):
@@ -298,7 +299,7 @@ def test_one_store_shared_by_threads(tmp_path: Path) -> None:
 def test_two_processes_writing_one_store_both_land(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     Store(path).close()
-    script = "import sys\nfrom toolscout.store import Store\ns = Store(sys.argv[1])\n" + (
+    script = "import sys\nfrom toolscout.storage import SQLiteStore as Store\ns = Store(sys.argv[1])\n" + (
         "s.put_many('ns', [(f'{sys.argv[2]}-{k}', 'x', None) for k in range(200)])\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", script, str(path), tag]) for tag in ("a", "b")]
@@ -446,7 +447,8 @@ def test_deferred_texts_are_read_once_under_threads(tmp_path: Path) -> None:
 def _rewrite_columns(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
     import numpy as np
 
-    from toolscout.store import _COLUMNS_NS, _npz
+    from toolscout.storage._codec import encode_arrays as _npz
+    from toolscout.storage.sqlite import _COLUMNS_NS
 
     with Store(path) as store:
         key = store.info()["saved_at"]
@@ -495,7 +497,8 @@ def test_column_texts_with_nul_and_empty_values_round_trip(tmp_path: Path) -> No
     original = [Tool("a\x00b", ""), Tool("c", "x\x00y", original_name=""), Tool("d", "", original_name="z")]
     original += [Tool(f"t{i}", "\x00" * i) for i in range(5)]
     save_catalog(original, tmp_path / "s.db")
-    from toolscout.store import _COLUMNS_NS, _tools_from_columns
+    from toolscout.storage._columns import tools_from_columns as _tools_from_columns
+    from toolscout.storage.sqlite import _COLUMNS_NS
 
     with Store(tmp_path / "s.db") as store:
         loaded = _tools_from_columns(store.get_arrays(_COLUMNS_NS, store.info()["saved_at"]))  # no fallback to rows

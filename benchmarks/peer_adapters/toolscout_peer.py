@@ -13,7 +13,7 @@ def _attach_hybrid(index: Any, cache: Path | None, **options: Any) -> None:
     ``cache`` across runs; raises when the ``[embed]`` extra is missing. ``options`` go to
     ``enable_hybrid`` (e.g. ``query_encoder``)."""
     from toolscout.search.hybrid import enable_hybrid
-    from toolscout.store import Store
+    from toolscout.storage import SQLiteStore as Store
 
     store = None
     if cache is not None:

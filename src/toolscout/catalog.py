@@ -21,7 +21,7 @@ from .model import Tool
 
 if TYPE_CHECKING:
     from .sources import Source
-    from .store import Store
+    from .storage import Store
 
 __all__ = ["Catalog", "CatalogChange", "Handler"]
 
@@ -291,7 +291,7 @@ class Catalog:
     # -- persistence ---------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the catalog (records only; handlers are code) to a SQLite store, atomically."""
-        from .store import save_catalog
+        from .storage import save_catalog
 
         save_catalog(self, Path(path))
 
@@ -303,7 +303,8 @@ class Catalog:
             cat = cls()
             cat.load(p)
             return cat
-        from .store import Store, load_tools
+        from .storage import SQLiteStore as Store
+        from .storage import load_tools
 
         catalog = cls()
         catalog._adopt(load_tools(p))

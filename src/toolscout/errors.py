@@ -22,6 +22,7 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
     │   └── ApprovalDenied        approval_denied
     ├── ApprovalRequired          approval_required
     ├── SessionStoreUnavailable   session_store_unavailable
+    ├── StoreUnavailable          store_unavailable (the database is down: retry later)
     └── ConfigError               misuse by the developer, raised at load time
         ├── DeclarationError      invalid_declaration
         ├── NameCollision         name_collision
@@ -62,6 +63,7 @@ __all__ = [
     "RequestError",
     "SessionStoreUnavailable",
     "StoreError",
+    "StoreUnavailable",
     "ToolFailed",
     "ToolTimeout",
     "ToolscoutError",
@@ -223,6 +225,14 @@ class SessionStoreUnavailable(ToolscoutError):
 
     code = "session_store_unavailable"
     default_hint = "The session store is unreachable; retry in a moment. Nothing ran, and nothing this session revealed is lost."
+
+
+class StoreUnavailable(ToolscoutError):
+    """A store's database cannot be reached now (down, restarting, connection lost): a
+    runtime condition, not a misconfiguration; the same call succeeds once it is back."""
+
+    code = "store_unavailable"
+    default_hint = "The store's database is unreachable; retry when it is back (nothing was written)."
 
 
 class ConfigError(ToolscoutError):

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from .learning import UsageLearner
     from .search.crosslingual import CrossLingualSearch
     from .search.hybrid import HybridSearch
-    from .store import Store
+    from .storage import Store
 
 __all__ = ["FindResult", "Gateway", "ToolReference"]
 

@@ -6,9 +6,9 @@ Ranking that ignores this ranks a query the same way on day 100 as on day 1.
 What is kept (per session, no argument values): a search event = the query's analysed
 terms (the keyword analyzer's, not the raw text) and the pairs of adjacent terms, the names
 it found, and which of them the session then called and whether each call succeeded. Events
-live in a :class:`~toolscout.store.Store` namespace (the catalog's SQLite file by default; any
-object with the same ``put``/``get``/``keys`` interface, e.g. the PostgreSQL store, when scaled
-out), or only in memory when there is no store.
+live in a :class:`~toolscout.storage.Store` namespace (the catalog's SQLite file by default, the
+shared PostgreSQL store when scaled out; any :class:`~toolscout.storage.BlobStore` will do), or
+only in memory when there is no store.
 
 What ranking gets (see docs/learning.md):
 
@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from .search.analyzer import analyze
+from .storage import BlobStore
 
 __all__ = ["Prior", "UsageLearner", "replay_log"]
 
@@ -204,7 +205,7 @@ class UsageLearner:
 
     def __init__(
         self,
-        store: Any = None,
+        store: BlobStore | None = None,
         *,
         half_life_days: float = 30.0,
         min_sessions: int = 2,

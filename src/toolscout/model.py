@@ -474,7 +474,7 @@ class DeferredTool(Tool):
     restart restores reads only names, versions, original names and shared fields. Decoding
     1M descriptions nobody reads was most of a 1M-tool reload, so a store's tools leave
     :data:`DEFERRED_SLOTS` unset and keep ``_texts``: an object whose ``fill()`` sets those
-    slots, for this tool and the others of its block (see ``toolscout.store``), and drops
+    slots, for this tool and the others of its block (see ``toolscout.storage._columns``), and drops
     their ``_texts``. The first read of any of them fills them all, once (``fill``
     serialises threads). Everything else is a Tool's: the same fields, equality, hash,
     version and ``replace`` (which makes a plain Tool); reading a field never fails for

@@ -87,13 +87,6 @@ class _Book:
     base: dict[str, Any] | None = None
 
 
-def _book(session: Session) -> _Book:
-    book = session._stored
-    if not isinstance(book, _Book):
-        book = session._stored = _Book()
-    return book
-
-
 def _newer(rev: str, than: str | None) -> bool:
     try:
         return than is None or int(rev) >= int(than)
@@ -202,17 +195,21 @@ def _hashable(value: Any) -> Any:
 
 
 class RedisSessionStore:
-    """Session state in Redis, shared by every process that points at the same server.
+    """Session state in Redis, shared by every process that points at the same server: a
+    :class:`~toolscout.session.SessionStore`.
 
-    As a :class:`~toolscout.session.StateStore`: ``Session(gateway, session_id=...,
-    store=RedisSessionStore(url))`` loads the session now, refreshes it before each handled
-    call and saves it after. As a :class:`~toolscout.session.SessionStore` (with
-    ``gateway``): :meth:`session` gets or creates, :meth:`get`, :meth:`put`, :meth:`drop`.
+    ``Session(gateway, session_id=..., store=RedisSessionStore(url))`` loads the session now,
+    refreshes it before each handled call and saves it after; with ``gateway``,
+    :meth:`session` gets or creates, :meth:`get`, :meth:`put`, :meth:`drop`. What this store
+    knows of each session's stored copy (revision, state last synced) is kept here, keyed by
+    the session object, never written into the session.
 
     ``ttl``: seconds an unused session is kept (every use restarts it). ``prefix``: the key
     prefix (several gateways can share one Redis). ``timeout``: seconds to connect or wait.
     ``session_options`` are passed to every :class:`Session` this store creates.
     """
+
+    engine = "redis"
 
     def __init__(
         self,
@@ -248,12 +245,19 @@ class RedisSessionStore:
             weakref.WeakKeyDictionary()
         )
         self._down = False
+        self._books: weakref.WeakKeyDictionary[Session, _Book] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"RedisSessionStore({self.where!r}, ttl={self.ttl}, prefix={self.prefix!r})"
 
     def key(self, session_id: str) -> str:
         return f"{self.prefix}{session_id}"
+
+    def _book(self, session: Session) -> _Book:
+        book = self._books.get(session)
+        if book is None:
+            book = self._books[session] = _Book()
+        return book
 
     # -- clients ----------------------------------------------------------------------
     def _options(self, retry_cls: Any) -> dict[str, Any]:
@@ -307,12 +311,12 @@ class RedisSessionStore:
 
         return (RedisError, OSError)
 
-    # -- StateStore: one session's state --------------------------------------------
+    # -- one session's state, kept in step --------------------------------------------
     def attach(self, session: Session, *, load: bool = True) -> None:
         """Bind ``session`` to this store and, with ``load``, bring in its stored state
         (if Redis cannot be reached now, the first handled call loads it or says why)."""
         session.store = self
-        book = _book(session)
+        book = self._book(session)
         if load:
             try:
                 self.refresh(session)
@@ -322,7 +326,7 @@ class RedisSessionStore:
     def refresh(self, session: Session) -> None:
         """Catch up with what other workers wrote for this session (one round trip)."""
         _, scripts = self._sync()
-        book = _book(session)
+        book = self._book(session)
         try:
             reply = scripts.load(keys=[self.key(session.id)], args=[book.rev or "", self._ttl_ms])
         except self._errors() as exc:
@@ -332,7 +336,7 @@ class RedisSessionStore:
 
     async def arefresh(self, session: Session) -> None:
         _, scripts = self._async()
-        book = _book(session)
+        book = self._book(session)
         try:
             reply = await scripts.load(keys=[self.key(session.id)], args=[book.rev or "", self._ttl_ms])
         except self._errors() as exc:
@@ -394,7 +398,7 @@ class RedisSessionStore:
         return False
 
     def _job(self, session: Session) -> _Job | None:
-        book = _book(session)
+        book = self._book(session)
         ours = session.state()
         if book.rev not in (None, "0") and ours == book.base:  # "0": Redis does not hold it
             return None
@@ -407,7 +411,7 @@ class RedisSessionStore:
 
     def _saved(self, session: Session, job: _Job, reply: Any) -> bool:
         self._ok()
-        book = _book(session)
+        book = self._book(session)
         rev = str(reply[0])
         if len(reply) == 1:  # written
             now = session.state()
@@ -427,7 +431,7 @@ class RedisSessionStore:
             book.base = {}
         return False
 
-    # -- SessionStore: whole sessions ----------------------------------------------------
+    # -- whole sessions by id ----------------------------------------------------
     def session(self, session_id: str | None = None) -> Session:
         """The session with this id, loaded from Redis, or a new one."""
         if self.gateway is None:

@@ -5,14 +5,15 @@ memory (the fast path; a search never waits on the database). So every change is
 in a transaction, and each replica's :class:`SharedCatalog` applies it to its own memory:
 
 * :meth:`SharedCatalog.replace_source` (what the MCP aggregator calls after a ``tools/list``)
-  writes the source's tools to :class:`~toolscout.pgstore.PostgresStore`, then applies them
-  locally. The write notifies ``{"source", "version"}``.
-* A listener thread holds a LISTEN connection. On a notification it reads the rows of that
+  writes the source's tools to the :class:`~toolscout.storage.SharedStore` (PostgreSQL), then
+  applies them locally. The write emits a change event (:class:`~toolscout.storage.SourceChange`).
+* A listener thread holds the store's change feed (:meth:`SharedStore.listen`: a LISTEN
+  connection on PostgreSQL). On an event it reads the rows of that
   source changed since the version this replica holds and applies them with
   :meth:`Catalog.replace_source`, so the index updates incrementally.
 * If the connection drops (PostgreSQL restarted), the listener reconnects with backoff and
   resyncs every source whose version moved. Meanwhile searches answer from memory and writes
-  raise :class:`~toolscout.errors.StoreError` naming the cause.
+  raise :class:`~toolscout.errors.StoreUnavailable` naming the cause.
 
 :func:`sync_source` loads a declaration file, an OpenAPI document or a directory holding
 ``tools.jsonl`` into the shared catalog as one source (``toolscout catalog sync``).
@@ -31,9 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog, CatalogChange, Handler, prefixed
-from .errors import DeclarationError, NameCollision
+from .errors import ConfigError, DeclarationError, NameCollision
 from .model import Tool
-from .pgstore import CHANNEL, PostgresStore, SourceState, SourceWrite
+from .sources._yaml import load_yaml
+from .sources.declarations import load_declarations
+from .sources.openapi import tools_from_openapi
+from .storage import ChangeFeed, SharedStore, SourceState, SourceWrite, open_store
 
 __all__ = ["SharedCatalog", "load_source", "sync_source"]
 
@@ -48,7 +52,7 @@ RETRY_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0)
 class SharedCatalog(Catalog):
     """A :class:`Catalog` whose sources live in PostgreSQL and follow every replica's writes.
 
-    ``store`` is a :class:`PostgresStore` or its DSN. ``kind`` labels this writer's sources
+    ``store`` is a :class:`~toolscout.storage.SharedStore` (PostgreSQL) or its URL. ``kind`` labels this writer's sources
     (``"mcp"`` for a gateway's upstreams) so a synced file can never overwrite them.
     ``handler_factory(tool)`` attaches handlers to tools that arrive from other replicas (the
     gateway passes its aggregator's, so a tool refreshed elsewhere is callable here too).
@@ -58,15 +62,15 @@ class SharedCatalog(Catalog):
 
     def __init__(
         self,
-        store: PostgresStore | str,
+        store: SharedStore | str,
         *,
         kind: str = "catalog",
         handler_factory: Callable[[Tool], Handler | None] | None = None,
         listen: bool = True,
     ) -> None:
         super().__init__()
-        self.shared = store if isinstance(store, PostgresStore) else PostgresStore(store)
-        self.store = self.shared  # type: ignore[assignment]  # same interface: caches, index snapshots
+        self.shared = open_shared(store)
+        self.store = self.shared  # the same contract: caches, index snapshots
         self.kind = kind
         self.handler_factory = handler_factory
         self.versions: dict[str, int] = {}
@@ -146,8 +150,10 @@ class SharedCatalog(Catalog):
             self._changed.notify_all()
 
     def status(self) -> dict[str, Any]:
-        """Whether the LISTEN connection is up, the last error, and the sources held."""
+        """Whether the change feed is up, the last error, and the sources held (what
+        readiness reports; ``engine`` is the store's own name for itself)."""
         return {
+            "engine": self.shared.engine,
             "store": self.shared.where,
             "connected": self.connected,
             "last_error": self.last_error,
@@ -161,7 +167,7 @@ class SharedCatalog(Catalog):
     ) -> CatalogChange:
         """Write ``source_id``'s tools to the shared store (every replica gets them), then here.
 
-        Raises :class:`StoreError` if PostgreSQL cannot take the write; memory is then
+        Raises :class:`StoreUnavailable` if PostgreSQL cannot take the write; memory is then
         untouched, so this replica never serves what the others do not have.
         """
         batch = [t if t.source_id == source_id else t.replace(source_id=source_id) for t in tools]
@@ -308,13 +314,12 @@ class SharedCatalog(Catalog):
     def _listen(self) -> None:
         attempt = 0
         while not self._stop.is_set():
-            conn = None
+            feed = None
             try:
-                conn = self.shared.connect()
-                conn.execute(f"LISTEN {CHANNEL}")
+                feed = self.shared.listen()
                 self._resync = True  # anything committed while we were not listening
-                self._drain(conn)
-            except Exception as exc:  # StoreError, psycopg errors: the server went away
+                self._drain(feed)
+            except Exception as exc:  # StoreUnavailable, driver errors: the server went away
                 if self._stop.is_set():
                     break
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -328,13 +333,13 @@ class SharedCatalog(Catalog):
                 self._stop.wait(delay)
                 continue
             finally:
-                if conn is not None:
+                if feed is not None:
                     with contextlib.suppress(Exception):
-                        conn.close()
+                        feed.close()
             attempt = 0
 
-    def _drain(self, conn: Any) -> None:
-        """Serve notifications until stopped; raises when the connection fails."""
+    def _drain(self, feed: ChangeFeed) -> None:
+        """Serve change events until stopped; raises when the feed's connection fails."""
         while not self._stop.is_set():
             if self._resync:
                 self._full_resync()
@@ -347,16 +352,11 @@ class SharedCatalog(Catalog):
                         self._dispatch(callback)
             if self._process_pending():
                 self._warm()
-            for note in conn.notifies(timeout=LISTEN_POLL, stop_after=1):
-                try:
-                    data = json.loads(note.payload)
-                    source, version = str(data["source"]), int(data["version"])
-                    if data.get("members") is False and isinstance(data.get("base"), int):
-                        with self._pending_lock:
-                            self._hints[source] = (data["base"], version)
-                    self._queue(source, version)
-                except (ValueError, KeyError, TypeError):
-                    log.warning("shared catalog: ignoring a malformed notification %r", note.payload[:200])
+            for change in feed.poll(LISTEN_POLL):
+                if change.members is False and change.base is not None:
+                    with self._pending_lock:
+                        self._hints[change.source] = (change.base, change.version)
+                self._queue(change.source, change.version)
 
     def _full_resync(self) -> None:
         current = self.shared.source_versions()
@@ -387,6 +387,20 @@ class SharedCatalog(Catalog):
         return bool(pending)
 
 
+def open_shared(store: SharedStore | str) -> SharedStore:
+    """``store`` itself, or the store its URL names, which must be one replicas can share."""
+    if not isinstance(store, str):
+        return store
+    opened = open_store(store)
+    if not isinstance(opened, SharedStore):
+        opened.close()
+        raise ConfigError(
+            f"{opened.where} ({opened.engine}) cannot be shared by replicas",
+            hint="Use a shared store: postgresql://user@host:port/dbname.",
+        )
+    return opened
+
+
 # -- catalog sync ---------------------------------------------------------------------------
 def load_source(
     path: str | Path,
@@ -407,14 +421,10 @@ def load_source(
         raise DeclarationError(f"no tools at {path}", file=str(path), hint="Pass a declaration file, an OpenAPI document or a directory holding tools.jsonl.")
     doc = _openapi_document(p)
     if doc is not None:
-        from .sources.openapi import tools_from_openapi
-
         servers = doc.get("servers")
         default = servers[0].get("url") if isinstance(servers, list) and servers and isinstance(servers[0], dict) else None
         tools = [t for t, _ in tools_from_openapi(doc, base_url=base_url or default or "http://localhost")]
     else:
-        from .sources.declarations import load_declarations
-
         tools, _skipped = load_declarations(p, skip_invalid=skip_invalid)
     return sid, [prefixed(t, prefix).replace(source_id=sid) for t in tools]
 
@@ -422,8 +432,6 @@ def load_source(
 def _openapi_document(path: Path) -> dict[str, Any] | None:
     if path.suffix.lower() not in (".json", ".yaml", ".yml"):
         return None
-    from .sources._yaml import load_yaml
-
     try:
         text = path.read_text(encoding="utf-8")
         doc = json.loads(text) if path.suffix.lower() == ".json" else load_yaml(text)[0]
@@ -434,7 +442,7 @@ def _openapi_document(path: Path) -> dict[str, Any] | None:
 
 def sync_source(
     path: str | Path,
-    store: PostgresStore | str,
+    store: SharedStore | str,
     *,
     prefix: str | None = None,
     source_id: str | None = None,
@@ -444,8 +452,8 @@ def sync_source(
     """Replace what one source held in the shared catalog with the tools at ``path``, in one
     transaction; every replica applies the difference within a second."""
     sid, tools = load_source(path, prefix=prefix, source_id=source_id, base_url=base_url, skip_invalid=skip_invalid)
-    own = not isinstance(store, PostgresStore)
-    pg = PostgresStore(store) if isinstance(store, str) else store
+    own = isinstance(store, str)
+    pg = open_shared(store)
     try:
         return pg.write_source(sid, tools, kind="sync")
     finally:

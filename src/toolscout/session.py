@@ -28,6 +28,7 @@ those whatever its reveal set holds.
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from .approval import Approve
     from .gateway import FindResult, Gateway, ToolReference
 
-__all__ = ["InMemorySessionStore", "Session", "SessionStore", "StateStore", "ToolOutcome"]
+__all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
 
 DEFAULT_THRESHOLD = 15
 DEFAULT_MAX_REVEALED = 128
@@ -110,7 +111,7 @@ class Session:
     adds the ``call_tool`` meta-tool for hosts that cannot change their tool list between
     turns; ``use_tool=True`` adds RFC 0001's ``use_tool`` (find and run in one step).
     ``progressive=False`` never reveals (a stateless client: every call goes through
-    ``call_tool``). ``store`` (a :class:`StateStore`, e.g.
+    ``call_tool``). ``store`` (a :class:`SessionStore`, e.g.
     :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps the state outside this
     process: loaded now, refreshed before each handled call and saved after it, so another
     worker or replica continues the conversation with what it revealed. ``approve``
@@ -132,7 +133,7 @@ class Session:
         use_tool: bool = False,
         progressive: bool = True,
         allow: Callable[[Tool], bool] | None = None,
-        store: StateStore | None = None,
+        store: SessionStore | None = None,
         approve: Approve | None = None,
         stubs: bool = False,
     ) -> None:
@@ -619,18 +620,22 @@ class Session:
 
 
 class SessionStore(Protocol):
-    """Where sessions live between requests. A shared store (Redis, SQL) can implement
-    this with :meth:`Session.state` / :meth:`Session.restore`."""
+    """Where sessions live between requests: :class:`InMemorySessionStore` (this process) or
+    :class:`~toolscout.redis_sessions.RedisSessionStore` (every worker and replica).
 
+    Whole sessions by id (:meth:`session` gets or creates, :meth:`get`, :meth:`put`,
+    :meth:`drop`), and one session's state kept in step: a ``Session(..., store=...)`` is
+    attached at creation, refreshed before each handled call and saved after a change. A
+    shared store keeps :meth:`Session.state` and merges with :meth:`Session.adopt`; what it
+    knows of each session's stored copy it keeps itself, never in the session."""
+
+    engine: str
+    """``"memory"``, ``"redis"``...: what readiness reports."""
+
+    def session(self, session_id: str | None = None) -> Session: ...
     def get(self, session_id: str) -> Session | None: ...
     def put(self, session: Session) -> None: ...
     def drop(self, session_id: str) -> None: ...
-
-
-class StateStore(Protocol):
-    """Keeps one session's state outside this process (``Session(..., store=...)``);
-    :class:`~toolscout.redis_sessions.RedisSessionStore` is the one toolscout ships."""
-
     def attach(self, session: Session) -> None: ...
     def refresh(self, session: Session) -> None: ...
     async def arefresh(self, session: Session) -> None: ...
@@ -640,7 +645,10 @@ class StateStore(Protocol):
 
 class InMemorySessionStore:
     """Sessions in this process; past ``max_sessions`` the least recently used is evicted
-    (an evicted conversation just searches again)."""
+    (an evicted conversation just searches again). A session attached to it lives here;
+    there is nothing elsewhere to refresh from or save to."""
+
+    engine = "memory"
 
     def __init__(self, gateway: Gateway, *, max_sessions: int = 1000, **session_options: Any) -> None:
         self.gateway = gateway
@@ -678,6 +686,22 @@ class InMemorySessionStore:
         self.put(created)
         return created
 
+    def attach(self, session: Session) -> None:
+        self.put(session)
+
+    def refresh(self, session: Session) -> None:
+        """Nothing to catch up with: this process holds the only copy."""
+
+    async def arefresh(self, session: Session) -> None:
+        """Nothing to catch up with: this process holds the only copy."""
+
+    def save(self, session: Session) -> bool:
+        """Nothing to write: the session object is the state. Always ``False``."""
+        return False
+
+    async def asave(self, session: Session) -> bool:
+        return False
+
 
 _BASELINES: OrderedDict[tuple[Any, ...], int] = OrderedDict()
 
@@ -693,4 +717,12 @@ def _baseline(catalog: Any, format: str, permitted: Callable[[Tool], bool], scop
     return value
 
 
-
+def __getattr__(name: str) -> Any:
+    if name == "StateStore":  # merged into SessionStore; kept one release
+        warnings.warn(
+            "toolscout.session.StateStore is deprecated; use toolscout.session.SessionStore",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return SessionStore
+    raise AttributeError(f"module 'toolscout.session' has no attribute {name!r}")

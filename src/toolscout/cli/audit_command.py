@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import ToolscoutError
+from ..storage import open_store
 from . import app
 from ._console import err, out
 
@@ -54,9 +55,7 @@ def _screen(pins: str | None, store: Any) -> Screen:
     from ..security import Screen
 
     if pins:
-        from ..store import Store
-
-        return Screen.on_store(Store(pins))
+        return Screen.on_store(open_store(pins))
     return Screen.on_store(store)
 
 

@@ -11,17 +11,19 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..catalog import Catalog
+from ..demo import demo_catalog
 from ..errors import EmbeddingUnavailable, MissingExtra, ToolscoutError
 from ..gateway import Gateway
+from ..replica import SharedCatalog, sync_source
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
 from ..session import DEFAULT_THRESHOLD
+from ..storage import SharedStore, Store, is_store_url, open_store
 from . import app
 from ._console import err, out
 from ._exits import check_format, choice, fail, fail_with, plural, warn
 
 if TYPE_CHECKING:
     from ..gateway import FindResult
-    from ..store import Store
 
 
 CatalogArg = Annotated[
@@ -50,15 +52,14 @@ FormatOpt = Annotated[
 def open_catalog(spec: str) -> Catalog:
     """Resolve a CLI catalog argument to a loaded catalog (with handlers for the demo)."""
     if spec == "demo":
-        from ..demo import demo_catalog
-
         return demo_catalog()
-    from ..pgstore import is_postgres_url
-
-    if is_postgres_url(spec):  # the shared catalog, as every replica on it serves it
-        from ..replica import SharedCatalog
-
-        return SharedCatalog(spec, listen=False)
+    if is_store_url(spec):  # a store by URL (postgresql://...): open_store picks the engine
+        store = open_store(spec)
+        if isinstance(store, SharedStore):  # the shared catalog, as every replica on it serves it
+            return SharedCatalog(store, listen=False)
+        cat = Catalog(store.load_tools())
+        cat.store = store
+        return cat
     path = Path(spec)
     if path.is_dir():
         path = path / "tools.jsonl"
@@ -69,10 +70,8 @@ def open_catalog(spec: str) -> Catalog:
 
 def _vector_cache() -> Store:
     """Embeddings of catalogs that have no store of their own: ``$XDG_CACHE_HOME/toolscout``."""
-    from ..store import Store
-
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolscout"
-    return Store(base / "vectors.db")
+    return open_store(base / "vectors.db")
 
 
 def _load(spec: str) -> Catalog:
@@ -293,16 +292,17 @@ def sync(
     \b
     Example: toolscout catalog sync tools.yaml --store postgresql://toolscout@db/toolscout --prefix crm
     """
-    from ..pgstore import describe_dsn, is_postgres_url
-    from ..replica import sync_source
-
-    if not is_postgres_url(store):
-        raise fail("config_error", "catalog sync needs a PostgreSQL store: --store postgresql://user@host:port/dbname")
+    needs = "catalog sync needs a PostgreSQL store: --store postgresql://user@host:port/dbname"
+    if not is_store_url(store):  # a file path: never create an SQLite file for this
+        raise fail("config_error", needs)
     try:
-        done = sync_source(source, store, prefix=prefix, source_id=source_id, base_url=base_url, skip_invalid=skip_invalid)
+        with open_store(store) as shared:
+            if not isinstance(shared, SharedStore):
+                raise fail("config_error", needs)
+            where = shared.where
+            done = sync_source(source, shared, prefix=prefix, source_id=source_id, base_url=base_url, skip_invalid=skip_invalid)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
-    where = describe_dsn(store)
     if as_json:
         report = {"source": done.source, "version": done.version, "store": where, "added": list(done.added),
                   "changed": list(done.changed), "removed": list(done.removed)}

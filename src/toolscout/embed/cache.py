@@ -25,7 +25,7 @@ _KEY_BYTES = 16
 
 
 class BlobStore(Protocol):
-    """The part of :class:`toolscout.store.Store` the cache needs."""
+    """The part of :class:`toolscout.storage.Store` the cache needs."""
 
     def put(self, ns: str, key: str, value: bytes | str, meta: dict[str, Any] | None = None) -> None: ...
 

@@ -299,7 +299,7 @@ def enable_hybrid(
     """Register ``semantic`` and ``hybrid`` on ``index`` (``auto`` then means hybrid).
 
     ``embedder`` is an :class:`~toolscout.embed.Embedder` or a spec for
-    :func:`~toolscout.embed.load_embedder`; ``store`` (a :class:`~toolscout.store.Store`)
+    :func:`~toolscout.embed.load_embedder`; ``store`` (a :class:`~toolscout.storage.Store`)
     keeps vectors across restarts. Raises ``MissingExtra`` / ``EmbeddingUnavailable`` here,
     at setup, if the model cannot be loaded at all.
 

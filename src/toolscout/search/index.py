@@ -48,7 +48,7 @@ from .resolve import NameResolver, select_names
 
 if TYPE_CHECKING:
     from ..catalog import Catalog, CatalogChange
-    from ..store import Store
+    from ..storage import Store
 
 __all__ = ["Ranker", "ScoredTool", "SearchOutcome", "ToolIndex"]
 

@@ -26,7 +26,7 @@ NAMESPACE = "security.pins"
 
 
 class _Blobs(Protocol):
-    """The part of :class:`toolscout.store.Store` pins need."""
+    """The part of :class:`toolscout.storage.Store` pins need."""
 
     def put(self, ns: str, key: str, value: bytes | str, meta: dict[str, Any] | None = None) -> None: ...
     def get(self, ns: str, key: str) -> Any: ...

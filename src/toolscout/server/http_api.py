@@ -34,6 +34,7 @@ from .. import formats
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
 from ..gateway import refused_find
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
+from ..storage import Follower
 from .capabilities import capabilities as gateway_capabilities
 
 if TYPE_CHECKING:
@@ -375,12 +376,11 @@ def create_app(
         body: dict[str, Any] = {"status": "starting" if starting else "ready", "tools": len(gateway.catalog)}
         body.update(pending=starting, failed=failed)
         down = False
-        follow = getattr(gateway.catalog, "status", None)
-        if callable(follow):  # a SharedCatalog
-            state = follow()
+        if isinstance(gateway.catalog, Follower):  # a catalog following a shared store
+            state = gateway.catalog.status()
             held = state["sources"]
             body["store"] = {
-                "kind": "postgresql",
+                "kind": state["engine"],
                 "where": state["store"],
                 "reachable": state["connected"],
                 "version": max(held.values(), default=0),
@@ -393,7 +393,7 @@ def create_app(
                 alive = bool(await asyncio.wait_for(session_store.aping(), _PING_TIMEOUT))
             except Exception:  # a timeout, or a client that could not even be built
                 alive = False
-            body["sessions"] = {"kind": "redis", "where": session_store.where, "reachable": alive}
+            body["sessions"] = {"kind": session_store.engine, "where": session_store.where, "reachable": alive}
             down = down or not alive
         if down:
             body["status"] = "unavailable"

@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ...storage import open_store
+
 __all__ = ["CachedList", "ToolListCache", "default_cache_path"]
 
 NAMESPACE = "mcp.tools"
 
 
 class _Blobs(Protocol):
-    """The part of :class:`toolscout.store.Store` this cache needs."""
+    """The part of :class:`toolscout.storage.Store` this cache needs."""
 
     def put(self, ns: str, key: str, value: bytes | str, meta: dict[str, Any] | None = None) -> None: ...
     def get(self, ns: str, key: str) -> Any: ...
@@ -45,9 +47,8 @@ class ToolListCache:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> ToolListCache:
-        from ...store import Store
-
-        return cls(Store(path))
+        """The cache in the store at ``path`` (a file, or any :func:`open_store` URL)."""
+        return cls(open_store(path))
 
     def save(self, server: str, config_hash: str, tools: list[dict[str, Any]]) -> None:
         meta = {"config_hash": config_hash, "fetched_at": time.time(), "count": len(tools)}
