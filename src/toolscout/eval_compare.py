@@ -15,14 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import MissingExtra
+from .catalog_base import BaseCatalog
+from .errors import InvalidRequest, MissingExtra
+from .eval.dataset import EvalQuery, load_queries
+from .eval.metrics import group_positions, recall_at
+from .eval.runner import EvalReport, evaluate, run_eval, select_queries
+from .request import SEARCH_TYPES
+from .search.hybrid import enable_hybrid
+from .search.index import ToolIndex
+from .store import Store
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
     from .embed import Embedder
-    from .eval.dataset import EvalQuery
-    from .eval.runner import EvalReport
-    from .search.index import ToolIndex
 
 __all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "report_from_runs", "run_pair"]
 
@@ -34,23 +38,17 @@ DEFAULT_VECTORS = Path.home() / ".cache" / "toolscout" / "eval-vectors.db"
 
 def index_factory(
     search_type: str, embedder: Embedder | str = "default", store_path: str | Path | None = DEFAULT_VECTORS
-) -> Callable[[Catalog], ToolIndex]:
+) -> Callable[[BaseCatalog], ToolIndex]:
     """A ToolIndex factory for ``run_eval``: adds the embedding modes when they are asked for.
 
     Vectors are cached in ``store_path`` (default under ``~/.cache/toolscout``), so a second
     evaluation of the same data embeds nothing; ``None`` keeps them in memory only.
     """
-    from .search.index import ToolIndex
-
-    def make(catalog: Catalog) -> ToolIndex:
+    def make(catalog: BaseCatalog) -> ToolIndex:
         index = ToolIndex(catalog)
         if search_type in SEMANTIC_MODES:
-            from .search.hybrid import enable_hybrid
-
             store = None
             if store_path:
-                from .store import Store
-
                 store = Store(store_path)
             enable_hybrid(index, embedder, store=store)
         return index
@@ -60,8 +58,6 @@ def index_factory(
 
 def run_pair(directory: str | Path, type_a: str, type_b: str, **options: Any) -> tuple[EvalReport, EvalReport, Comparison]:
     """Evaluate two search types on the same queries of ``directory`` and compare them."""
-    from .eval import run_eval
-
     a = run_eval(directory, search_type=type_a, index_factory=index_factory(type_a), **options)
     b = run_eval(directory, search_type=type_b, index_factory=index_factory(type_b), **options)
     return a, b, compare(a, b, type_a, type_b)
@@ -125,8 +121,6 @@ def compare(a: EvalReport, b: EvalReport, label_a: str = "A", label_b: str = "B"
 
 def recall_curve(report: EvalReport, queries: Sequence[EvalQuery], ks: Sequence[int] = tuple(range(1, 11))) -> list[float]:
     """Mean recall@k (percent) for each k, from the report's rankings."""
-    from .eval.metrics import group_positions, recall_at
-
     by_id = {q.id: q for q in queries}
     totals = [0.0] * len(ks)
     n = 0
@@ -174,10 +168,6 @@ def report_from_runs(directory: str | Path, runs_path: str | Path, **options: An
     Rankings saved by another version or configuration can then be paired with a fresh run.
     A query the file lacks counts as ranking nothing; ``InvalidRequest`` if no id matches.
     """
-    from .errors import InvalidRequest
-    from .eval import load_queries
-    from .eval.runner import evaluate, select_queries
-
     queries = select_queries(
         load_queries(Path(directory) / "queries.jsonl"), split=options.get("split"), max_queries=options.get("max_queries")
     )
@@ -214,13 +204,8 @@ def compare_and_plot(
     """The ``--compare`` / ``--plot`` part of ``toolscout eval`` (prints with ``console``)."""
     from rich.table import Table
 
-    from .eval import load_queries
-    from .eval.runner import run_eval, select_queries
-
     reports = {report.search_type: report}
     if other_type is not None:
-        from .request import SEARCH_TYPES
-
         if other_type in SEARCH_TYPES:
             other = run_eval(directory, search_type=other_type, index_factory=index_factory(other_type), **options)
             label = other_type if other_type != report.search_type else f"{other_type} (2nd run)"

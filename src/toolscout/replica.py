@@ -30,10 +30,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .catalog import Catalog, CatalogChange, Handler, prefixed
-from .errors import DeclarationError, NameCollision
+from .catalog import Catalog
+from .catalog_base import CatalogChange, Handler
+from .errors import NameCollision
 from .model import Tool
 from .pgstore import CHANNEL, PostgresStore, SourceState, SourceWrite
+from .sources.files import load_source
 
 __all__ = ["SharedCatalog", "load_source", "sync_source"]
 
@@ -388,50 +390,6 @@ class SharedCatalog(Catalog):
 
 
 # -- catalog sync ---------------------------------------------------------------------------
-def load_source(
-    path: str | Path,
-    *,
-    prefix: str | None = None,
-    source_id: str | None = None,
-    base_url: str | None = None,
-    skip_invalid: bool = False,
-) -> tuple[str, list[Tool]]:
-    """The tools of a declaration file, an OpenAPI document or a directory holding
-    ``tools.jsonl``, named ``{prefix}_{name}`` and tagged with their source id (``source_id``,
-    else the prefix, else the file's or directory's name)."""
-    p = Path(path)
-    sid = source_id or prefix or (p.name if p.is_dir() else p.stem)
-    if p.is_dir():
-        p = p / "tools.jsonl"
-    if not p.is_file():
-        raise DeclarationError(f"no tools at {path}", file=str(path), hint="Pass a declaration file, an OpenAPI document or a directory holding tools.jsonl.")
-    doc = _openapi_document(p)
-    if doc is not None:
-        from .sources.openapi import tools_from_openapi
-
-        servers = doc.get("servers")
-        default = servers[0].get("url") if isinstance(servers, list) and servers and isinstance(servers[0], dict) else None
-        tools = [t for t, _ in tools_from_openapi(doc, base_url=base_url or default or "http://localhost")]
-    else:
-        from .sources.declarations import load_declarations
-
-        tools, _skipped = load_declarations(p, skip_invalid=skip_invalid)
-    return sid, [prefixed(t, prefix).replace(source_id=sid) for t in tools]
-
-
-def _openapi_document(path: Path) -> dict[str, Any] | None:
-    if path.suffix.lower() not in (".json", ".yaml", ".yml"):
-        return None
-    from .sources._yaml import load_yaml
-
-    try:
-        text = path.read_text(encoding="utf-8")
-        doc = json.loads(text) if path.suffix.lower() == ".json" else load_yaml(text)[0]
-    except Exception:
-        return None  # the declaration loader reports what is wrong with it
-    return doc if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) else None
-
-
 def sync_source(
     path: str | Path,
     store: PostgresStore | str,

@@ -15,6 +15,7 @@ from ..errors import EmbeddingUnavailable, MissingExtra, ToolscoutError
 from ..gateway import Gateway
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
 from ..session import DEFAULT_THRESHOLD
+from ..sources.open import open_catalog
 from . import app
 from ._console import err, out
 from ._exits import check_format, choice, fail, fail_with, plural, warn
@@ -45,26 +46,6 @@ FormatOpt = Annotated[
         "--format", "-f", callback=check_format, help="openai, openai-responses, anthropic, gemini, mcp or generic."
     ),
 ]
-
-
-def open_catalog(spec: str) -> Catalog:
-    """Resolve a CLI catalog argument to a loaded catalog (with handlers for the demo)."""
-    if spec == "demo":
-        from ..demo import demo_catalog
-
-        return demo_catalog()
-    from ..pgstore import is_postgres_url
-
-    if is_postgres_url(spec):  # the shared catalog, as every replica on it serves it
-        from ..replica import SharedCatalog
-
-        return SharedCatalog(spec, listen=False)
-    path = Path(spec)
-    if path.is_dir():
-        path = path / "tools.jsonl"
-    if not path.exists():
-        raise typer.BadParameter(f"no catalog at {spec!r}", param_hint="CATALOG")
-    return Catalog.open(path)
 
 
 def _vector_cache() -> Store:

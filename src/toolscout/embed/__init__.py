@@ -13,7 +13,7 @@ can name it:
 * ``"openai:MODEL"`` with ``base_url=...`` (default ``https://api.openai.com/v1``): any
   OpenAI-compatible embeddings endpoint.
 
-Heavy imports happen only inside the chosen branch.
+Each backend imports its library (the extra it needs) only when it is chosen and first used.
 """
 
 from __future__ import annotations
@@ -21,10 +21,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, EmbeddingUnavailable, MissingExtra
 from .base import Embedder, normalize
 from .cache import VectorCache
+from .external import FastEmbedEmbedder, SentenceTransformerEmbedder
+from .multilingual import multilingual_embedder
+from .onnx import DEFAULT_MODEL_ID, OnnxEmbedder, default_embedder
+from .quantized import default_query_embedder
+from .remote import OpenAIEmbedder
+from .static import StaticEmbedder
 from .text import tool_text
+from .use import use_embedder
 
 __all__ = ["Embedder", "VectorCache", "load_embedder", "normalize", "tool_text"]
 
@@ -35,34 +42,20 @@ def load_embedder(spec: str | Embedder = "default", **kwargs: Any) -> Embedder:
         return spec
     kind, _, arg = spec.partition(":")
     if kind in ("default", "minilm", ""):
-        from .onnx import default_embedder
-
         return default_embedder(**kwargs)
     if kind in ("multilingual", "use"):
-        from .use import use_embedder
-
         return use_embedder(**kwargs)
     if kind in ("multilingual-e5", "e5"):
-        from .multilingual import multilingual_embedder
-
         return multilingual_embedder(**kwargs)
     if kind == "onnx" and arg:
-        from .onnx import OnnxEmbedder
-
         model = Path(arg).expanduser()
         tokenizer = kwargs.pop("tokenizer", model.with_name("tokenizer.json"))
         return OnnxEmbedder(model, tokenizer, model_sha256=kwargs.pop("sha256", None), **kwargs)
     if kind == "fastembed" and arg:
-        from .external import FastEmbedEmbedder
-
         return FastEmbedEmbedder(arg, **kwargs)
     if kind in ("sentence-transformers", "st") and arg:
-        from .external import SentenceTransformerEmbedder
-
         return SentenceTransformerEmbedder(arg, **kwargs)
     if kind == "openai" and arg:
-        from .remote import OpenAIEmbedder
-
         return OpenAIEmbedder(kwargs.pop("base_url", "https://api.openai.com/v1"), arg, **kwargs)
     raise ConfigError(
         f"unknown embedding model {spec!r}",
@@ -80,16 +73,11 @@ def load_query_encoder(spec: str | Embedder | None, model: Embedder, store: Any 
     metatool), or an error; ``"model"``: ``None``; ``"static"``: a wordpiece table distilled
     from ``model`` (an ONNX model; kept in ``store``), fastest and far less exact; an
     :class:`Embedder` or another spec for :func:`load_embedder` as given."""
-    from .onnx import DEFAULT_MODEL_ID
-
     if spec is None or spec == "model":
         return None
     if not isinstance(spec, str):
         return spec
     if spec in ("auto", "int8", "blockwise"):
-        from ..errors import EmbeddingUnavailable, MissingExtra
-        from .quantized import default_query_embedder
-
         if model.model_id != DEFAULT_MODEL_ID:
             if spec == "auto":
                 return None
@@ -101,9 +89,6 @@ def load_query_encoder(spec: str | Embedder | None, model: Embedder, store: Any 
                 return None
             raise
     if spec == "static":
-        from .onnx import OnnxEmbedder
-        from .static import StaticEmbedder
-
         if not isinstance(model, OnnxEmbedder):
             raise ConfigError("query_encoder='static' needs an ONNX model ('default' or 'onnx:PATH')")
         return StaticEmbedder.from_model(model, store)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ...store import Store
+
 __all__ = ["CachedList", "ToolListCache", "default_cache_path"]
 
 NAMESPACE = "mcp.tools"
@@ -45,8 +47,6 @@ class ToolListCache:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> ToolListCache:
-        from ...store import Store
-
         return cls(Store(path))
 
     def save(self, server: str, config_hash: str, tools: list[dict[str, Any]]) -> None:
