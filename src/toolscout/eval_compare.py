@@ -15,20 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .catalog_base import BaseCatalog
 from .errors import InvalidRequest, MissingExtra
-from .eval import load_queries, run_eval
+from .eval.dataset import EvalQuery, load_queries
 from .eval.metrics import group_positions, recall_at
-from .eval.runner import evaluate, select_queries
+from .eval.runner import EvalReport, evaluate, run_eval, select_queries
 from .request import SEARCH_TYPES
 from .search.hybrid import enable_hybrid
 from .search.index import ToolIndex
 from .storage import open_store
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
     from .embed import Embedder
-    from .eval.dataset import EvalQuery
-    from .eval.runner import EvalReport
 
 __all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "report_from_runs", "run_pair"]
 
@@ -40,13 +38,13 @@ DEFAULT_VECTORS = Path.home() / ".cache" / "toolscout" / "eval-vectors.db"
 
 def index_factory(
     search_type: str, embedder: Embedder | str = "default", store_path: str | Path | None = DEFAULT_VECTORS
-) -> Callable[[Catalog], ToolIndex]:
+) -> Callable[[BaseCatalog], ToolIndex]:
     """A ToolIndex factory for ``run_eval``: adds the embedding modes when they are asked for.
 
     Vectors are cached in ``store_path`` (default under ``~/.cache/toolscout``), so a second
     evaluation of the same data embeds nothing; ``None`` keeps them in memory only.
     """
-    def make(catalog: Catalog) -> ToolIndex:
+    def make(catalog: BaseCatalog) -> ToolIndex:
         index = ToolIndex(catalog)
         if search_type in SEMANTIC_MODES:
             store = open_store(store_path) if store_path else None

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .tokens import count_tool_tokens
+
 __all__ = ["Ledger", "Turn"]
 
 _TOKEN_CACHE: OrderedDict[str, int] = OrderedDict()
@@ -25,8 +27,6 @@ def _count_one(definition: dict[str, Any]) -> int:
     cached = _TOKEN_CACHE.get(key)
     if cached is not None:
         return cached
-    from .tokens import count_tool_tokens
-
     value = count_tool_tokens([definition])
     _TOKEN_CACHE[key] = value
     if len(_TOKEN_CACHE) > _TOKEN_CACHE_MAX:

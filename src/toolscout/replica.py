@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import threading
 import time
@@ -31,12 +30,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .catalog import Catalog, CatalogChange, Handler, prefixed
-from .errors import ConfigError, DeclarationError, NameCollision
+from .catalog import Catalog
+from .catalog_base import CatalogChange, Handler
+from .errors import ConfigError, NameCollision
 from .model import Tool
-from .sources._yaml import load_yaml
-from .sources.declarations import load_declarations
-from .sources.openapi import tools_from_openapi
+from .sources.files import load_source
 from .storage import ChangeFeed, SharedStore, SourceState, SourceWrite, open_store
 
 __all__ = ["SharedCatalog", "load_source", "sync_source"]
@@ -402,44 +400,6 @@ def open_shared(store: SharedStore | str) -> SharedStore:
 
 
 # -- catalog sync ---------------------------------------------------------------------------
-def load_source(
-    path: str | Path,
-    *,
-    prefix: str | None = None,
-    source_id: str | None = None,
-    base_url: str | None = None,
-    skip_invalid: bool = False,
-) -> tuple[str, list[Tool]]:
-    """The tools of a declaration file, an OpenAPI document or a directory holding
-    ``tools.jsonl``, named ``{prefix}_{name}`` and tagged with their source id (``source_id``,
-    else the prefix, else the file's or directory's name)."""
-    p = Path(path)
-    sid = source_id or prefix or (p.name if p.is_dir() else p.stem)
-    if p.is_dir():
-        p = p / "tools.jsonl"
-    if not p.is_file():
-        raise DeclarationError(f"no tools at {path}", file=str(path), hint="Pass a declaration file, an OpenAPI document or a directory holding tools.jsonl.")
-    doc = _openapi_document(p)
-    if doc is not None:
-        servers = doc.get("servers")
-        default = servers[0].get("url") if isinstance(servers, list) and servers and isinstance(servers[0], dict) else None
-        tools = [t for t, _ in tools_from_openapi(doc, base_url=base_url or default or "http://localhost")]
-    else:
-        tools, _skipped = load_declarations(p, skip_invalid=skip_invalid)
-    return sid, [prefixed(t, prefix).replace(source_id=sid) for t in tools]
-
-
-def _openapi_document(path: Path) -> dict[str, Any] | None:
-    if path.suffix.lower() not in (".json", ".yaml", ".yml"):
-        return None
-    try:
-        text = path.read_text(encoding="utf-8")
-        doc = json.loads(text) if path.suffix.lower() == ".json" else load_yaml(text)[0]
-    except Exception:
-        return None  # the declaration loader reports what is wrong with it
-    return doc if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) else None
-
-
 def sync_source(
     path: str | Path,
     store: SharedStore | str,

@@ -26,6 +26,7 @@ from importlib import resources
 from typing import Any
 
 from .errors import MissingExtra
+from .formats import render_many
 from .model import Tool
 
 __all__ = ["TokenReport", "count_tokens", "count_tool_tokens", "encoding", "savings_report"]
@@ -168,9 +169,7 @@ def savings_report(
     schemas per search, each costed at the catalog's mean tokens per tool (capped at the
     catalog size).
     """
-    if render is None:
-        from .formats import render_many as render
-    static = count_tool_tokens(render(catalog_tools, format), encoding_name)
+    static = count_tool_tokens((render or render_many)(catalog_tools, format), encoding_name)
     meta = count_tool_tokens(meta_defs, encoding_name)
     n = len(catalog_tools)
     per_tool = static / n if n else 0.0

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..catalog import Catalog
-from ..demo import demo_catalog
 from ..errors import EmbeddingUnavailable, MissingExtra, ToolscoutError
 from ..gateway import Gateway
-from ..replica import SharedCatalog, sync_source
+from ..replica import sync_source
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
 from ..session import DEFAULT_THRESHOLD
+from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
 from . import app
 from ._console import err, out
@@ -47,25 +47,6 @@ FormatOpt = Annotated[
         "--format", "-f", callback=check_format, help="openai, openai-responses, anthropic, gemini, mcp or generic."
     ),
 ]
-
-
-def open_catalog(spec: str) -> Catalog:
-    """Resolve a CLI catalog argument to a loaded catalog (with handlers for the demo)."""
-    if spec == "demo":
-        return demo_catalog()
-    if is_store_url(spec):  # a store by URL (postgresql://...): open_store picks the engine
-        store = open_store(spec)
-        if isinstance(store, SharedStore):  # the shared catalog, as every replica on it serves it
-            return SharedCatalog(store, listen=False)
-        cat = Catalog(store.load_tools())
-        cat.store = store
-        return cat
-    path = Path(spec)
-    if path.is_dir():
-        path = path / "tools.jsonl"
-    if not path.exists():
-        raise typer.BadParameter(f"no catalog at {spec!r}", param_hint="CATALOG")
-    return Catalog.open(path)
 
 
 def _vector_cache() -> Store:

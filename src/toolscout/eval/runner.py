@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..catalog import Catalog
+from ..catalog_base import BaseCatalog
 from ..errors import InvalidRequest, RequestError
 from ..gateway import Gateway
+from ..learning import UsageLearner, replay_log
 from ..request import MAX_LIMIT
 from ..search.index import ToolIndex
 from .dataset import EvalQuery, load_queries, load_tools, load_usage_log
@@ -177,7 +178,7 @@ def run_eval(
     split: str | None = None,
     max_queries: int | None = None,
     every: int = 1,
-    index_factory: Callable[[Catalog], ToolIndex] = ToolIndex,
+    index_factory: Callable[[BaseCatalog], ToolIndex] = ToolIndex,
     learn: str | Path | None = None,
     learner: Any = None,
 ) -> EvalReport:
@@ -201,13 +202,11 @@ def run_eval(
             split=split,
         )
     queries = select_queries(every_query, split=split, every=every, max_queries=max_queries)
-    index = index_factory(Catalog(tools))
+    index = index_factory(BaseCatalog(tools))
     index.resolve_mode(search_type)  # an unknown mode fails here, not as empty rankings
     index.refresh()
     ranker = index_ranker(index, search_type, limit)
     if learn is not None:
-        from ..learning import UsageLearner, replay_log
-
         log = load_usage_log(learn)
         learned = learner if learner is not None else UsageLearner()
         replay_log(learned, log, ranker)  # what each logged search showed, before learning

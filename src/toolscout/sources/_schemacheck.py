@@ -16,8 +16,6 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import exceptions, validators
-
 __all__ = ["schema_problem"]
 
 _TYPES = {"string", "integer", "number", "boolean", "array", "object", "null"}
@@ -139,6 +137,10 @@ def _check(node: Any, path: str, unknown: list[bool]) -> None:
 
 @lru_cache(maxsize=8)
 def _meta_validator(uri: str) -> Any:
+    # Not at the top: jsonschema (~40 modules) is for the rare schema the checks above
+    # defer, and the serve path must not load it (tests/test_startup.py).
+    from jsonschema import validators
+
     cls = validators.validator_for({"$schema": uri})
     return cls(cls.META_SCHEMA)
 
@@ -147,6 +149,8 @@ def _full_check(schema: Mapping[str, Any]) -> str | None:
     declared = schema.get("$schema")
     uris = (declared,) if isinstance(declared, str) and declared else _DRAFTS
     first: str | None = None
+    from jsonschema import exceptions  # see _meta_validator
+
     for uri in uris:
         error = exceptions.best_match(_meta_validator(uri).iter_errors(schema))
         if error is None:

@@ -39,11 +39,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from ..catalog import Catalog, Handler
+from ..catalog_base import BaseCatalog, Handler
 from ..errors import ConfigError, ToolFailed, ToolscoutError, ToolTimeout
 from ..model import DeferPolicy, Tool
 from ..security import Screen, blocking, findings_of, is_quarantined
+from ._yaml import load_yaml
+from .agents import load_agents
+from .declarations import load_declarations
+from .functions import function_tool
 from .mcp.upstream import backoff_delay
+from .openapi import tools_from_openapi
+from .skills import load_skills
 from .source_config import (
     AgentsSource,
     DeclarationSource,
@@ -101,7 +107,7 @@ class ConfiguredSources:
     def __init__(
         self,
         config: GatewayConfig,
-        catalog: Catalog,
+        catalog: BaseCatalog,
         *,
         screen: Callable[[], Screen] | None = None,
         on_listed: Callable[[], None] | None = None,
@@ -180,7 +186,7 @@ class ConfiguredSources:
 
     async def _fetch(self, state: _State) -> None:
         """Fetch, convert and install a spec URL; on failure, retry later with backoff."""
-        import httpx
+        import httpx  # off the serve path until a spec URL is fetched (it pulls in rich)
 
         entry = state.entry
         assert isinstance(entry, OpenAPISource)
@@ -237,8 +243,6 @@ class ConfiguredSources:
         return self._module(entry), []
 
     def _declarations(self, entry: DeclarationSource) -> _Read:
-        from .declarations import load_declarations
-
         try:
             tools, skipped = load_declarations(self._path(entry.path), skip_invalid=entry.skip_invalid, lang=entry.lang)
         except ConfigError as exc:
@@ -249,9 +253,6 @@ class ConfiguredSources:
 
     def _skills(self, entry: SkillsSource) -> _Read:
         """Skill folders or agent cards (:mod:`.skills`, :mod:`.agents`) with their handlers."""
-        from .agents import load_agents
-        from .skills import load_skills
-
         load = load_agents if isinstance(entry, AgentsSource) else load_skills
         try:
             pairs, skipped = load(self._path(entry.path), skip_invalid=entry.skip_invalid)
@@ -262,8 +263,6 @@ class ConfiguredSources:
         return list(pairs), [str(e) for e in skipped]
 
     def _openapi(self, state: _State, doc: Any) -> _Pairs:
-        from .openapi import tools_from_openapi
-
         entry = state.entry
         assert isinstance(entry, OpenAPISource)
         if not isinstance(doc, Mapping) or "paths" not in doc:
@@ -285,8 +284,6 @@ class ConfiguredSources:
         return kept
 
     def _module(self, entry: PythonSource) -> _Pairs:
-        from .functions import function_tool
-
         for folder in reversed(entry.python_path):
             path = str(self._path(folder))
             if path not in sys.path:
@@ -301,7 +298,7 @@ class ConfiguredSources:
             if not hasattr(value, part):
                 raise _Problem("module", f"{module_name} has no attribute {attribute!r}")
             value = getattr(value, part)
-        if isinstance(value, Catalog):
+        if isinstance(value, BaseCatalog):
             return [(t, value.handler(t.name)) for t in value]
         items = [value] if callable(value) else value
         if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
@@ -531,7 +528,7 @@ class ConfiguredSources:
         return task
 
 
-def poisoning_status(catalog: Catalog, source: str, held: list[Tool]) -> dict[str, Any]:
+def poisoning_status(catalog: BaseCatalog, source: str, held: list[Tool]) -> dict[str, Any]:
     """Flagged (kept, with findings) and quarantined (held back) tools of one source."""
     flagged = [t for t in catalog if t.source_id == source and blocking(findings_of(t))]
 
@@ -564,8 +561,6 @@ def _headers(entry: OpenAPISource) -> dict[str, str]:
 
 
 def _parse_document(text: str, where: str, *, json_first: bool) -> Any:
-    from ._yaml import load_yaml
-
     try:
         if json_first:
             with contextlib.suppress(ValueError):

@@ -22,16 +22,18 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
 import yaml
 
 from ..errors import DeclarationError, ToolFailed
 from ..model import Annotations, Tool
 from ._yaml import load_yaml
 from .definitions import normalize_openapi_types
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["tools_from_openapi"]
 
@@ -345,6 +347,10 @@ class _Request:
                 body = {**(body or {}), name: value}
             elif where == "body":
                 body = value
+        # Not at the top: httpx pulls in rich, and loading a spec must not put either on
+        # the serve path (tests/test_startup.py); the first call pays for it once.
+        import httpx
+
         async with httpx.AsyncClient(
             base_url=self.base_url, transport=self.transport, timeout=self.timeout, cookies=cookies
         ) as client:
