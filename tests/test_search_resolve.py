@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from toolscout.model import Tool
-from toolscout.search.resolve import NameResolver, exact_match, is_clear_winner, is_exact_name, parse_select
+from toolscout.search.resolve import (
+    NameResolver,
+    exact_match,
+    is_clear_winner,
+    is_exact_name,
+    parse_select,
+)
 
 TOOLS = [Tool("send_email", "Send."), Tool("read_email", "Read."), Tool("Send-Email", "Another spelling.")]
 
