@@ -12,8 +12,6 @@ from toolscout.embed.base import normalize
 from toolscout.model import Tool
 from toolscout.search.dense import DenseBackend
 
-needs_ann = pytest.mark.skipif(not ann.available(), reason="needs the ann extra (usearch)")
-
 
 def _clustered(n: int, dim: int = 48, seed: int = 5) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -21,7 +19,6 @@ def _clustered(n: int, dim: int = 48, seed: int = 5) -> np.ndarray:
     return normalize((centres[rng.integers(0, 40, n)] + 0.6 * rng.normal(size=(n, dim))).astype(np.float32))
 
 
-@needs_ann
 def test_graph_finds_the_exact_nearest_docs() -> None:
     matrix = _clustered(3000)
     graph = ann.AnnIndex(matrix)
@@ -37,7 +34,6 @@ def test_graph_finds_the_exact_nearest_docs() -> None:
     assert np.allclose(scores[found], matrix[found] @ queries[0], atol=1e-6)  # exact, not f16
 
 
-@needs_ann
 def test_dense_backend_uses_the_graph_only_above_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     words = ["weather", "email", "stock", "invoice", "calendar", "music", "ticket", "payment"]
     tools = [Tool(f"t{i}", f"{words[i % 8]} {words[(i * 3) % 8]} tool number {i}") for i in range(400)]
@@ -60,7 +56,6 @@ def test_without_the_extra_the_exact_product_runs(monkeypatch: pytest.MonkeyPatc
     assert ann.ann_for(_clustered(50)) is None
 
 
-@needs_ann
 def test_onnxruntime_still_imports_after_a_graph_is_built() -> None:
     """usearch loaded before onnxruntime made ``import onnxruntime`` crash the process; the
     graph loads onnxruntime first. A fresh interpreter: the crash would kill this one."""
@@ -78,7 +73,6 @@ def test_onnxruntime_still_imports_after_a_graph_is_built() -> None:
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-500:]
 
 
-@needs_ann
 def test_the_graph_library_and_the_embedding_model_live_in_one_process() -> None:
     """usearch 2.20+ (built on numkong) made the next onnxruntime session segfault the whole
     process: a server with both extras died on its first embedding. The extra pins below it."""
