@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..model import Tool
     from .ranking import Ranking
 
-__all__ = ["Backend", "Explains", "Hit", "Ranks", "SharesTerms", "Snapshots", "top_docs"]
+__all__ = ["Backend", "Explains", "Hit", "Ranks", "SharesTerms", "Snapshots", "can", "top_docs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +88,20 @@ class Explains(Protocol):
 class SharesTerms(Protocol):
     def shared_terms(self, query: str) -> list[str] | None:
         """The query's distinct terms as the standard analyzer gives them, or ``None``."""
+
+
+_CAN: dict[tuple[type, type], bool] = {}
+
+
+def can(backend: object, capability: type) -> bool:
+    """``isinstance(backend, capability)`` for the capability protocols above, remembered
+    per class: a runtime protocol check walks the protocol's members (~10 µs), too much for
+    every search. A backend's capabilities are its class's methods, not added per instance."""
+    key = (type(backend), capability)
+    found = _CAN.get(key)
+    if found is None:
+        found = _CAN[key] = isinstance(backend, capability)
+    return found
 
 
 def top_docs(scores: np.ndarray, k: int, floor: float) -> np.ndarray:

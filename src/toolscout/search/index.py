@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
 from ..model import KINDS, Tool, profiles_of
 from .autocut import DEFAULT_RULE
-from .base import Backend, Explains, Hit, Ranks, SharesTerms, Snapshots
+from .base import Backend, Explains, Hit, Ranks, SharesTerms, Snapshots, can
 from .keyword import KeywordBackend
 from .ranking import HitsRanking, Ranking, ScoredTool
 from .regex import RegexBackend
@@ -230,7 +230,7 @@ class ToolIndex:
     def _restore_keyword(
         self, tools: list[Tool], kw: Backend, profiles: tuple[list[int], list[Any]] | None = None
     ) -> bool:
-        if self.snapshots is None or not tools or not isinstance(kw, Snapshots):
+        if self.snapshots is None or not tools or not can(kw, Snapshots):
             return False
         store = self.snapshots
         try:
@@ -258,7 +258,7 @@ class ToolIndex:
     def _save_keyword(
         self, tools: list[Tool], kw: Backend, profiles: tuple[list[int], list[Any]] | None = None
     ) -> None:
-        if self.snapshots is None or not tools or not isinstance(kw, Snapshots):
+        if self.snapshots is None or not tools or not can(kw, Snapshots):
             return
         try:
             key = kw.snapshot_key(tools, profiles)
@@ -294,7 +294,7 @@ class ToolIndex:
         self.refresh()
         with self._lock:
             keyword = self._backends["keyword"]
-            return keyword.explain(query, name) if isinstance(keyword, Explains) else []
+            return keyword.explain(query, name) if can(keyword, Explains) else []
 
     def register_mode(self, name: str, ranker: Ranker) -> None:
         """Add a search mode (e.g. ``semantic``, ``hybrid``); ``auto`` prefers ``hybrid``."""
@@ -430,7 +430,7 @@ class ToolIndex:
 
     def _context(self, mask: np.ndarray, named: np.ndarray) -> SignalContext:
         kw = self._backends["keyword"]
-        terms = kw.shared_terms if isinstance(kw, SharesTerms) else SignalContext.terms
+        terms = kw.shared_terms if can(kw, SharesTerms) else SignalContext.terms
         return SignalContext(self._tools, self._generation, self._resolver, mask, named, terms)
 
     def resolve_mode(self, mode: str) -> str:
@@ -464,8 +464,8 @@ class ToolIndex:
         """``mode``'s ranking of ``query``, not yet cut (the finishing step cuts it)."""
         backend = self._backends.get(mode)
         if backend is not None:
-            if isinstance(backend, Ranks):
-                return backend.ranking(query, mask)
+            if can(backend, Ranks):
+                return backend.ranking(query, mask)  # type: ignore[attr-defined]
             return HitsRanking(mode, query, lambda text, n: backend.search(text, limit=n, mask=mask), mask)
         ranked = self._modes[mode](query, limit, mask)
         if isinstance(ranked, Ranking):

@@ -170,17 +170,18 @@ def finish(
     ]
     scored: list[ScoredTool] = []
     for h in hits:
-        shares = [(name, by_doc.get(h.doc, 0.0)) for name, by_doc in added]
-        why = h.why
-        if linear:
+        why, usage, parts = h.why, 0.0, ((ranked.mode, h.score),)
+        if added:
+            shares = [(name, by_doc.get(h.doc, 0.0)) for name, by_doc in added]
             for name, value in shares:
-                if value:
-                    why = f"{why} + {name}"
-            own = h.score - sum(value * bound for _, value in shares)
-            parts = ((ranked.mode, own), *((name, value * bound) for name, value in shares if value))
-        else:
-            parts = ((ranked.mode, h.score),)
-        usage = next((value for name, value in shares if name == Usage.name), 0.0)
+                if name == Usage.name:
+                    usage = value
+            if linear:
+                for name, value in shares:
+                    if value:
+                        why = f"{why} + {name}"
+                own = h.score - sum(value * bound for _, value in shares)
+                parts = ((ranked.mode, own), *((name, value * bound) for name, value in shares if value))
         scored.append(ScoredTool(tools[h.doc], h.score, ranked.relevance(h.score, hits), why, usage, parts))
     if autocut_rule != "none" and scored:
         scored = scored[: autocut([s.score for s in scored], autocut_rule)]
