@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import toolscout.search.keyword as keyword
+import toolscout.search.sparse as sparse
 from toolscout.catalog import Catalog
 from toolscout.model import Tool
 from toolscout.search.index import ToolIndex
@@ -46,8 +47,8 @@ def _dense(kw: KeywordBackend, query: str, limit: int, mask: np.ndarray | None) 
 def test_rank_equals_scoring_every_doc(monkeypatch: pytest.MonkeyPatch, matvec: bool) -> None:
     monkeypatch.setattr(keyword, "_SPARSE_FROM", 0)  # the large-catalog path on a small one
     if not matvec:  # scipy's compiled product missing: np.add.at
-        monkeypatch.setattr(keyword, "_MATVEC", [None])
-    assert (keyword._matvec() is not None) == matvec
+        monkeypatch.setattr(sparse, "_MATVEC", [None])
+    assert (sparse.matvec() is not None) == matvec
     tools = _tools(3000)
     kw = KeywordBackend()
     kw.rebuild(tools)
@@ -61,7 +62,7 @@ def test_rank_equals_scoring_every_doc(monkeypatch: pytest.MonkeyPatch, matvec: 
 
 
 def test_ties_at_the_cut_go_to_the_earlier_tool(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keyword, "_SAMPLE", 8)  # small sample: the bound path is taken
+    monkeypatch.setattr(sparse, "_SAMPLE", 8)  # small sample: the bound path is taken
     monkeypatch.setattr(keyword, "_SPARSE_FROM", 0)
     tools = [Tool(f"twin_{i}", "send an email message") for i in range(200)]
     kw = KeywordBackend()
@@ -93,8 +94,9 @@ def test_large_catalog_scores_equal_the_small_path(monkeypatch: pytest.MonkeyPat
     tools = _tools(2000)
     small = KeywordBackend()
     small.rebuild(tools)
-    monkeypatch.setattr(keyword, "_SCIPY_ABOVE", 0)
+    monkeypatch.setattr(sparse, "SCIPY_ABOVE", 0)
     monkeypatch.setattr(keyword, "_CHUNK", 300)  # several analysis chunks, stitched together
+    monkeypatch.setattr(sparse, "_CHUNK", 300)  # and several blocks of docs summed
     big = KeywordBackend()
     big.rebuild(tools)
     for kw in (small, big):
@@ -199,7 +201,7 @@ def test_rank_never_drops_a_top_doc(monkeypatch: pytest.MonkeyPatch, seed: int) 
     long and short queries, masks from none to almost nothing, limits from 1 to more than
     match. A small sample makes the bound from a sample of a term's docs run too."""
     monkeypatch.setattr(keyword, "_SPARSE_FROM", 0)
-    monkeypatch.setattr(keyword, "_SAMPLE", 16)
+    monkeypatch.setattr(sparse, "_SAMPLE", 16)
     rng = np.random.default_rng(seed)
     tools = _tied_tools(2500, rng)
     kw = KeywordBackend()
@@ -244,7 +246,7 @@ def test_float32_rounding_cannot_hide_the_best_doc(monkeypatch: pytest.MonkeyPat
     kw._n = 2
     # term a: both docs 1.0; term b: doc 0 0.6 ulp, doc 1 0.375 ulp; term c: doc 1 0.375 ulp
     data = np.array([1.0, 1.0, 0.6 * ulp, 0.375 * ulp, 0.375 * ulp], np.float32)
-    kw._scores = keyword._Sparse(data, np.array([0, 1, 0, 1, 1], np.int32), np.array([0, 2, 4, 5], np.int64))
+    kw._scores = sparse.Sparse(data, np.array([0, 1, 0, 1, 1], np.int32), np.array([0, 2, 4, 5], np.int64))
     kw._idf = np.ones(3, np.float32)
     kw._index_terms()
     exact = [float(np.float64(data[0]) + np.float64(data[2])), float(np.float64(data[1]) + np.float64(data[3]) + np.float64(data[4]))]

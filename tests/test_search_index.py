@@ -118,8 +118,14 @@ def test_bad_queries_raise_structured_errors(index: ToolIndex) -> None:
 
 
 def test_odd_characters_in_queries_do_not_crash(index: ToolIndex) -> None:
-    for q in ["🎉🎉", "\x00\x01email", "邮件 email", "((((", "select:"]:
-        index.search(q, limit=5)
+    for q in ["🎉🎉", "((((", "select:"]:
+        out = index.search(q, limit=5)
+        assert out.hits == [] and out.total_matches == 0  # nothing matches: an empty answer, not an error
+    assert index.search("select:", limit=5).mode == "select"
+    plain = _names(index.search("email", limit=5, autocut=False))
+    assert plain
+    for q in ["\x00\x01email", "邮件 email"]:  # the usable word still matches, whatever surrounds it
+        assert _names(index.search(q, limit=5, autocut=False)) == plain
 
 
 def test_relevance_is_between_zero_and_one(index: ToolIndex) -> None:

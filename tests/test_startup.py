@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from toolscout.model import Tool
-from toolscout.search import keyword
+from toolscout.search import sparse
 from toolscout.search.keyword import KeywordBackend
 
 
@@ -38,7 +38,7 @@ def test_numpy_build_equals_the_scipy_build(monkeypatch: pytest.MonkeyPatch, wei
     small = KeywordBackend(weights=weights)
     small.rebuild(tools)
     small.rebuild(tools[7:] + tools[:5])  # incremental: reuse, reorder, drop two
-    monkeypatch.setattr(keyword, "_SCIPY_ABOVE", 0)  # every build through scipy
+    monkeypatch.setattr(sparse, "SCIPY_ABOVE", 0)  # every build through scipy
     big = KeywordBackend(weights=weights)
     big.rebuild(tools)
     big.rebuild(tools[7:] + tools[:5])

@@ -52,8 +52,8 @@ def _usearch_index() -> Any:
     usearch first makes a later ``import onnxruntime`` crash the process (segmentation
     fault; usearch 2.26 with onnxruntime on Linux), the other order is fine."""
     if importlib.util.find_spec("onnxruntime") is not None:
-        import onnxruntime  # noqa: F401
-    from usearch.index import Index
+        import onnxruntime  # noqa: F401  # embed extra, loaded before usearch (docstring)
+    from usearch.index import Index  # ann extra
 
     return Index
 

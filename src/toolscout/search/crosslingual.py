@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import EmbeddingUnavailable, MissingExtra
+from .hybrid import HybridSearch, enable_hybrid
 from .language import catalog_is_english, looks_english
+from .ranking import Ranking
 
 if TYPE_CHECKING:
     from ..embed import Embedder
     from ..embed.cache import BlobStore
     from ..model import Tool
-    from .hybrid import HybridSearch, Ranked
     from .index import ToolIndex
 
 __all__ = ["CrossLingualSearch", "enable_crosslingual", "is_crosslingual", "language_hint"]
@@ -62,10 +63,10 @@ class CrossLingualSearch:
             return self.english
         return self.multilingual
 
-    def semantic(self, query: str, limit: int, mask: np.ndarray) -> Ranked:
+    def semantic(self, query: str, limit: int, mask: np.ndarray) -> Ranking:
         return self.route(query).semantic(query, limit, mask)
 
-    def hybrid(self, query: str, limit: int, mask: np.ndarray) -> Ranked:
+    def hybrid(self, query: str, limit: int, mask: np.ndarray) -> Ranking:
         return self.route(query).hybrid(query, limit, mask)
 
 
@@ -85,8 +86,6 @@ def enable_crosslingual(
     every request goes to the multilingual model. ``query_encoder``: how the English model
     embeds requests (:func:`~toolscout.search.hybrid.enable_hybrid`).
     """
-    from .hybrid import enable_hybrid
-
     # Each model set up exactly as enable_hybrid sets it up alone (the multilingual one first:
     # if it fails, nothing is registered); the router's modes then replace theirs.
     multi = enable_hybrid(index, multilingual, store=store, progress=progress)

@@ -84,7 +84,7 @@ class DenseBackend:
         self._ann = ann_for(self._matrix)  # None below ANN_FROM docs or without the ann extra
 
     def _embed_with_bar(self, texts: list[str], todo: int) -> np.ndarray:
-        from rich.progress import Progress
+        from rich.progress import Progress  # only for a progress bar: rich stays off the serve path
 
         with Progress(transient=True) as bar:
             task = bar.add_task(f"embedding {todo} tools ({self.embedder.model_id})", total=len(texts))

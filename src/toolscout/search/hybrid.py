@@ -22,8 +22,13 @@ The rule (confidence-weighted standardised scores):
    hits carry its square root (the same order, on the linear scale AutoCut's ratio expects).
 5. Identifiers in the request: a tool named exactly inside a longer request goes first; a
    close name (did-you-mean) is lifted by one deviation. A query that *is* a tool name is
-   answered by the index's exact-name rule in every mode; ``hybrid`` then fills the rest of
-   the list from keyword search without running the model (the first result is decided).
+   answered by the index's exact-name signal in every mode; ``hybrid`` then fills the rest
+   of the list from keyword search without running the model (the first result is decided).
+
+Both modes answer with a :class:`~toolscout.search.ranking.Ranking` and apply no signal
+themselves: the index's finishing step (:mod:`~toolscout.search.signals`) rewrites the
+keyword side's text (intent) and rescores the scores signals may change (``semantic``: the
+dense similarities; ``hybrid``: the keyword side, before fusion) before the cut.
 """
 
 from __future__ import annotations
@@ -37,15 +42,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import EmbeddingUnavailable
+from .. import embed
+from ..errors import EmbeddingUnavailable, MissingExtra
 from .base import Hit, top_docs
-from .intent import matching_text, message_action, strip_leading, verb_variant
+from .dense import DenseBackend
+from .intent import message_action, strip_leading, verb_variant
+from .ranking import Ranking
 
 if TYPE_CHECKING:
     from ..embed.base import Embedder
     from ..embed.cache import BlobStore
     from ..model import Tool
-    from .dense import DenseBackend
     from .index import ToolIndex
     from .keyword import KeywordBackend
 
@@ -167,8 +174,8 @@ class Ranked(list[Hit]):
 def keyword_input(
     kw: KeywordBackend, query: str, mask: np.ndarray | None, pool: int = POOL, prior: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The keyword backend's real hits (positive score, allowed), best first. ``prior``: the
-    index's learned usage prior for this query, applied as in keyword mode."""
+    """The keyword backend's real hits (positive score, allowed), best first. ``prior``: any
+    ``apply(scores, bound)`` (the signals' rescoring), applied as in keyword mode."""
     if prior is None and kw.sparse:  # no float pass over every doc (docs/search.md#scaling-a-million-tools)
         hits, _total = kw.rank(query, pool, mask)
         docs = np.array([h.doc for h in hits if h.score > 0], np.int64)
@@ -246,7 +253,7 @@ class HybridSearch:
 
     def _is_a_name(self, query: str, mask: np.ndarray) -> bool:
         """The whole query is an allowed tool's name (agents often ask for one by name)."""
-        return any(mask[d] for d in self.index.resolver.docs_named(query))
+        return self.index.resolver.exact(query, mask) is not None
 
     def _dense(
         self, query: str, mask: np.ndarray, variants: Sequence[Variant] | None = None
@@ -261,31 +268,75 @@ class HybridSearch:
                 error = exc.message
         return None, [*warnings, f"semantic search unavailable ({error}); keyword results only"]
 
-    def semantic(self, query: str, limit: int, mask: np.ndarray) -> Ranked:
-        dense, warnings = self._dense(query, mask)
+    def semantic(self, query: str, limit: int, mask: np.ndarray) -> Ranking:
+        """The ``semantic`` mode's ranking (cut by the index's finishing step)."""
+        return SemanticRanking(self, query, mask)
+
+    def hybrid(self, query: str, limit: int, mask: np.ndarray) -> Ranking:
+        """The ``hybrid`` mode's ranking (cut by the index's finishing step)."""
+        return HybridRanking(self, query, mask)
+
+
+class SemanticRanking(Ranking):
+    """Dense candidates (the pool above the similarity floor); a rescoring signal's boost
+    is a share of the best similarity and may bring in a doc outside the pool. The hits'
+    scores are re-cut from the pool, so a signal's share is reported, not split out."""
+
+    linear = False
+
+    def __init__(self, search: HybridSearch, query: str, mask: np.ndarray) -> None:
+        super().__init__("semantic", query)
+        self._search = search
+        self._mask = mask
+
+    def cut(self, limit: int) -> tuple[list[Hit], int]:
+        mask = self._mask
+        dense, warnings = self._search._dense(self.query, mask)
+        self.warnings.extend(warnings)
         if dense is None:
-            return Ranked([], warnings)
+            return [], 0
         docs, scores = dense
-        prior = self.index.usage_prior(query)
-        if prior is not None and len(docs):  # as in keyword mode: bounded, a share of the top similarity
+        if self.rescores and len(docs):  # bounded: a share of the top similarity
             full = np.zeros(len(mask))
             full[docs] = scores
-            full = np.where(mask, prior.apply(full, float(scores[0])), 0.0)
+            full = np.where(mask, self.adjusted(full, float(scores[0])), 0.0)
             docs, scores = _top(full, POOL, 0.0)
-        return Ranked([Hit(int(d), float(s), "semantic") for d, s in zip(docs[:limit], scores[:limit], strict=True)], warnings)
+        hits = [Hit(int(d), float(s), "semantic") for d, s in zip(docs[:limit], scores[:limit], strict=True)]
+        return hits, len(hits)
 
-    def hybrid(self, query: str, limit: int, mask: np.ndarray) -> Ranked:
-        kw = self.index.backend("keyword")
-        kd, ks = keyword_input(kw, matching_text(query), mask, prior=self.index.usage_prior(query))  # type: ignore[arg-type]
-        if self._is_a_name(query, mask):  # the index puts that tool first; skip the model's ~10 ms
-            return Ranked([Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)])
+
+class HybridRanking(Ranking):
+    """Keyword and dense candidates fused (module docstring). Signals rescore the keyword
+    side before fusion, as in keyword mode; the fused score only grows with it."""
+
+    linear = False
+
+    def __init__(self, search: HybridSearch, query: str, mask: np.ndarray) -> None:
+        super().__init__("hybrid", query)
+        self._search = search
+        self._mask = mask
+
+    def cut(self, limit: int) -> tuple[list[Hit], int]:
+        search, query, mask = self._search, self.query, self._mask
+        kw = search.index.backend("keyword")
+        rescore = self if self.rescores else None  # its ``apply`` is the signals' rescoring
+        kd, ks = keyword_input(kw, self.text, mask, prior=rescore)  # type: ignore[arg-type]
+        keyword = [Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)]
+        if search._is_a_name(query, mask):  # the exact-name signal puts that tool first; skip the model's ~10 ms
+            return keyword, len(keyword)
         variants = rewrite(query)  # once: the dense side and the name signals both read it
-        dense, warnings = self._dense(query, mask, variants)
+        dense, warnings = search._dense(query, mask, variants)
+        self.warnings.extend(warnings)
         if dense is None:
-            return Ranked([Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)], warnings)
+            return keyword, len(keyword)
         dd, ds = dense
-        exact, fuzzy = self._names(variants, mask)
-        return Ranked(fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy), warnings)
+        exact, fuzzy = search._names(variants, mask)
+        hits = fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy)
+        return hits, len(hits)
+
+    def apply(self, scores: np.ndarray, bound: float) -> np.ndarray:
+        """The signals' rescoring of the keyword side (what :func:`keyword_input` calls)."""
+        return self.adjusted(scores, bound)
 
 
 def enable_hybrid(
@@ -311,11 +362,8 @@ def enable_hybrid(
     ``"static"`` a wordpiece table distilled from it (fastest, far less exact); any other
     spec or an :class:`~toolscout.embed.Embedder` of the same vector space is used as given.
     """
-    from ..embed import load_embedder, load_query_encoder
-    from .dense import DenseBackend
-
-    model = load_embedder(embedder)
-    queries = load_query_encoder(query_encoder, model, store)
+    model = embed.load_embedder(embedder)  # looked up when called: tests stand a model in for it
+    queries = embed.load_query_encoder(query_encoder, model, store)
     search = HybridSearch(index, DenseBackend(model, store, progress=progress, query_embedder=queries))
     index.register_mode("semantic", search.semantic)
     index.register_mode("hybrid", search.hybrid)
@@ -335,8 +383,6 @@ def enable_hybrid_if_available(
     """:func:`enable_hybrid` when the ``embed`` extra (or the given model) can be loaded;
     otherwise ``None`` and the index stays keyword-only (``auto`` = keyword). For servers
     and CLIs that should use embeddings exactly when the user installed them."""
-    from ..errors import MissingExtra
-
     try:
         return enable_hybrid(index, embedder, store=store, query_encoder=query_encoder)
     except (MissingExtra, EmbeddingUnavailable):

@@ -10,11 +10,17 @@ from allowed tools. The mask of an ``allow`` predicate is cached per (predicate,
 generation): a policy costs one pass over the catalog per change, not per query.
 
 Modes: ``keyword`` (BM25F), ``regex`` (RE2), any mode registered with :meth:`register_mode`
-(a ranker ``(query, limit, mask) -> list[Hit]``), and ``auto`` = ``hybrid`` if registered,
-else ``keyword``. Exact names win in every mode: a query that is a tool name (quoted,
-backticked, any case, ``-``/``.``/space for ``_``) returns that tool first, and
-``select:a,b`` returns exactly those tools. Names are resolved by the index's
-:class:`~toolscout.search.resolve.NameResolver`, the one every surface uses.
+(a ranker ``(query, limit, mask) -> Ranking | list[Hit]``), and ``auto`` = ``hybrid`` if
+registered, else ``keyword``. The index talks to its backends through the
+:class:`~toolscout.search.base.Backend` seam (and the optional capabilities beside it), so
+any backend that implements it can serve ``keyword``.
+
+Every mode's ranking goes through one finishing step (:func:`~toolscout.search.signals.finish`)
+that applies the index's :attr:`ToolIndex.signals`: intent, learned usage and exact names
+(a query that is a tool name, quoted, backticked, any case, ``-``/``.``/space for ``_``,
+returns that tool first in every mode). ``select:a,b`` returns exactly those tools. Names
+are resolved by the index's :class:`~toolscout.search.resolve.NameResolver`, the one every
+surface uses.
 
 Queries arrive already checked (:class:`~toolscout.request.FindRequest` trims and bounds
 them at the edge); the index trusts them.
@@ -30,21 +36,22 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import numpy as np
 
 from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
 from ..model import KINDS, Tool, profiles_of
-from .analyzer import analyze
-from .autocut import DEFAULT_RULE, autocut
-from .base import Hit
-from .intent import matching_text
-from .keyword import KeywordBackend, release_freed_memory
+from .autocut import DEFAULT_RULE
+from .base import Backend, Explains, Hit, Ranks, SharesTerms, Snapshots, can
+from .keyword import KeywordBackend
+from .ranking import HitsRanking, Ranking, ScoredTool
 from .regex import RegexBackend
-from .resolve import NameResolver, select_names
+from .resolve import NameResolver, parse_select
+from .signals import QueryPrior, Signal, SignalContext, Usage, UsagePrior, default_signals, finish
+from .sparse import release_freed_memory
 
 if TYPE_CHECKING:
     from ..catalog import Catalog, CatalogChange
@@ -52,18 +59,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Ranker", "ScoredTool", "SearchOutcome", "ToolIndex"]
 
-Ranker: TypeAlias = Callable[[str, int, np.ndarray], list[Hit]]
-
-
-class QueryPrior(Protocol):
-    def apply(self, scores: np.ndarray, bound: float) -> np.ndarray: ...
-    def of(self, docs: list[int], scores: list[float] | None = None, bound: float = 1.0) -> dict[int, float]: ...
-
-
-class UsagePrior(Protocol):
-    """What ranking needs from a usage learner (:class:`toolscout.learning.UsageLearner`)."""
-
-    def prior(self, query: str, tools: list[Tool], generation: int, terms: list[str] | None = None) -> QueryPrior | None: ...
+Ranker: TypeAlias = Callable[[str, int, np.ndarray], "Ranking | Sequence[Hit]"]
+"""A registered mode: ``(query, limit, mask)`` -> a :class:`~toolscout.search.ranking.Ranking`
+(signals can rescore it) or its hits, best first (signals can only pin)."""
 
 _B = TypeVar("_B")
 _ALLOW_CACHE = 32
@@ -80,35 +78,11 @@ def _fork(backend: _B) -> _B:
     return clone
 
 
-_REGEX_WHY = {1.0: "regex: description", 2.0: "regex: name", 3.0: "regex: name, description"}
-
-
-def _regex_with_prior(raw: np.ndarray, prior: QueryPrior, limit: int) -> tuple[list[Hit], dict[int, float]]:
-    """Regex hits reordered by the usage prior (3.0, a name and description match, is the
-    bound its boost is a share of); docs the pattern did not match stay out."""
-    matched = np.flatnonzero(raw > 0)
-    scores = prior.apply(raw.astype(np.float64), 3.0)
-    order = matched[np.lexsort((matched, -scores[matched]))][: max(limit, 0)]
-    usage = prior.of(order.tolist(), scores[order].tolist(), 3.0)
-    why = [_REGEX_WHY.get(float(raw[d]), "regex") + (" + usage" if usage.get(int(d)) else "") for d in order]
-    return [Hit(int(d), float(scores[d]), w) for d, w in zip(order, why, strict=True)], usage
-
-
 def _numbering(vocab: np.ndarray) -> np.ndarray:
     """A digest of a keyword snapshot's vocabulary (its terms in id order, as bytes), as an
     array to store beside it: term counts are valid only with the numbering they were made
     with (ToolIndex._NUMBERED_BY)."""
     return np.frombuffer(hashlib.blake2b(np.ascontiguousarray(vocab), digest_size=16).digest(), np.uint8)
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredTool:
-    tool: Tool
-    score: float
-    relevance: float  # 0..1; see ToolIndex.search
-    why: str = ""
-    usage: float = 0.0
-    """What learned usage added, in relevance units (:mod:`toolscout.learning`)."""
 
 
 @dataclass(slots=True)
@@ -127,17 +101,22 @@ class ToolIndex:
         self,
         catalog: Catalog,
         *,
-        keyword: KeywordBackend | None = None,
+        keyword: Backend | None = None,
         autocut_rule: str = DEFAULT_RULE,
         snapshots: Store | None = None,
+        signals: Sequence[Signal] | None = None,
     ) -> None:
         self.catalog = catalog
         self.snapshots = snapshots
         self.autocut_rule = autocut_rule
-        self._backends: dict[str, KeywordBackend | RegexBackend] = {
+        self._backends: dict[str, Backend] = {
             "keyword": keyword if keyword is not None else KeywordBackend(),
             "regex": RegexBackend(),
         }
+        self._usage = Usage()
+        self.signals: list[Signal] = list(signals) if signals is not None else default_signals(self._usage)
+        """What the finishing step applies after every mode's ranking, in order
+        (:mod:`~toolscout.search.signals`); add to it to add a signal to every mode."""
         self._modes: dict[str, Ranker] = {}
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()  # one rebuild at a time, taken before _lock
@@ -157,10 +136,17 @@ class ToolIndex:
         self._kinds_present: frozenset[str] = frozenset()
         self._platform_masks: dict[str, np.ndarray] = {}
         self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
-        self.usage: UsagePrior | None = None
-        """A learned usage prior (:class:`toolscout.learning.UsageLearner`), set by the
-        gateway; applied to keyword scores before the top k is taken."""
         self._unsubscribe = catalog.subscribe(self._on_change)
+
+    @property
+    def usage(self) -> UsagePrior | None:
+        """The learned usage prior (:class:`toolscout.learning.UsageLearner`), set by the
+        gateway; the ``usage`` signal applies it to every mode's scores before the top k."""
+        return self._usage.learner
+
+    @usage.setter
+    def usage(self, learner: UsagePrior | None) -> None:
+        self._usage.learner = learner
 
     # -- keeping current ------------------------------------------------------------------
     def _on_change(self, change: CatalogChange) -> None:
@@ -242,9 +228,9 @@ class ToolIndex:
     _NUMBERED_BY = "numbered_by"
 
     def _restore_keyword(
-        self, tools: list[Tool], kw: KeywordBackend | RegexBackend, profiles: tuple[list[int], list[Any]] | None = None
+        self, tools: list[Tool], kw: Backend, profiles: tuple[list[int], list[Any]] | None = None
     ) -> bool:
-        if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
+        if self.snapshots is None or not tools or not can(kw, Snapshots):
             return False
         store = self.snapshots
         try:
@@ -270,9 +256,9 @@ class ToolIndex:
         return kw.restore(tools, arrays, counts)
 
     def _save_keyword(
-        self, tools: list[Tool], kw: KeywordBackend | RegexBackend, profiles: tuple[list[int], list[Any]] | None = None
+        self, tools: list[Tool], kw: Backend, profiles: tuple[list[int], list[Any]] | None = None
     ) -> None:
-        if self.snapshots is None or not tools or not isinstance(kw, KeywordBackend):
+        if self.snapshots is None or not tools or not can(kw, Snapshots):
             return
         try:
             key = kw.snapshot_key(tools, profiles)
@@ -298,17 +284,17 @@ class ToolIndex:
         self.refresh()
         return self._resolver
 
-    def backend(self, name: str) -> KeywordBackend | RegexBackend:
+    def backend(self, name: str) -> Backend:
         self.refresh()
         return self._backends[name]
 
     def explain(self, query: str, name: str) -> list[tuple[str, float, dict[str, float]]]:
         """How ``name``'s keyword score for ``query`` splits over terms and fields
-        (:meth:`KeywordBackend.explain`), read under the lock a rebuild takes."""
+        (:class:`~toolscout.search.base.Explains`), read under the lock a rebuild takes."""
         self.refresh()
         with self._lock:
             keyword = self._backends["keyword"]
-            return keyword.explain(query, name) if isinstance(keyword, KeywordBackend) else []
+            return keyword.explain(query, name) if can(keyword, Explains) else []
 
     def register_mode(self, name: str, ranker: Ranker) -> None:
         """Add a search mode (e.g. ``semantic``, ``hybrid``); ``auto`` prefers ``hybrid``."""
@@ -372,11 +358,6 @@ class ToolIndex:
                 m[doc] = False
         return m
 
-    def _all_visible(self, mask: np.ndarray) -> bool:
-        """Whether ``mask`` hides nothing (then ranking skips applying it): true for an
-        unfiltered search of a catalog whose tools are all searchable and available."""
-        return bool(mask.all())
-
     def _kind_mask(self, kinds: Collection[str] | None) -> np.ndarray | None:
         """Docs of ``kinds``, or ``None`` when that keeps every doc (the usual all-tools
         catalog costs nothing)."""
@@ -432,7 +413,7 @@ class ToolIndex:
         # One consistent snapshot: a rebuild's swap waits for this search.
         with self._lock:
             named = self.mask(category=category, allow=allow, exclude=exclude, platform=platform)
-            names = select_names(q)
+            names = parse_select(q)
             if names is not None:
                 outcome = self._select(names, named)
             else:
@@ -443,13 +424,14 @@ class ToolIndex:
         return outcome
 
     def usage_prior(self, query: str) -> QueryPrior | None:
-        """The learned usage prior for ``query`` (``None`` without one), for rankers that
-        fuse keyword scores (hybrid) as keyword mode does."""
-        if self.usage is None:
-            return None
+        """The learned usage prior for ``query`` (``None`` without one); the ``usage``
+        signal applies it in every mode."""
+        return self._usage.prior(query, self._context(self._base, self._base))
+
+    def _context(self, mask: np.ndarray, named: np.ndarray) -> SignalContext:
         kw = self._backends["keyword"]
-        terms = kw.terms(query) if isinstance(kw, KeywordBackend) and kw.analyzer is analyze else None
-        return self.usage.prior(query, self._tools, self._generation, terms)
+        terms = kw.shared_terms if can(kw, SharesTerms) else SignalContext.terms
+        return SignalContext(self._tools, self._generation, self._resolver, mask, named, terms)
 
     def resolve_mode(self, mode: str) -> str:
         """The mode ``mode`` runs as (``auto`` resolved); ``InvalidRequest`` if unknown."""
@@ -478,81 +460,26 @@ class ToolIndex:
         # Exactly the names asked for, even beyond ``limit`` (the caller chose them).
         return SearchOutcome(hits, len(hits), "select", warnings)
 
-    def _exact(self, query: str, mask: np.ndarray) -> int | None:
-        docs = [d for d in self._resolver.docs_named(query) if mask[d]]
-        if not docs:
-            return None
-        bare = query.strip().strip("`'\"").strip()
-        return next((d for d in docs if self._tools[d].name == bare), docs[0])
+    def _ranking(self, query: str, mode: str, mask: np.ndarray, limit: int) -> Ranking:
+        """``mode``'s ranking of ``query``, not yet cut (the finishing step cuts it)."""
+        backend = self._backends.get(mode)
+        if backend is not None:
+            if can(backend, Ranks):
+                return backend.ranking(query, mask)  # type: ignore[attr-defined]
+            return HitsRanking(mode, query, lambda text, n: backend.search(text, limit=n, mask=mask), mask)
+        ranked = self._modes[mode](query, limit, mask)
+        if isinstance(ranked, Ranking):
+            return ranked
+        return HitsRanking(mode, query, lambda text, n: ranked, mask)
 
     def _rank(
         self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool, named: np.ndarray | None = None
     ) -> SearchOutcome:
-        exact = self._exact(query, mask if named is None else named)
-        warnings: list[str] = []
-        exact_matched = False  # whether the exact-name tool is already counted in ``total``
-        if mode == "keyword":
-            kw = self._backends["keyword"]
-            assert isinstance(kw, KeywordBackend)
-            text = matching_text(query)  # without a message's or a quote's words (search/intent.py)
-            bound = kw.max_score(text) or 1.0
-            prior = self.usage_prior(query)
-            if prior is None:  # no pass over every doc (docs/search.md#scaling)
-                hits, total = kw.rank(text, limit, None if self._all_visible(mask) else mask)
-                exact_matched = exact is not None and kw.matches(text, exact)
-            else:  # bounded: at most max_boost of a full match (scores is ours)
-                scores, used = kw.scores(text)
-                scores = np.where(mask, prior.apply(scores, bound), 0.0)
-                total = kw.count_matches(scores)
-                exact_matched = exact is not None and bool(scores[exact] > 0)
-                hits = kw.top(scores, used, limit)
-            usage = prior.of([h.doc for h in hits], [h.score for h in hits], bound) if prior is not None else {}
-            scored = [
-                ScoredTool(
-                    self._tools[h.doc],
-                    h.score,
-                    min(1.0, h.score / bound),
-                    h.why if not usage.get(h.doc) else f"{h.why} + usage",
-                    usage.get(h.doc, 0.0),
-                )
-                for h in hits
-            ]
-        elif mode == "regex":
-            rx = self._backends["regex"]
-            assert isinstance(rx, RegexBackend)
-            scores = rx.match_scores(query)
-            scores[~mask] = 0.0
-            total = int(np.count_nonzero(scores))
-            exact_matched = exact is not None and bool(scores[exact] > 0)
-            prior = self.usage_prior(query)
-            if prior is None:
-                hits = rx.search(query, limit=limit, mask=mask)
-                usage: dict[int, float] = {}
-            else:  # a pattern is a filter: usage reorders what it matched, adds nothing
-                hits, usage = _regex_with_prior(scores, prior, limit)
-            scored = [ScoredTool(self._tools[h.doc], h.score, min(1.0, h.score / 3.0), h.why, usage.get(h.doc, 0.0)) for h in hits]
-        else:
-            ranked = self._modes[mode](query, limit, mask)
-            warnings.extend(getattr(ranked, "warnings", ()))  # e.g. hybrid's keyword fallback
-            hits = [h for h in ranked if 0 <= h.doc < len(self._tools) and mask[h.doc]]
-            top = hits[0].score if hits and hits[0].score > 0 else 1.0
-            total = len(hits)
-            prior = self.usage_prior(query) if mode in ("hybrid", "semantic") else None  # the ranker applied it
-            usage = prior.of([h.doc for h in hits[:limit]]) if prior is not None else {}
-            scored = [
-                ScoredTool(self._tools[h.doc], h.score, max(0.0, min(1.0, h.score / top)), h.why, usage.get(h.doc, 0.0))
-                for h in hits[:limit]
-            ]
-        if cut and self.autocut_rule != "none" and scored:
-            scored = scored[: autocut([s.score for s in scored], self.autocut_rule)]
-        if exact is not None:
-            tool = self._tools[exact]
-            rest = [s for s in scored if s.tool.name != tool.name]
-            counted = len(rest) < len(scored) or exact_matched
-            total += 0 if counted else 1
-            top_score = max([s.score for s in scored], default=1.0)
-            scored = [ScoredTool(tool, top_score, 1.0, "exact name"), *rest]
-        return SearchOutcome(scored[:limit] if limit else [], total, mode, warnings)
+        ranking = self._ranking(query, mode, mask, limit)
+        context = self._context(mask, mask if named is None else named)
+        rule = self.autocut_rule if cut else "none"
+        scored, total = finish(ranking, self.signals, query, context, limit=limit, autocut_rule=rule)
+        return SearchOutcome(scored, total, mode, list(ranking.warnings))
 
     def close(self) -> None:
         """Stop following the catalog."""

@@ -17,10 +17,10 @@ BM25 over name + description (the "bm25" variant below), which is kept for that 
 
 Every (doc, term) score is computed once at build time into a compressed sparse column
 layout, so a query sums only its own term columns (``np.bincount``) and picks the top k with
-``np.argpartition``. The sparse layouts are plain numpy arrays (no scipy: importing
-scipy.sparse costs ~0.2 s of CPU, which an MCP client would wait for on every gateway start);
-large catalogs (from 64k tools, built with scipy anyway) rank as :meth:`KeywordBackend.rank`
-describes, with scipy's compiled sparse product.
+``np.argpartition``. The layouts and the arithmetic over them are the kernel in
+:mod:`toolscout.search.sparse` (plain numpy arrays; scipy only for large work); the text of
+each field comes from :mod:`toolscout.search.fields`; this module is BM25F itself. Large
+catalogs (from 64k tools) rank as :meth:`KeywordBackend.rank` describes.
 Rebuilding reuses the analysed rows of tools that did not change (same object), so an
 update after adding or removing a few tools re-tokenises only the new ones.
 """
@@ -28,22 +28,38 @@ update after adding or removing a few tools re-tokenises only the new ones.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, count, filterfalse
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ..model import Tool, profiles_of
+from . import sparse
 from .analyzer import analyze, clear_caches
 from .base import Hit
+from .fields import FIELDS, tool_fields
+from .ranking import Ranking
+from .sparse import (
+    COUNT_TYPES,
+    Sparse,
+    add_scores,
+    best,
+    candidate_pool,
+    compress,
+    empty,
+    major_of,
+    release_freed_memory,
+    small_counts,
+    stack,
+    sum_fields,
+    take,
+)
 
-__all__ = ["FIELD_WEIGHTS", "KeywordBackend", "release_freed_memory", "tool_fields"]
+__all__ = ["FIELDS", "FIELD_WEIGHTS", "KeywordBackend", "KeywordRanking", "release_freed_memory", "tool_fields"]
 
-FIELDS: tuple[str, ...] = ("name", "description", "param_names", "param_text", "labels", "i18n")
 FIELD_WEIGHTS: dict[str, float] = {
     "name": 3.0,
     "description": 1.0,
@@ -56,294 +72,12 @@ K1 = 1.2
 B = 0.75
 SNAPSHOT_FORMAT = "toolscout-bm25f-3"  # bump when the analyzer, the fields or the key change
 
-
-_MAX_ENUM = 20
-_SAMPLE = 4096
-"""Docs sampled for a top-k bound (:meth:`KeywordBackend.top_sparse`, :meth:`KeywordBackend.rank`):
-large enough that the bound sits near the true k-th score, small next to the docs a broad
-query matches."""
 _CHUNK = 65_536
 """Tools analysed at a time (bounds the token lists held at once)."""
-_COUNT_TYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
-
-
-def _small_counts(counts: np.ndarray) -> np.ndarray:
-    """Term counts (whole numbers) in the smallest of uint8, uint16, float32 holding them:
-    a quarter of the raw counts' memory in practice."""
-    top = float(counts.max()) if len(counts) else 0.0
-    if top <= 255:
-        return counts.astype(np.uint8)
-    return counts.astype(np.uint16) if top <= 65535 else counts
-
-
 _SPARSE_FROM = 65_536
 """Docs from which :meth:`KeywordBackend.rank` keeps a scratch accumulator and reads only
 the docs the query's terms hold: below, a fresh score vector is ~0.5 MB and one pass over
 it costs less than the bookkeeping."""
-
-
-class _Sparse(NamedTuple):
-    """A compressed sparse matrix (rows of a CSR, or columns of a CSC) as plain arrays:
-    entries of major line ``i`` are ``indices/data[indptr[i]:indptr[i + 1]]``, minor indices
-    ascending and unique."""
-
-    data: np.ndarray  # float32
-    indices: np.ndarray  # int32: the minor index of each entry
-    indptr: np.ndarray  # int64, one more than there are major lines
-
-
-def _empty(lines: int = 0) -> _Sparse:
-    return _Sparse(np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(lines + 1, np.int64))
-
-
-_SCIPY_ABOVE = 1_000_000
-"""Entries from which :func:`_compress` hands the work to scipy (imported then): its C
-counting sort beats numpy's comparison sort there (100k tools: ~3M entries, 0.17 s vs 0.3 s),
-while below it numpy is as fast and scipy's import (~0.2 s of CPU) would dominate a small
-catalog's build, e.g. an MCP gateway's start."""
-
-
-def _compress(
-    major: np.ndarray, minor: np.ndarray, values: np.ndarray | None, n_major: int, n_minor: int
-) -> _Sparse:
-    """Entries (major, minor, value) -> :class:`_Sparse`, duplicates summed; ``values=None``
-    counts each entry as 1 (term frequencies: sorting keys alone is ~3x faster)."""
-    if len(major) > _SCIPY_ABOVE:
-        import scipy.sparse as sp
-
-        if values is None:
-            values = np.ones(len(major), np.float32)
-        m = sp.coo_matrix((values, (major, minor)), shape=(n_major, max(n_minor, 1))).tocsr()
-        m.sum_duplicates()  # sorts indices too
-        return _Sparse(m.data.astype(np.float32, copy=False), m.indices.astype(np.int32, copy=False), m.indptr.astype(np.int64))
-    width = max(n_minor, 1)
-    key = major.astype(np.int64) * width + minor
-    if values is None:
-        key = np.sort(key)
-    else:
-        bits = max(len(key) - 1, 1).bit_length()
-        if (n_major * width) << bits < 1 << 63:  # room for the entry number below the key
-            packed = np.sort((key << bits) | np.arange(len(key)))  # ~3x faster than argsort
-            order, key = packed & ((1 << bits) - 1), packed >> bits
-        else:
-            order = np.argsort(key)
-            key = key[order]
-        values = values[order]
-    first = np.ones(len(key), dtype=bool)
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    if values is None:
-        values = np.diff(np.append(starts, len(key))).astype(np.float32)
-        key = key[starts]
-    elif len(starts) < len(key):
-        values = np.add.reduceat(values, starts)
-        key = key[starts]
-    lines = key // width
-    indptr = np.zeros(n_major + 1, np.int64)
-    np.cumsum(np.bincount(lines, minlength=n_major), out=indptr[1:])
-    return _Sparse(values.astype(np.float32, copy=False), (key - lines * width).astype(np.int32), indptr)
-
-
-def _fields_block(fields: list[tuple[_Sparse, np.ndarray]], start: int, stop: int, width: int) -> Any:
-    """Docs ``start:stop`` of the weighted fields summed (field order, float32), as a scipy
-    CSC matrix over (doc - start, term): each entry is ``norm[doc] * count`` added field
-    by field, exactly as summing whole fields gives."""
-    import scipy.sparse as sp
-
-    total: Any = None
-    for m, norm in fields:
-        lo, hi = int(m.indptr[start]), int(m.indptr[stop])
-        indptr = m.indptr[start : stop + 1] - lo
-        rows = np.repeat(np.arange(stop - start, dtype=np.int32), np.diff(indptr))
-        values = norm[start:stop][rows] * m.data[lo:hi]
-        part = sp.csr_matrix((values, m.indices[lo:hi], indptr), shape=(stop - start, width), copy=False)
-        total = part if total is None else total + part
-    return total.tocsc()
-
-
-def _sum_fields(fields: list[tuple[_Sparse, np.ndarray]], n: int, width: int) -> _Sparse:
-    """The weighted fields' sum as a (term, doc) :class:`_Sparse`, built a block of docs at a
-    time into its final arrays: one copy of the summed matrix is alive, not two (adding
-    whole fields held the sum so far and the new sum at once: the 1M-tool build's peak).
-    Two passes over the blocks: the first counts each term's docs, the second writes each
-    block's entries after the earlier blocks' (docs stay ascending in every term)."""
-    step = _CHUNK
-    df = np.zeros(width, np.int64)
-    for start in range(0, n, step):
-        df += np.diff(_fields_block(fields, start, min(n, start + step), width).indptr)
-    indptr = np.zeros(width + 1, np.int64)
-    np.cumsum(df, out=indptr[1:])
-    del df
-    total = int(indptr[-1])
-    data = np.empty(total, np.float32)
-    indices = np.empty(total, np.int32)
-    cursor = indptr[:-1].copy()
-    for start in range(0, n, step):
-        block = _fields_block(fields, start, min(n, start + step), width)
-        bptr = block.indptr.astype(np.int64)
-        per = np.diff(bptr)
-        at = np.repeat(cursor - bptr[:-1], per) + np.arange(len(block.data), dtype=np.int64)
-        data[at] = block.data
-        indices[at] = block.indices + start
-        cursor += per
-        del block, bptr, per, at
-    return _Sparse(data, indices, indptr)
-
-
-def _major_of(m: _Sparse) -> np.ndarray:
-    """The major index of every entry."""
-    return np.repeat(np.arange(len(m.indptr) - 1, dtype=np.int32), np.diff(m.indptr))
-
-
-def _stack(a: _Sparse, b: _Sparse) -> _Sparse:
-    """``b``'s lines after ``a``'s."""
-    indptr = np.concatenate([a.indptr, b.indptr[1:] + a.indptr[-1]])
-    return _Sparse(np.concatenate([a.data, b.data]), np.concatenate([a.indices, b.indices]), indptr)
-
-
-def _take(m: _Sparse, lines: np.ndarray) -> _Sparse:
-    """The given major lines of ``m``, in that order."""
-    starts = m.indptr[lines]
-    counts = m.indptr[lines + 1] - starts
-    indptr = np.zeros(len(lines) + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    pick = np.repeat(starts - indptr[:-1], counts) + np.arange(indptr[-1])
-    return _Sparse(m.data[pick], m.indices[pick], indptr)
-
-
-_SAFE = 1.0 - 1e-9
-"""Bounds compare float64 sums taken in different orders: a margin far above their rounding."""
-_F32_ROUNDING = 4 * 2.0**-24
-"""Per query term, a margin above float32's rounding: :meth:`KeywordBackend.rank` sums
-every doc's score in float32 (the accumulator is half the memory traffic of float64), and a
-sum of ``t`` positive float32 values is within ``(t - 1) * 2**-24`` of the exact sum,
-relatively. The docs returned are scored again in float64, in query-term order."""
-_ONE = np.ones(1, np.float32)
-
-
-def release_freed_memory() -> None:
-    """Hand memory freed by a large build back to the OS (glibc keeps it otherwise)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to do
-        pass
-
-
-_MATVEC: list[Callable[..., Any] | None] = []
-
-
-def _matvec() -> Callable[..., Any] | None:
-    """scipy's compiled ``y += A @ x`` for a CSC matrix (``csc_matvec``), or None.
-
-    It is what ``scipy.sparse.csc_matrix @ x`` runs, minus the fresh zeroed result (a 1M
-    float vector, ~1 ms of page faults): called with one column of scores and ``x = 1`` it
-    adds a term's scores to the accumulator in place, ~1.7 ns a posting where ``np.add.at``
-    takes ~2.7 and fancy-index assignment ~6. It lives in scipy's private ``_sparsetools``
-    module, so it is checked on a tiny case once; without it ``np.add.at`` does the same
-    additions in the same order (float32, same results)."""
-    if not _MATVEC:
-        found: Callable[..., Any] | None = None
-        try:
-            from scipy.sparse import _sparsetools
-
-            fn = _sparsetools.csc_matvec
-            y = np.zeros(4, np.float32)
-            fn(4, 1, np.array([0, 2], np.int32), np.array([1, 3], np.int32), np.array([0.5, 2.0], np.float32), _ONE, y)
-            fn(4, 1, np.array([0, 1], np.int32), np.array([3], np.int32), np.array([1.0], np.float32), _ONE, y)
-            if y.tolist() == [0.0, 0.5, 0.0, 3.0]:
-                found = fn
-        except Exception:  # any failure (an import, a changed signature): the numpy path
-            found = None
-        _MATVEC.append(found)
-    return _MATVEC[0]
-
-
-def _add_scores(acc: np.ndarray, indices: np.ndarray, data: np.ndarray, spans: list[tuple[int, int]]) -> None:
-    """``acc[doc] += score`` for every posting of every span ``(start, stop)`` of
-    ``indices``/``data``, span after span (float32, in place)."""
-    matvec = _matvec() if indices.dtype == np.int32 and data.dtype == np.float32 == acc.dtype else None
-    n = len(acc)
-    for a, z in spans:
-        if z <= a:
-            continue
-        if matvec is not None:
-            matvec(n, 1, np.array([0, z - a], indices.dtype), indices[a:z], data[a:z], _ONE, acc)
-        else:
-            np.add.at(acc, indices[a:z], data[a:z])
-
-
-def _distinct(docs: np.ndarray) -> np.ndarray:
-    """``docs`` sorted, each once (``np.unique``'s hashing costs ~0.2 ms on a thousand)."""
-    docs = np.sort(docs)
-    if len(docs) > 1:
-        first = np.empty(len(docs), bool)
-        first[0] = True
-        np.not_equal(docs[1:], docs[:-1], out=first[1:])
-        docs = docs[first]
-    return docs
-
-
-def _kth(values: np.ndarray, k: int) -> float:
-    """The ``k``-th largest of ``values`` (``len(values) >= k >= 1``)."""
-    return float(np.partition(values, len(values) - k)[len(values) - k])
-
-
-def _param_text(sub: Any) -> str:
-    """A property's description, title and (string) enum values: what it accepts, in words."""
-    if not isinstance(sub, dict):
-        return ""
-    parts = [sub.get(k) for k in ("title", "description")]
-    enum = sub.get("enum")
-    if isinstance(enum, list):
-        parts.extend(v for v in enum[:_MAX_ENUM] if isinstance(v, str))
-    return " ".join(p for p in parts if isinstance(p, str))
-
-
-def _schema_params(schema: Any, depth: int = 0) -> Iterable[tuple[str, str]]:
-    """(name, text) of the schema's properties, one nested level deep."""
-    if not isinstance(schema, dict):
-        return
-    props = schema.get("properties")
-    if isinstance(props, dict):
-        for key, sub in props.items():
-            yield str(key), _param_text(sub)
-            if depth == 0 and isinstance(sub, dict):
-                yield from _schema_params(sub, depth + 1)
-                yield from _schema_params(sub.get("items"), depth + 1)
-
-
-def _params(schema_json: str) -> tuple[str, str]:
-    """The parameter names and the parameter text of a schema (its JSON text)."""
-    params: list[tuple[str, str]] = []
-    if '"properties":{"' in schema_json:  # canonical JSON: skip parsing empty schemas
-        try:
-            params = list(_schema_params(json.loads(schema_json)))
-        except ValueError:
-            params = []
-    return " ".join(n for n, _ in params), " ".join(d for _, d in params)
-
-
-def tool_fields(tool: Tool, schemas: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
-    """The text of each indexed field of ``tool``. ``schemas`` memoises the parameter
-    fields by schema text (tools often share a schema: it is then parsed once)."""
-    schema = tool.schema_json
-    if schemas is None:
-        names, text = _params(schema)
-    else:
-        found = schemas.get(schema)
-        names, text = found if found is not None else schemas.setdefault(schema, _params(schema))
-    title = tool.annotations.title if tool.annotations and tool.annotations.title else ""
-    labels = [tool.category or "", *tool.tags, tool.source_id or ""]
-    return {
-        "name": f"{tool.name} {tool.original_name or ''} {title}",
-        "description": tool.description,
-        "param_names": names,
-        "param_text": text,
-        "labels": " ".join(labels),
-        "i18n": " ".join([*tool.display.values(), *tool.descriptions.values()]),
-    }
 
 
 VARIANTS: dict[str, dict[str, float]] = {
@@ -376,9 +110,9 @@ class KeywordBackend:
         self._last_terms: tuple[str, list[str]] | None = None
         self._vocab: dict[str, int] = {}
         self._tools: list[Tool] = []
-        self._raw: dict[str, _Sparse] = {}  # raw term counts per field, one row per tool
+        self._raw: dict[str, Sparse] = {}  # raw term counts per field, one row per tool
         self._counts_loader: Callable[[], dict[str, np.ndarray] | None] | None = None  # see _counts
-        self._scores = _empty()  # BM25F score per (term column, tool)
+        self._scores = empty()  # BM25F score per (term column, tool)
         self._idf = np.zeros(0, dtype=np.float32)
         self._n = 0
         self._acc = np.zeros(0, np.float32)  # rank's scratch, all zeros between queries
@@ -392,26 +126,26 @@ class KeywordBackend:
             return {"name": fields["name"].split(" ", 1)[0], "description": fields["description"]}
         return fields
 
-    def _analyse(self, tools: Sequence[Tool]) -> dict[str, _Sparse]:
+    def _analyse(self, tools: Sequence[Tool]) -> dict[str, Sparse]:
         """Raw term counts per field for ``tools`` (rows in order), a chunk of tools at a
         time: the token lists of a whole 1M-tool catalog at once took over a GB."""
         parts = [self._analyse_chunk(tools[i : i + _CHUNK]) for i in range(0, len(tools), _CHUNK)]
         if len(parts) <= 1:
             return parts[0] if parts else self._analyse_chunk([])
-        out: dict[str, _Sparse] = {}
+        out: dict[str, Sparse] = {}
         for field in self.weights:
             pieces = [part.pop(field) for part in parts]
             ends = np.cumsum([0, *(len(p.data) for p in pieces[:-1])])
-            out[field] = _Sparse(
+            out[field] = Sparse(
                 np.concatenate([p.data for p in pieces]),
                 np.concatenate([p.indices for p in pieces]),
                 np.concatenate([pieces[0].indptr[:1], *(p.indptr[1:] + e for p, e in zip(pieces, ends, strict=True))]),
             )
         return out
 
-    def _analyse_chunk(self, tools: Sequence[Tool]) -> dict[str, _Sparse]:
+    def _analyse_chunk(self, tools: Sequence[Tool]) -> dict[str, Sparse]:
         vocab = self._vocab
-        out: dict[str, _Sparse] = {}
+        out: dict[str, Sparse] = {}
         schemas: dict[str, tuple[str, str]] = {}
         texts = [self._fields_of(t, schemas) for t in tools]
         del schemas
@@ -433,8 +167,8 @@ class KeywordBackend:
             ids = np.fromiter(map(vocab.__getitem__, flat), np.int32, len(flat))
             rows = np.repeat(np.arange(len(docs), dtype=np.int32), lengths)
             # duplicates summed: raw term frequencies, stored in the smallest type that holds them
-            counts = _compress(rows, ids, None, len(tools), len(vocab))
-            out[field] = counts._replace(data=_small_counts(counts.data))
+            counts = compress(rows, ids, None, len(tools), len(vocab))
+            out[field] = counts._replace(data=small_counts(counts.data))
         return out
 
     def rebuild(self, tools: Sequence[Tool]) -> None:
@@ -461,14 +195,14 @@ class KeywordBackend:
                 clear_caches()
             release_freed_memory()
         order = np.asarray(source, dtype=np.int64)
-        raw: dict[str, _Sparse] = {}
+        raw: dict[str, Sparse] = {}
         for field in self.weights:
             if not old_tools and fresh:  # a cold build: the new rows are in order already
                 raw[field] = new_raw[field]
                 continue
-            old = self._counts().get(field, _empty(len(old_tools))) if len(old_tools) else _empty()
-            stacked = _stack(old, new_raw[field]) if fresh else old
-            raw[field] = _take(stacked, order)
+            old = self._counts().get(field, empty(len(old_tools))) if len(old_tools) else empty()
+            stacked = stack(old, new_raw[field]) if fresh else old
+            raw[field] = take(stacked, order)
         self._raw = raw
         self._tools = tools
         self._compute_scores()
@@ -494,10 +228,10 @@ class KeywordBackend:
             repr((p.category, p.tags, p.source_id, sorted(p.display.items()), sorted(p.descriptions.items())))
             for p in profiles
         ]
-        distinct = dict.fromkeys(labels)
-        position = dict(zip(distinct, range(len(distinct)), strict=True))
+        unique = dict.fromkeys(labels)
+        position = dict(zip(unique, range(len(unique)), strict=True))
         label_of = np.asarray(list(map(position.__getitem__, labels)), np.int64)
-        for column in (names, versions, originals, list(distinct)):
+        for column in (names, versions, originals, list(unique)):
             h.update(np.fromiter(map(len, column), np.int64, len(column)).tobytes())
             h.update("\x1f".join(column).encode())
         h.update(label_of[np.asarray(codes, np.int64)].astype("<i8").tobytes() if codes else b"")
@@ -553,9 +287,9 @@ class KeywordBackend:
             self._compute_scores()
         return True
 
-    def _parse_counts(self, arrays: dict[str, np.ndarray], n: int, width: int) -> dict[str, _Sparse] | None:
+    def _parse_counts(self, arrays: dict[str, np.ndarray], n: int, width: int) -> dict[str, Sparse] | None:
         """The per-field term counts in ``arrays``, or None if they do not fit."""
-        raw: dict[str, _Sparse] = {}
+        raw: dict[str, Sparse] = {}
         try:
             for field in self.weights:
                 data, indices, indptr = (np.asarray(arrays[f"{field}.{k}"]) for k in ("data", "indices", "indptr"))
@@ -565,8 +299,8 @@ class KeywordBackend:
                     return None
                 if len(indptr) > 1 and bool((np.diff(indptr) < 0).any()):
                     return None
-                raw[field] = _Sparse(
-                    data if data.dtype in _COUNT_TYPES else data.astype(np.float32),
+                raw[field] = Sparse(
+                    data if data.dtype in COUNT_TYPES else data.astype(np.float32),
                     indices.astype(np.int32, copy=False),
                     indptr.astype(np.int64),
                 )
@@ -574,7 +308,7 @@ class KeywordBackend:
             return None
         return raw
 
-    def _counts(self) -> dict[str, _Sparse]:
+    def _counts(self) -> dict[str, Sparse]:
         """The per-field term counts, fetched now if a restore left them in the store."""
         loader = self._counts_loader
         if loader is not None:
@@ -596,7 +330,7 @@ class KeywordBackend:
             return False
         if len(indices) and (int(indices.max()) >= n or int(indices.min()) < 0):
             return False
-        self._scores = _Sparse(data.astype(np.float32, copy=False), indices.astype(np.int32, copy=False), indptr.astype(np.int64))
+        self._scores = Sparse(data.astype(np.float32, copy=False), indices.astype(np.int32, copy=False), indptr.astype(np.int64))
         self._idf = idf
         self._n = n
         self._index_terms()
@@ -609,12 +343,12 @@ class KeywordBackend:
         # entries of all fields at once, sorted, took over a GB at 1M tools. Both ways add
         # a (term, doc)'s fields in field order, in float32: the same scores.
         counts = self._counts()
-        big = sum(len(counts[f].data) for f in self.weights) > _SCIPY_ABOVE
+        big = sum(len(counts[f].data) for f in self.weights) > sparse.SCIPY_ABOVE
         rows, cols, vals = [], [], []  # every field's weighted, length-normalised counts
-        norms: list[tuple[_Sparse, np.ndarray]] = []
+        norms: list[tuple[Sparse, np.ndarray]] = []
         for field, w in self.weights.items():
             m = counts[field]
-            row_of = _major_of(m)
+            row_of = major_of(m)
             lengths = np.bincount(row_of, weights=m.data, minlength=n).astype(np.float32)
             avg = float(lengths.mean()) if n and lengths.mean() > 0 else 1.0
             norm = (w / (1.0 - self.b + self.b * lengths / avg)).astype(np.float32)
@@ -625,17 +359,17 @@ class KeywordBackend:
             cols.append(m.indices)
             vals.append(norm[row_of] * m.data)
         if big:
-            tf = _sum_fields(norms, n, width)
+            tf = sum_fields(norms, n, width)
             del norms
         else:
-            tf = _compress(np.concatenate(cols), np.concatenate(rows), np.concatenate(vals), width, n)  # summed: CSC
+            tf = compress(np.concatenate(cols), np.concatenate(rows), np.concatenate(vals), width, n)  # summed: CSC
         del rows, cols, vals
         if not tf.data.all():  # a zero field weight leaves explicit zeros: not matches
             keep = tf.data != 0
-            col_of = _major_of(tf)[keep]
+            col_of = major_of(tf)[keep]
             indptr = np.zeros(width + 1, np.int64)
             np.cumsum(np.bincount(col_of, minlength=width), out=indptr[1:])
-            tf = _Sparse(tf.data[keep], tf.indices[keep], indptr)
+            tf = Sparse(tf.data[keep], tf.indices[keep], indptr)
         df = np.diff(tf.indptr).astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
         # Into tf's own array, a range of terms at a time, in the same float32 operations
@@ -655,7 +389,7 @@ class KeywordBackend:
             data[lo:hi] = part
             first = last
         del per
-        self._scores = _Sparse(data, tf.indices, tf.indptr)
+        self._scores = Sparse(data, tf.indices, tf.indptr)
         self._idf = idf
         self._n = n
         self._index_terms()
@@ -757,12 +491,12 @@ class KeywordBackend:
         spans = list(zip(starts, ptr.take(np.add(ids, 1)).tolist(), strict=True))
         postings = sum(z - a for a, z in spans)
         try:
-            _add_scores(acc, m.indices, m.data, spans)
+            add_scores(acc, m.indices, m.data, spans)
             words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
             total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
             if limit <= 0 or not total:
                 return [], total
-            pool = self._pool(acc, ids, spans, limit, mask)
+            pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask)
         finally:
             if postings * 16 <= self._n:  # few: put the touched entries back to zero
                 for a, z in spans:
@@ -780,69 +514,14 @@ class KeywordBackend:
             np.add(scores, m.data[a:z].take(at, mode="clip"), out=scores, where=hit)
         return self.top_sparse(pool, scores, used, limit, held), total
 
-    def _pool(
-        self, acc: np.ndarray, ids: list[int], spans: list[tuple[int, int]], limit: int, mask: np.ndarray | None
-    ) -> np.ndarray:
-        """The allowed docs that may make the top ``limit`` by their float32 scores in
-        ``acc`` (every query term added), ascending: a superset of the exact top
-        ``limit``, ties at the cut included, and usually little more.
+    def shared_terms(self, query: str) -> list[str] | None:
+        """The query's distinct terms if they are the standard analyzer's (what the usage
+        prior is keyed by), else ``None``."""
+        return self.terms(query) if self.analyzer is analyze else None
 
-        ``bound`` is the k-th best float32 score of ``limit`` distinct allowed docs, so the
-        exact k-th best score is at least ``floor = bound / (1 + eps)``: a doc of the top k
-        has a float32 score of at least ``bound * (1 - eps) / (1 + eps)``, and a doc holding
-        only terms whose highest scores add up to less than ``floor`` scores below it.
-        """
-        m = self._scores
-        eps = _F32_ROUNDING * (len(ids) + 2)
-        shrink = (1.0 - eps) / (1.0 + eps)
-        ub = self._ub[ids].tolist()
-        order = sorted(range(len(ids)), key=lambda j: -ub[j])  # stable: query order among equals
-        rest = [0.0] * (len(order) + 1)  # highest scores of order[p:], summed
-        for p in range(len(order) - 1, -1, -1):
-            rest[p] = rest[p + 1] + ub[order[p]]
-        bound = 0.0
-        found: list[tuple[np.ndarray, np.ndarray]] = []  # distinct allowed docs (of one term), their scores
-        seen = 0
-        for p, j in enumerate(order):
-            if rest[p] < bound / (1.0 + eps) * _SAFE:
-                break  # a doc holding only the terms left scores below the k-th best
-            a, z = spans[j]
-            rows = m.indices[a:z]
-            if seen < limit and z - a > 4 * _SAMPLE:
-                # No bound yet and many docs to read: first a bound from an evenly spaced
-                # sample of them (distinct docs), so that not all of them are kept.
-                sample = rows[:: (z - a) // _SAMPLE]
-                if mask is not None:
-                    sample = sample[mask[sample]]
-                if len(sample) >= limit:
-                    bound = max(bound, _kth(acc.take(sample), limit))
-                    if rest[p] < bound / (1.0 + eps) * _SAFE:
-                        break
-            values = acc.take(rows)
-            at = np.flatnonzero(values >= bound * shrink)
-            if mask is not None:
-                at = at[mask.take(rows.take(at))]
-            if not len(at):
-                continue
-            new = (rows.take(at), values.take(at))
-            found.append(new)
-            seen += len(at)
-            if len(at) >= limit:  # one term's docs are distinct
-                bound = max(bound, _kth(new[1], limit))
-            elif seen >= limit and len(found) > 1 and bound == 0.0:
-                docs = _distinct(np.concatenate([f[0] for f in found]))
-                found, seen = [(docs, acc.take(docs))], len(docs)
-                if seen >= limit:
-                    bound = _kth(found[0][1], limit)
-        if not found:
-            return np.zeros(0, np.int32)
-        threshold = bound * shrink
-        pool = _distinct(np.concatenate([docs[values >= threshold] for docs, values in found]))
-        if len(pool) > limit:
-            values = acc.take(pool)
-            bound = max(bound, _kth(values, limit))
-            pool = pool[values >= bound * shrink]
-        return pool
+    def ranking(self, query: str, mask: np.ndarray) -> KeywordRanking:
+        """``query``'s ranking within ``mask``, for the finishing step (:mod:`~toolscout.search.signals`)."""
+        return KeywordRanking(self, query, mask)
 
     def matches(self, query: str, doc: int) -> bool:
         """Whether ``doc`` holds any of the query's terms."""
@@ -876,31 +555,19 @@ class KeywordBackend:
         first, ties in doc order: exactly, including ties at the cut. ``held[t, j]``: whether
         ``docs[j]`` holds ``used[t]``, if the caller knows (else looked up for the hits).
 
-        A lower bound on the k-th best score comes from an evenly spaced sample of the docs
-        (real docs with their full scores, so the bound is safe); one comparison over
-        ``docs`` then leaves about ``limit * len(docs) / sample`` candidates to sort, where a
-        partition of every matched doc cost ~1 ms per 200k docs.
+        The selection is :func:`~toolscout.search.sparse.best`.
         """
         if limit <= 0 or not len(docs):
             return []
-        if len(docs) > limit:
-            step = len(docs) // _SAMPLE
-            sample = scores[::step] if step > 1 else scores[:0]
-            theta = _kth(sample, limit) if len(sample) >= limit else 0.0  # a limit above the sample: none
-            sel = np.flatnonzero(scores >= theta)
-            if len(sel) > 4 * limit:  # a weak bound: partition what is left
-                kth = np.partition(scores[sel], len(sel) - limit)[len(sel) - limit]
-                sel = sel[scores[sel] >= kth]
-            docs, scores = docs[sel], scores[sel]
-            held = held[:, sel] if held is not None else None
-        order = np.lexsort((docs, -scores))[:limit]
-        docs, scores = docs[order], scores[order]
+        pos = best(docs, scores, limit)
+        docs, scores = docs[pos], scores[pos]
+        held = held[:, pos] if held is not None else None
         if held is None:
             why = self._why(docs, used)
         else:
             terms = [t for t, _ in used]
             why = {}
-            for doc, column in zip(docs.tolist(), held[:, order].T.tolist(), strict=True):
+            for doc, column in zip(docs.tolist(), held.T.tolist(), strict=True):
                 names = [t for t, h in zip(terms, column, strict=True) if h]
                 if names:
                     why[doc] = "keyword: " + ", ".join(names)
@@ -954,3 +621,40 @@ class KeywordBackend:
 
     def __len__(self) -> int:
         return len(self._tools)
+
+
+class KeywordRanking(Ranking):
+    """Keyword mode's ranking: BM25F scores of the (possibly rewritten) text. Without a
+    rescoring signal it takes :meth:`KeywordBackend.rank`'s path (no pass over every doc
+    on a large catalog); with one, the dense score vector is rescored before the top k."""
+
+    def __init__(self, backend: KeywordBackend, query: str, mask: np.ndarray) -> None:
+        super().__init__("keyword", query)
+        self._kw = backend
+        self._mask = mask
+        self._scores: np.ndarray | None = None  # the rescored, masked scores (rescored path)
+        self._bound: float | None = None
+
+    @property
+    def bound(self) -> float:
+        if self._bound is None:
+            self._bound = self._kw.max_score(self.text) or 1.0
+        return self._bound
+
+    def cut(self, limit: int) -> tuple[list[Hit], int]:
+        kw, text, mask = self._kw, self.text, self._mask
+        bound = self.bound
+        if not self.rescores:  # no pass over every doc (docs/search.md#scaling)
+            return kw.rank(text, limit, None if mask.all() else mask)
+        scores, used = kw.scores(text)
+        scores = np.where(mask, self.adjusted(scores, bound), 0.0)  # bounded: a share of a full match
+        self._scores = scores
+        return kw.top(scores, used, limit), kw.count_matches(scores)
+
+    def matched(self, doc: int) -> bool:
+        if self._scores is None:
+            return self._kw.matches(self.text, doc)
+        return bool(self._scores[doc] > 0)
+
+    def relevance(self, score: float, hits: Sequence[Hit]) -> float:
+        return min(1.0, score / self.bound)

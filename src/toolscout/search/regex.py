@@ -27,12 +27,15 @@ import numpy as np
 from ..errors import InvalidRegex
 from ..model import Tool
 from .base import Hit
+from .ranking import Ranking
 
-__all__ = ["MAX_PATTERN", "RegexBackend", "compile_pattern"]
+__all__ = ["MAX_PATTERN", "RegexBackend", "RegexRanking", "compile_pattern"]
 
 MAX_PATTERN = 512
 _MAX_MEM = 8 << 20
 _REGEX_SYNTAX = re.compile(r"[.^$+()\[\]{}|\\]")
+_WHY = {2.0: "regex: name", 1.0: "regex: description", 3.0: "regex: name, description"}
+_FULL = 3.0  # a name and a description match: relevance 1
 
 
 def _is_glob(pattern: str) -> bool:
@@ -45,7 +48,7 @@ def _glob_to_regex(pattern: str) -> str:
 
 def compile_pattern(pattern: str) -> Any:
     """Compile ``pattern`` with RE2 (case-insensitive, multi-line); InvalidRegex if unusable."""
-    import re2
+    import re2  # here: the serve path never pays its import unless a regex arrives
 
     if not pattern.strip():
         raise InvalidRegex("the regex pattern is empty")
@@ -125,5 +128,42 @@ class RegexBackend:
             scores[~mask] = 0.0
         matched = np.flatnonzero(scores > 0)
         order = matched[np.lexsort((matched, -scores[matched]))][: max(limit, 0)]
-        why = {2.0: "regex: name", 1.0: "regex: description", 3.0: "regex: name, description"}
-        return [Hit(int(d), float(scores[d]), why[float(scores[d])]) for d in order]
+        return [Hit(int(d), float(scores[d]), _WHY[float(scores[d])]) for d in order]
+
+    def ranking(self, query: str, mask: np.ndarray) -> RegexRanking:
+        """``query``'s ranking within ``mask``, for the finishing step (:mod:`~toolscout.search.signals`)."""
+        return RegexRanking(self, query, mask)
+
+
+class RegexRanking(Ranking):
+    """Regex mode's ranking. A pattern is a filter: signals may reorder the docs it matched
+    (their boosts a share of a name and description match), never add others."""
+
+    def __init__(self, backend: RegexBackend, query: str, mask: np.ndarray) -> None:
+        super().__init__("regex", query)
+        self._rx = backend
+        self._mask = mask
+        self._raw: np.ndarray | None = None
+
+    @property
+    def bound(self) -> float:
+        return _FULL
+
+    def cut(self, limit: int) -> tuple[list[Hit], int]:
+        raw = self._rx.match_scores(self.query)
+        raw[~self._mask] = 0.0
+        self._raw = raw
+        total = int(np.count_nonzero(raw))
+        matched = np.flatnonzero(raw > 0)
+        if not self.rescores:
+            order = matched[np.lexsort((matched, -raw[matched]))][: max(limit, 0)]
+            return [Hit(int(d), float(raw[d]), _WHY[float(raw[d])]) for d in order], total
+        scores = self.adjusted(raw.astype(np.float64), _FULL)
+        order = matched[np.lexsort((matched, -scores[matched]))][: max(limit, 0)]
+        return [Hit(int(d), float(scores[d]), _WHY.get(float(raw[d]), "regex")) for d in order], total
+
+    def matched(self, doc: int) -> bool:
+        return self._raw is not None and bool(self._raw[doc] > 0)
+
+    def relevance(self, score: float, hits: Sequence[Hit]) -> float:
+        return min(1.0, score / _FULL)

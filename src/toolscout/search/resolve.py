@@ -4,7 +4,10 @@ Models call tools by the catalog name, by that name in quotes or backticks, in a
 spelling (``Send-Email``, ``send.email``), by the *wire name* a host API forced on it
 (``formats`` shorten names OpenAI, Anthropic or Gemini reject), or by the upstream's own
 name without the server prefix. ``select:a,b`` asks for tools by name, and a name that
-matches nothing deserves did-you-mean suggestions. The index, the hybrid ranker, the
+matches nothing deserves did-you-mean suggestions. A query that *is* a tool's name (up to
+case, separators, quotes and backticks) gets that tool first in every search mode
+(:meth:`NameResolver.exact`), and ``use_tool`` runs it without asking
+(:func:`is_clear_winner`): the exact-name rule and ``select:`` are written here only. The index, the hybrid ranker, the
 gateway, :class:`~toolscout.session.Session` and the MCP server all ask this resolver, so
 a name that works on one surface works on every surface.
 
@@ -27,7 +30,16 @@ from ..model import Tool
 from ..naming import WIRE_FORMATS, wire_name
 from .suggest import NameSuggester, normalize_name, normalize_names
 
-__all__ = ["SELECT_PREFIX", "NameResolver", "select_names"]
+__all__ = [
+    "SELECT_PREFIX",
+    "NameResolver",
+    "bare",
+    "exact_match",
+    "is_clear_winner",
+    "is_exact_name",
+    "parse_select",
+    "select_names",
+]
 
 SELECT_PREFIX = "select:"
 
@@ -43,6 +55,37 @@ def select_names(query: str) -> list[str] | None:
         return None
     names = (bare(n) for n in text[len(SELECT_PREFIX) :].split(","))
     return list(dict.fromkeys(n for n in names if n))
+
+
+def parse_select(query: str) -> tuple[str, ...] | None:
+    """The names a ``select:a, `b`, "c"`` query asks for, each once, in order, without quotes
+    or backticks (``()`` for ``select:`` alone); ``None`` if ``query`` is not one."""
+    names = select_names(query)
+    return None if names is None else tuple(names)
+
+
+def is_exact_name(query: str, name: str) -> bool:
+    """Whether ``query`` is ``name`` up to case, ``-``/``.``/``/``/space for ``_``, and
+    surrounding quotes or backticks: the rule :meth:`NameResolver.exact` applies."""
+    return normalize_name(query) == normalize_name(name)
+
+
+def is_clear_winner(query: str, ranked: Sequence[tuple[str, float]], margin: float) -> bool:
+    """Whether the first of ``ranked`` (``(name, relevance)``, best first) is plainly the tool
+    ``query`` means: the only one, or named exactly by the query (:func:`is_exact_name`), or
+    at least ``margin`` times as relevant as the second. ``use_tool`` runs only such a tool."""
+    if not ranked:
+        return False
+    if len(ranked) == 1:
+        return True
+    (name, first), (_, second) = ranked[0], ranked[1]
+    return is_exact_name(query, name) or first >= margin * second
+
+
+def exact_match(query: str, resolver: NameResolver, allowed: Sequence[bool] | np.ndarray | None = None) -> Tool | None:
+    """The allowed tool ``query`` names exactly (:meth:`NameResolver.exact`), or ``None``."""
+    doc = resolver.exact(query, allowed)
+    return None if doc is None else resolver.tools[doc]
 
 
 def bare(name: str) -> str:
@@ -130,6 +173,17 @@ class NameResolver:
         if same is None or normalize_name(key) != key:
             return docs
         return [same] if not docs else sorted([*docs, same])
+
+    def exact(self, query: str, allowed: Sequence[bool] | np.ndarray | None = None) -> int | None:
+        """The doc ``query`` names exactly (up to case, separators, quotes and backticks)
+        among ``allowed`` docs (every doc if ``None``); the tool spelled exactly as the bare
+        query when several normalise alike, else the first. Any search mode puts it first."""
+        docs = [d for d in self.docs_named(query) if allowed is None or allowed[d]]
+        if not docs:
+            return None
+        plain = bare(query)
+        tools = self.tools
+        return next((d for d in docs if tools[d].name == plain), docs[0])
 
     def resolve(self, name: str) -> int | None:
         """The doc a model means by ``name``, or ``None``; never a guess between two tools.
