@@ -253,8 +253,6 @@ ALLOWED_FUNCTION_IMPORTS: dict[str, int] = {
     "cli/reference.py": 1,
     "cli/serve_command.py": 4,
     "gateway.py": 5,
-    "search/crosslingual.py": 1,
-    "search/hybrid.py": 3,
     "server/capabilities.py": 1,
     "server/console/__init__.py": 3,
     "server/mcp.py": 11,

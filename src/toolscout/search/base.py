@@ -21,10 +21,11 @@ mode then returns its own hits, which the signals can pin but not rescore):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from .hit import Hit
 
 if TYPE_CHECKING:
     from ..model import Tool
@@ -32,12 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Backend", "Explains", "Hit", "Ranks", "SharesTerms", "Snapshots", "can", "top_docs"]
 
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    doc: int
-    score: float
-    why: str = ""
 
 
 @runtime_checkable

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Tool
-from .base import Hit
+from .hit import Hit
 
 __all__ = ["Adjust", "Explain", "HitsRanking", "Ranking", "Rescore", "ScoredTool"]
 
