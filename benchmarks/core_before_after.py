@@ -202,7 +202,7 @@ def methods(runs: dict[str, dict[str, list[dict[str, Any]]]], million_n: int) ->
         "session": lambda r: (
             "- Session: Seal-Tools' first 999 tools and an async no-op, three searches revealed; per turn "
             "`session.tools(\"openai\", record=False)` + `await session.ahandle(\"bench_noop\", {})`, minus the "
-            f"no-op alone, {r['turns']} turns (benchmarks/request_path.py's method)."
+            f"no-op alone (benchmarks/request_path.py's method), {r['turns']} turns in 10 blocks, the median block."
         ),
         "passthrough": lambda r: (
             "- MCP passthrough: an SDK client calls a one-tool stdio upstream (benchmarks/_echo_upstream.py) "
@@ -271,7 +271,9 @@ def main() -> None:
     body = "\n".join(
         [
             f"Before: `{args.before}` = {revisions['before']}; after: {revisions['after']}. "
-            f"{rounds} interleaved rounds ({million_rounds} for the {million_n:,}-tool build), each figure in a fresh "
+            f"{rounds} interleaved round{'s' if rounds != 1 else ''}"
+            + (f" ({million_rounds} for the {million_n:,}-tool build)" if runs["million"]["before"] else "")
+            + ", each figure in a fresh "
             f"process per version and round, the order of the two alternating; each cell is the median over rounds. "
             f"Load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end (1-minute; 5-minute "
             f"{load_start[1]:.1f} / {load_end[1]:.1f}) on {os.cpu_count()} shared cores. Whole run {elapsed / 60:.1f} min"
