@@ -15,7 +15,13 @@ the 2 cores are shared, and load drifts alike for both. The per-round ratios giv
 ``--quick`` is a smoke run (fewer queries/turns/calls, 2 rounds, 100k tools instead of 1M).
 The hybrid figure reads tool vectors from ``~/.cache/toolscout-bench/vectors.db`` (the cache
 the other benchmarks share); the first run embeds the 10k tools into it once, with "before".
-Data: ../shared/data beside the main checkout (or ``$TOOLSCOUT_DATA``).
+Data: ../shared/data beside the main checkout (or ``$TOOLSCOUT_DATA``). ``--only keyword,hybrid``
+measures some figures alone.
+
+Run it on a quiet machine: with the 2 cores at load 12-15, the same code measured against
+itself gave paired ratios from 0.7 to 1.3 (medians over 4 rounds), and one 1M build took 11
+minutes instead of about 2. Idle, a full run should take about 10 minutes, most of it the
+four 1M builds (``--million-rounds 1`` saves two).
 """
 
 from __future__ import annotations
@@ -180,7 +186,9 @@ def table(runs: dict[str, dict[str, list[dict[str, Any]]]], million_n: int) -> l
             continue
         b, a = statistics.median(before), statistics.median(after)
         ratios = [y / x for x, y in zip(before, after, strict=True) if x > 0]
-        ratio = f"{a / b:.2f}" if b > 0 else "-"
+        # The median of the paired ratios: each pair ran back to back, so a change of load
+        # between rounds moves both halves of a pair, not one version's median.
+        ratio = f"{statistics.median(ratios):.2f}" if ratios else "-"
         title = row.title.format(n=f"{million_n:,}")
         if row.headline:
             title, ratio = f"**{title}**", f"**{ratio}**"
@@ -281,7 +289,8 @@ def main() -> None:
             "",
             *table(runs, million_n),
             "",
-            "Bold: the figures issue 21 asks for. \"per-round\" is each round's after / before (the run-to-run "
+            "Bold: the figures issue 21 asks for. \"after / before\" is the median over rounds of each round's "
+            "ratio (the two runs of a round are back to back); \"per-round\" is the range of those ratios (the run-to-run "
             "noise); \"reading\" says whether every round agrees on a direction (told only from 4 rounds on). CPU figures are the measuring "
             "thread's (`time.thread_time`) or, for hybrid, the process's (`time.process_time`: the query "
             "encoder's threads included); wall figures include waiting for a core on the shared machine.",
