@@ -12,10 +12,10 @@ import pytest
 from _fake_embed import FakeEmbedder
 from toolscout.catalog import Catalog
 from toolscout.model import Tool
-from toolscout.search.base import Backend, Hit, Ranks, Snapshots
+from toolscout.search.base import Backend, Hit, Snapshots
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
-from toolscout.search.ranking import Ranking
+from toolscout.search.ranking import Ranking, Ranks
 from toolscout.search.signals import ExactName, Intent, SignalContext, Usage, default_signals
 
 MODES = ("keyword", "regex", "semantic", "hybrid")

@@ -10,8 +10,9 @@ shipped backends do beyond that is a capability the index asks for by protocol, 
 concrete class, so a third-party backend that implements only the seam still works (its
 mode then returns its own hits, which the signals can pin but not rescore):
 
-* :class:`Ranks`: a lazy :class:`~toolscout.search.ranking.Ranking` the finishing step's
-  signals (usage, intent) can rescore before the cut (:mod:`toolscout.search.signals`);
+* :class:`~toolscout.search.ranking.Ranks`: a lazy :class:`~toolscout.search.ranking.Ranking`
+  the finishing step's signals (usage, intent) can rescore before the cut
+  (:mod:`toolscout.search.signals`); it lives beside ``Ranking``;
 * :class:`Snapshots`: the analysed index as arrays, so a cold start loads it from a store;
 * :class:`Explains`: a score taken apart by term and field (the console);
 * :class:`SharesTerms`: the query's analysed terms, when they are the standard analyzer's
@@ -29,9 +30,8 @@ from .hit import Hit
 
 if TYPE_CHECKING:
     from ..model import Tool
-    from .ranking import Ranking
 
-__all__ = ["Backend", "Explains", "Hit", "Ranks", "SharesTerms", "Snapshots", "can", "top_docs"]
+__all__ = ["Backend", "Explains", "Hit", "SharesTerms", "Snapshots", "can", "top_docs"]
 
 
 
@@ -44,14 +44,6 @@ class Backend(Protocol):
 
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
         """Best first; only docs with ``mask[doc]`` true; only docs that really matched."""
-
-
-@runtime_checkable
-class Ranks(Protocol):
-    """A backend whose scores signals may change before the top k is taken."""
-
-    def ranking(self, query: str, mask: np.ndarray) -> Ranking:
-        """This query's ranking within ``mask``, computed when the finishing step cuts it."""
 
 
 @runtime_checkable

@@ -45,9 +45,9 @@ import numpy as np
 from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
 from ..model import KINDS, Tool, profiles_of
 from .autocut import DEFAULT_RULE
-from .base import Backend, Explains, Hit, Ranks, SharesTerms, Snapshots, can
+from .base import Backend, Explains, Hit, SharesTerms, Snapshots, can
 from .keyword import KeywordBackend
-from .ranking import HitsRanking, Ranking, ScoredTool
+from .ranking import HitsRanking, Ranking, Ranks, ScoredTool
 from .regex import RegexBackend
 from .resolve import NameResolver, parse_select
 from .signals import QueryPrior, Signal, SignalContext, Usage, UsagePrior, default_signals, finish
@@ -465,7 +465,7 @@ class ToolIndex:
         backend = self._backends.get(mode)
         if backend is not None:
             if can(backend, Ranks):
-                return backend.ranking(query, mask)  # type: ignore[attr-defined]
+                return backend.ranking(query, mask)  # type: ignore[attr-defined,no-any-return]
             return HitsRanking(mode, query, lambda text, n: backend.search(text, limit=n, mask=mask), mask)
         ranked = self._modes[mode](query, limit, mask)
         if isinstance(ranked, Ranking):

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ..model import Tool
 from .hit import Hit
 
-__all__ = ["Adjust", "Explain", "HitsRanking", "Ranking", "Rescore", "ScoredTool"]
+__all__ = ["Adjust", "Explain", "HitsRanking", "Ranking", "Ranks", "Rescore", "ScoredTool"]
 
 Adjust = Callable[[np.ndarray, float], np.ndarray]
 """``(scores, bound) -> scores`` (may modify ``scores``): a signal's change to every doc's
@@ -127,3 +128,12 @@ class HitsRanking(Ranking):
         mask = self._mask
         hits = [h for h in ranked if 0 <= h.doc < len(mask) and mask[h.doc]]
         return hits[:limit], len(hits)
+
+
+@runtime_checkable
+class Ranks(Protocol):
+    """A backend capability (:mod:`toolscout.search.base`): a ranking signals may rescore
+    before the top k is taken."""
+
+    def ranking(self, query: str, mask: np.ndarray) -> Ranking:
+        """This query's ranking within ``mask``, computed when the finishing step cuts it."""
