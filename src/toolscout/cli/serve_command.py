@@ -145,6 +145,10 @@ def serve(
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
+    Every option but --config can also be set in the config file, at its top level, under its
+    camelCase name (--use-tool: "useTool", --allow-origin: a list); an option given here (or
+    through its environment variable) wins over the file.
+
     \b
     Example: toolscout serve --config servers.json --transport http --port 8765
     """
