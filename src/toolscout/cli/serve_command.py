@@ -159,17 +159,17 @@ def serve(
     from ..server.app import build_app  # the serve stack: see _settings
 
     try:
-        gateway = build_app(settings)
+        served = build_app(settings)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
-    _warn_degraded(gateway)
+    _warn_degraded(served)
     if settings.transport == "stdio":
         if _on_terminal():  # a person started it; a client talking over the pipe sees nothing
-            _stdio_banner(config, gateway.aggregator)
-        asyncio.run(gateway.serve())
+            _stdio_banner(config, served.aggregator)
+        asyncio.run(served.serve())
         return
     try:
-        asgi = gateway.asgi()
+        asgi = served.asgi()
     except ValueError as exc:
         raise fail("config_error", str(exc)) from None
     except ToolscoutError as exc:  # metrics without toolscout[metrics]
@@ -177,20 +177,20 @@ def serve(
     auth = ", header 'Authorization: Bearer <token>'" if settings.token else ""
     err().print(
         f"toolscout MCP gateway on {settings.url}, HTTP API under /v1\n"
-        f"Serving find_tools and call_tool for {_upstreams(gateway.aggregator)} from {config}.\n"
+        f"Serving find_tools and call_tool for {_upstreams(served.aggregator)} from {config}.\n"
         f"Connect a client: streamable HTTP at {settings.url}{auth}. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
-    asyncio.run(gateway.serve(asgi))
+    asyncio.run(served.serve(asgi))
 
 
-def _warn_degraded(gateway: App) -> None:
+def _warn_degraded(served: App) -> None:
     """What serves, but not as asked: a session store that does not answer yet, embeddings
     without their extra."""
-    shared = gateway.session_store
+    shared = served.session_store
     if shared is not None and not shared.ping():
         warn(f"session store {shared.where} does not answer yet; stateful calls get session_store_unavailable until it does.")
-    if gateway.config.embed and gateway.gateway.hybrid is None:
+    if served.config.embed and served.gateway.hybrid is None:
         warn("--embed needs toolscout[embed] (pip install 'toolscout[embed]'); serving keyword search.")
 
 
