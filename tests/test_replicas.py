@@ -412,10 +412,11 @@ async def test_an_upstream_change_seen_while_postgres_is_down_is_written_once_it
     """The gateway as `serve --store` wires it: a refresh PostgreSQL refused is listed again
     after the listener reconnects, so the change reaches the database without a restart."""
     from mcp_fixtures import fake
-    from toolscout.server.mcp import build
+    from toolscout.server.app import ServeConfig, build_app
     from toolscout.sources.mcp.config import parse_config
 
-    server, aggregator = build(parse_config({"mcpServers": {"up": fake("normal")}}), cache_path=pg_dsn)
+    built = build_app(ServeConfig.for_sources(parse_config({"mcpServers": {"up": fake("normal")}}), cache=pg_dsn))
+    server, aggregator = built.server, built.aggregator
     catalog = aggregator.catalog
     assert isinstance(catalog, SharedCatalog)
     catalog.bind_loop(asyncio.get_running_loop())

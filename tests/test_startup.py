@@ -75,7 +75,7 @@ def test_serve_path_imports_stay_light() -> None:
     """What the CLI and the gateway import before serving: no scipy, jsonschema or rich, and
     nothing of the HTTP API or metrics (stdio never needs them)."""
     code = (
-        "import sys, json, toolscout.cli, toolscout.server.mcp, toolscout.sources.mcp.cache, toolscout.sources.mcp.config;"
+        "import sys, json, toolscout.cli, toolscout.server.app, toolscout.server.mcp, toolscout.sources.mcp.cache, toolscout.sources.mcp.config;"
         "print(json.dumps([m for m in ('scipy', 'jsonschema', 'rich', 'tiktoken', 'fastapi', 'prometheus_client') if m in sys.modules]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,55 +13,51 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import ConfigError, ToolscoutError
-from ..server.guard import is_loopback
+from ..errors import ToolscoutError
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from . import app
 from ._console import err, out
 from ._exits import choice, fail, fail_with, warn
 from .catalog_commands import QueryEncoderOpt
 
-if TYPE_CHECKING:
-    from ..server.mcp import GatewayServer
-    from ..sources.mcp.aggregator import Aggregator
-
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
 CacheOpt = Annotated[
     str | None, typer.Option("--cache", help="Tool-list cache file (default: ~/.cache/toolscout/mcp-<config>.db).")
 ]
+if TYPE_CHECKING:
+    from ..server.app import App
+    from ..server.serve_config import ServeConfig
+    from ..sources.mcp.aggregator import Aggregator
+
+GIVEN = frozenset({"COMMANDLINE", "ENVIRONMENT"})
+"""Where a flag's value must come from to override the config file (not a default); by
+name, as typer may bring its own copy of click's ``ParameterSource``."""
 
 
-def _load(
-    config: Path,
-    cache: str | None,
-    no_cache: bool,
-    embed: bool | str = False,
-    use_tool: bool = False,
-    sessions: str | None = None,
-    session_ttl: float | None = None,
-    approve_kinds: str | None = "dangerous",
-    stubs: bool = False,
-    learn: bool = True,
-    query_encoder: str = "auto",
-) -> tuple[GatewayServer, Aggregator]:
-    from ..server.mcp import build
-    from ..sources.mcp.cache import default_cache_path
-    from ..sources.mcp.config import load_config
+def _settings(ctx: typer.Context, *, only: tuple[str, ...] | None = None, rules: bool = True) -> ServeConfig:
+    """The config file's serve settings under the flags the user gave (a flag's environment
+    variable counts as given), ``only`` those named if given; a problem exits with status 2."""
+    # The serve stack (config models, MCP SDK, aggregator, screening) loads when serve or
+    # servers runs, not with every command: imported at the top it added ~0.4 s of CPU to
+    # `toolscout search` and the rest. The same for build_app and build_aggregator below.
+    from ..server.serve_config import ServeConfig
 
-    cfg = load_config(config)
-    path = cache or cfg.cache or str(default_cache_path(config))
-    embeddings = embed if isinstance(embed, str) else ("auto" if embed else None)
-    return build(
-        cfg, cache_path=path, use_cache=not no_cache, embeddings=embeddings, use_tool=use_tool,
-        sessions=sessions, session_ttl=session_ttl, approve_kinds=approve_kinds, stubs=stubs,
-        learn=learn, query_encoder=query_encoder,
-    )
+    given = {
+        name: value
+        for name, value in ctx.params.items()
+        if getattr(ctx.get_parameter_source(name), "name", None) in GIVEN and (only is None or name in only)
+    }
+    try:
+        return ServeConfig.load(ctx.params["config"], given, rules=rules)
+    except ToolscoutError as exc:
+        raise fail_with(exc) from None
 
 
 @app.command()
 def serve(
+    ctx: typer.Context,
     config: ConfigOpt,
-    transport: Annotated[str, typer.Option(help="stdio or http.")] = "stdio",
+    transport: Annotated[str, typer.Option(callback=choice(("stdio", "http")), help="stdio or http.")] = "stdio",
     host: Annotated[str, typer.Option(help="HTTP bind address; non-loopback needs --token.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port (1-65535).")] = 8765,
     token: Annotated[
@@ -142,69 +138,60 @@ def serve(
         bool,
         typer.Option("--no-learn", help="Do not record which found tools sessions call, nor rank with it."),
     ] = False,
+    max_revealed: Annotated[
+        int,
+        typer.Option(min=1, max=1000, help="Tools revealed per stateful session at most (oldest dropped first)."),
+    ] = 64,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
+
+    Every option but --config can also be set in the config file, at its top level, under its
+    camelCase name (--use-tool: "useTool", --allow-origin: a list); an option given here (or
+    through its environment variable) wins over the file.
 
     \b
     Example: toolscout serve --config servers.json --transport http --port 8765
     """
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    if verbose:  # only our own events: HTTP client libraries log full URLs (credentials)
+    settings = _settings(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
+    if settings.verbose:  # only our own events: HTTP client libraries log full URLs (credentials)
         logging.getLogger("toolscout").setLevel(logging.INFO)
-    if transport not in ("stdio", "http"):
-        raise typer.BadParameter("use 'stdio' or 'http'", param_hint="--transport")
-    if metrics and transport != "http":
-        raise fail("config_error", "--metrics needs --transport http (it is served at /metrics).")
-    if sessions and transport != "http":
-        raise fail("config_error", "--sessions needs --transport http (a stdio session lives and dies with its process).")
-    if transport == "http" and not is_loopback(host) and not token:
-        raise fail(
-            "config_error",
-            f"binding {host} (not loopback) needs a bearer token.",
-            "Pass --token or set TOOLSCOUT_TOKEN; clients then send 'Authorization: Bearer <token>'.",
-        )
-    cache = store or cache  # --store wins: the same place holds the tools and the caches
+    from ..server.app import build_app  # the serve stack: see _settings
+
     try:
-        wanted: bool | str = model if model != "default" else embed
-        server, aggregator = _load(
-            config, cache, no_cache, wanted, use_tool, sessions, session_ttl, approve_kinds, stubs, not no_learn, query_encoder
-        )
+        served = build_app(settings)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
-    if server.shared is not None and not server.shared.ping():
-        warn(f"session store {server.shared.where} does not answer yet; stateful calls get session_store_unavailable until it does.")
-    if embed and server.gateway.hybrid is None:
-        warn("--embed needs toolscout[embed] (pip install 'toolscout[embed]'); serving keyword search.")
-
-    from ..server.mcp import run_with
-
-    if transport == "stdio":
+    _warn_degraded(served)
+    if settings.transport == "stdio":
         if _on_terminal():  # a person started it; a client talking over the pipe sees nothing
-            _stdio_banner(config, aggregator)
-        asyncio.run(run_with(aggregator, lambda: server.serve_stdio(max_message_bytes=max_message_bytes)))
+            _stdio_banner(config, served.aggregator)
+        asyncio.run(served.serve())
         return
-    import uvicorn
-
     try:
-        asgi = server.http_app(
-            host=host, token=token, allow_origins=allow_origin or (), allow_hosts=allow_host or (), metrics=metrics
-        )
+        asgi = served.asgi()
     except ValueError as exc:
         raise fail("config_error", str(exc)) from None
-    except ToolscoutError as exc:  # --metrics without toolscout[metrics]
+    except ToolscoutError as exc:  # metrics without toolscout[metrics]
         raise fail_with(exc) from None
-    bind = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    config_ = uvicorn.Config(asgi, host=bind, port=port, log_level="warning", lifespan="on")
-    shown = f"[{bind}]" if ":" in bind else bind
-    url = f"http://{shown}:{port}/mcp"
-    auth = ", header 'Authorization: Bearer <token>'" if token else ""
+    auth = ", header 'Authorization: Bearer <token>'" if settings.token else ""
     err().print(
-        f"toolscout MCP gateway on {url}, HTTP API under /v1\n"
-        f"Serving find_tools and call_tool for {_upstreams(aggregator)} from {config}.\n"
-        f"Connect a client: streamable HTTP at {url}{auth}. Ctrl-C stops.",
+        f"toolscout MCP gateway on {settings.url}, HTTP API under /v1\n"
+        f"Serving find_tools and call_tool for {_upstreams(served.aggregator)} from {config}.\n"
+        f"Connect a client: streamable HTTP at {settings.url}{auth}. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
-    asyncio.run(run_with(aggregator, uvicorn.Server(config_).serve))
+    asyncio.run(served.serve(asgi))
+
+
+def _warn_degraded(served: App) -> None:
+    """What serves, but not as asked: a session store that does not answer yet, embeddings
+    without their extra."""
+    shared = served.session_store
+    if shared is not None and not shared.ping():
+        warn(f"session store {shared.where} does not answer yet; stateful calls get session_store_unavailable until it does.")
+    if served.config.embed and served.gateway.hybrid is None:
+        warn("--embed needs toolscout[embed] (pip install 'toolscout[embed]'); serving keyword search.")
 
 
 def _on_terminal() -> bool:
@@ -235,6 +222,7 @@ def _stdio_banner(config: Path, aggregator: Aggregator) -> None:
 
 @app.command()
 def servers(
+    ctx: typer.Context,
     config: ConfigOpt,
     cache: CacheOpt = None,
     connect: Annotated[bool, typer.Option(help="Connect to each server (else report the cache only).")] = True,
@@ -247,9 +235,11 @@ def servers(
     Example: toolscout servers --config servers.json
     """
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
-    try:
-        _server, aggregator = _load(config, cache, False)
-    except ConfigError as exc:
+    from ..server.app import build_aggregator  # the serve stack: see _settings
+
+    try:  # the store serve would use: --cache, else the file's store or cache
+        aggregator = build_aggregator(_settings(ctx, only=("cache",), rules=False))
+    except ToolscoutError as exc:
         raise fail_with(exc) from None
 
     async def probe() -> dict:

@@ -17,15 +17,15 @@ the upstream call.
 from __future__ import annotations
 
 import asyncio
-import gc
+import importlib
 import inspect
 import json
 import logging
 import re
-import signal
 import uuid
+import warnings
 import weakref
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -38,6 +38,8 @@ from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .capabilities import CAPABILITIES_URI, capabilities
+from .elicit_approval import ElicitApproval
+from .elicit_approval import can_elicit as _can_elicit
 from .guard import BearerGuard, HostOriginGuard
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 
@@ -429,78 +431,6 @@ class GatewayServer:
         return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)
 
 
-APPROVAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "approve": {"type": "boolean", "title": "Approve", "description": "Run this call.", "default": True}
-    },
-    "required": ["approve"],
-}
-
-
-class ElicitApproval:
-    """Asks the client's user through MCP elicitation whether a call may run (the approver
-    :data:`toolscout.approval.current` holds while a client that supports elicitation calls).
-
-    Stateful clients (2025-11-25) get an ``elicitation/create`` request during the call.
-    Stateless ones (2026-07-28) cannot take a request mid-call: the call answers with an
-    ``input_required`` result carrying the elicitation (:attr:`needed`), and the client
-    retries with the answer under a key bound to the tool and its arguments, so an answer
-    never approves a different call. Accept runs it; decline or cancel is ``approval_denied``.
-    """
-
-    def __init__(self, ctx: Any, params: Any, stateful: bool) -> None:
-        self.ctx, self.params, self.stateful = ctx, params, stateful
-        self.needed: dict[str, Any] | None = None
-
-    async def __call__(self, tool: Tool, arguments: dict[str, Any]) -> approval.Decision:
-        import hashlib
-
-        from ..model import canonical_json
-
-        shown = json.dumps(arguments, ensure_ascii=False, default=str)
-        shown = shown if len(shown) <= 500 else shown[:499] + "…"
-        message = f"Allow {tool.name} ({tool.effective_permission}) to run with {shown}?"
-        if self.stateful:
-            answer = await self.ctx.session.elicit_form(message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id)
-            return _approval_of(answer)
-        key = "toolscout-approve-" + hashlib.sha256(f"{tool.name}\x1f{canonical_json(arguments)}".encode()).hexdigest()[:16]
-        answer = (getattr(self.params, "input_responses", None) or {}).get(key)
-        if answer is not None:
-            return _approval_of(answer)
-        self.needed = {
-            key: {
-                "method": "elicitation/create",
-                "params": {"mode": "form", "message": message, "requestedSchema": APPROVAL_SCHEMA},
-            }
-        }
-        return approval.Decision.deny("waiting for the client's answer")
-
-
-def _approval_of(answer: Any) -> approval.Decision:
-    """An elicitation answer (SDK model or dict) as a decision."""
-    get = answer.get if isinstance(answer, dict) else lambda key: getattr(answer, key, None)
-    action, content = get("action"), get("content") or {}
-    if action == "accept":
-        if isinstance(content, dict) and content.get("approve") is False:
-            return approval.Decision.deny("the user did not approve it")
-        return approval.Decision.allow("approved by the user")
-    if action == "decline":
-        return approval.Decision.deny("the user declined")
-    return approval.Decision.deny("the user dismissed the request")
-
-
-def _can_elicit(ctx: Any) -> bool:
-    """Whether this request's client declared the elicitation capability."""
-    import mcp_types as types
-
-    try:
-        wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-        return bool(ctx.session.check_client_capability(wanted))
-    except Exception:  # no session, or an SDK without the check: nobody to ask
-        return False
-
-
 def least_permissive(tools: Iterable[Tool]) -> dict[str, Any]:
     """The hints a tool that can run any of ``tools`` may honestly claim.
 
@@ -588,106 +518,22 @@ def _version() -> str:
         return "0"
 
 
-async def run_with(aggregator: Aggregator | None, serve: Callable[[], Awaitable[None]]) -> None:
-    """Load cached tool lists, fetch the rest in the background, serve, then close upstreams.
-    ``SIGHUP`` reloads the config's declaration files and OpenAPI specs."""
-    background: asyncio.Task[None] | None = None
-    replicated = getattr(aggregator, "catalog", None)
-    if hasattr(replicated, "bind_loop"):  # a SharedCatalog: other replicas' changes apply on this loop
-        replicated.bind_loop(asyncio.get_running_loop())  # type: ignore[union-attr]
-    hangup = False
-    if aggregator is not None:
-        aggregator.load_cached()
-        background = asyncio.ensure_future(aggregator.start(lazy=True))
-        hangup = _on_sighup(aggregator.sources.request_reload)
-    # Everything loaded so far (modules, the catalog: ~1M objects at 10k tools) lives as long
-    # as the server. Frozen, the cyclic GC stops walking it: a full collection went from about
-    # 200 ms to a few, and a catalog change no longer sets off several of them at once.
-    gc.collect()
-    gc.freeze()
-    try:
-        await serve()
-    finally:
-        if hangup:
-            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
-        if background is not None:
-            background.cancel()
-        if aggregator is not None:
-            await aggregator.aclose()
-        if hasattr(replicated, "close"):
-            replicated.close()  # type: ignore[union-attr]
+_MOVED = {
+    "build": ("_legacy_build", "toolscout.server.app.build_app(ServeConfig)"),
+    "run_with": ("run_with", "toolscout.server.app.run_with"),
+}
+"""Names that moved to the composition root (:mod:`toolscout.server.app`): the old path
+works for one more release."""
 
 
-def _on_sighup(callback: Callable[[], None]) -> bool:
-    """Run ``callback`` on SIGHUP (the usual "reload your files" signal); ``False`` where a
-    handler cannot be set (Windows, a thread other than the main one)."""
-    if not hasattr(signal, "SIGHUP"):
-        return False
-    try:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, callback)
-    except (NotImplementedError, RuntimeError, ValueError):
-        return False
-    return True
-
-
-def build(
-    config: Any,
-    *,
-    cache_path: str | None = None,
-    use_cache: bool = True,
-    embeddings: Any = None,
-    use_tool: bool = False,
-    sessions: str | None = None,
-    session_ttl: float | None = None,
-    approve_kinds: str | None = "dangerous",
-    stubs: bool = False,
-    learn: bool = True,
-    query_encoder: str = "auto",
-) -> tuple[GatewayServer, Aggregator]:
-    """Wire a config into a ready-to-serve gateway: catalog, aggregator, cache, server.
-    ``sessions`` (``redis://...``) keeps stateful sessions in Redis for ``session_ttl`` s.
-    ``approve_kinds``: calls to these kinds ask the client's user first (``"none"``: never).
-    ``learn``: rank with what sessions called, kept in the cache's store (SQLite, or the
-    shared PostgreSQL store when scaled out); see docs/learning.md. ``query_encoder``: how
-    requests are embedded with ``embeddings`` (docs/embeddings.md#query-encoders)."""
-    from ..catalog import Catalog
-    from ..pgstore import is_postgres_url
-    from ..sources.mcp.cache import ToolListCache, default_cache_path
-
-    cache = None
-    catalog = Catalog()
-    replicated = None
-    location = cache_path or config.cache
-    if is_postgres_url(location):  # tools and caches in PostgreSQL: every replica serves one catalog
-        from ..replica import SharedCatalog
-
-        catalog = replicated = SharedCatalog(location, kind="mcp")
-        cache = ToolListCache(replicated.shared) if use_cache else None
-    elif use_cache:
-        cache = ToolListCache.open(location or default_cache_path())
-    aggregator = Aggregator(config, catalog, cache=cache)
-    if replicated is not None:  # tools another replica listed run on our upstreams
-        replicated.handler_factory = aggregator.handler_for
-        replicated.on_reconnected(aggregator.rewrite_unsaved)
-    aggregator.sources.load(strict=True)  # a bad file, spec or module stops us before anything starts
-    gateway = Gateway(  # each upstream has its own timeout; vectors live beside the tool lists
-        catalog,
-        call_timeout=None,
-        embeddings=embeddings,
-        vector_store=cache.store if cache else None,
-        query_encoder=query_encoder,
-        approve_kinds=approve_kinds,
-        learn="auto" if learn else False,
-        usage_store=cache.store if cache else None,
-    )
-    if replicated is not None:  # the listener rebuilds the index: the event loop never waits for it
-        gateway.index.wait_for_rebuild = False
-    shared = None
-    if sessions:
-        from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
-
-        shared = RedisSessionStore(sessions, gateway, ttl=session_ttl or DEFAULT_TTL)
-    server = GatewayServer(
-        gateway, aggregator, max_revealed=config.max_revealed, use_tool=use_tool, session_store=shared, stubs=stubs
-    )
-    return server, aggregator
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        attr, instead = _MOVED[name]
+        warnings.warn(
+            f"toolscout.server.mcp.{name} is deprecated and goes in the next release; use {instead}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        # Deprecation shim: the new home imports this module, so it is looked up on use.
+        return getattr(importlib.import_module("toolscout.server.app"), attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
