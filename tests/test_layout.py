@@ -251,11 +251,11 @@ ALLOWED_FUNCTION_IMPORTS: dict[str, int] = {
     "cli/demo_command.py": 2,
     "cli/eval_command.py": 3,
     "cli/reference.py": 1,
-    "cli/serve_command.py": 4,
+    "cli/serve_command.py": 3,
     "gateway.py": 5,
     "server/capabilities.py": 1,
     "server/console/__init__.py": 3,
-    "server/mcp.py": 11,
+    "server/mcp.py": 5,
 }
 
 

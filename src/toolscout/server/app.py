@@ -23,12 +23,12 @@ from typing import Any
 
 from ..catalog import Catalog
 from ..gateway import Gateway
-from ..pgstore import is_postgres_url
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
 from ..replica import SharedCatalog
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.config import GatewayConfig
+from ..storage import SharedStore, is_store_url, open_store
 from .mcp import GatewayServer
 from .serve_config import ServeConfig
 
@@ -120,15 +120,15 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
 
 
 def _open_catalog_store(url: str, *, use_cache: bool) -> tuple[Catalog, ToolListCache | None]:
-    """The catalog and the tool-list cache for ``url``: a PostgreSQL URL holds both (one
-    catalog for every replica), anything else is an SQLite file holding the cache.
-
-    The one place ``serve`` picks a store engine from a URL; ``toolscout.storage.open_store``
-    (issue 21) replaces the body when it lands."""
-    if is_postgres_url(url):
-        catalog = SharedCatalog(url, kind="mcp")
-        return catalog, ToolListCache(catalog.shared) if use_cache else None
-    return Catalog(), ToolListCache.open(url) if use_cache else None
+    """The catalog and the tool-list cache for ``url``. A store engine that replicas share
+    (PostgreSQL) holds both: one catalog for every replica. Any other store holds only the
+    cache; a file is not even opened when the cache is off."""
+    if not is_store_url(url):
+        return Catalog(), ToolListCache.open(url) if use_cache else None
+    store = open_store(url)
+    if isinstance(store, SharedStore):
+        return SharedCatalog(store, kind="mcp"), ToolListCache(store) if use_cache else None
+    return Catalog(), ToolListCache(store) if use_cache else None
 
 
 async def run_with(aggregator: Aggregator | None, serve: Callable[[], Awaitable[None]]) -> None:
