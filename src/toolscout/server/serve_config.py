@@ -37,7 +37,7 @@ from ..sources.mcp.config import GatewayConfig, load_config
 from .guard import is_loopback
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 
-__all__ = ["FILE_ONLY", "FLAG_ONLY", "MODELS", "QUERY_ENCODERS", "TRANSPORTS", "ServeConfig"]
+__all__ = ["FILE_ONLY", "FLAG_ONLY", "MODELS", "QUERY_ENCODERS", "TRANSPORTS", "ServeConfig", "file_keys"]
 
 Transport = Literal["stdio", "http"]
 Model = Literal["default", "multilingual", "multilingual-e5"]
