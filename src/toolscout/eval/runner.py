@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import Catalog
-from ..errors import InvalidRequest, RequestError
+from ..errors import InvalidRequest
 from ..gateway import Gateway
 from ..request import MAX_LIMIT
 from ..search.index import ToolIndex
@@ -155,11 +155,7 @@ def index_ranker(index: ToolIndex, search_type: str, limit: int = DEPTH) -> Rank
     gateway = Gateway(index.catalog, index=index, max_limit=max(limit, MAX_LIMIT))
 
     def rank(text: str) -> list[str]:
-        try:
-            request = gateway.parse_find({"query": text, "limit": limit, "search_type": search_type})
-        except RequestError:
-            return []
-        return [t.name for t in gateway.search(request, autocut=False).found]
+        return [t.name for t in gateway.find({"query": text, "limit": limit, "search_type": search_type}, autocut=False).found]
 
     return rank
 

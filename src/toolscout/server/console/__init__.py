@@ -30,7 +30,7 @@ from fastapi.responses import JSONResponse, Response
 from ... import formats
 from ...errors import ToolscoutError
 from ...security import findings_of
-from ..http_api import SERVER_FIELDS, create_app, mount
+from ..http_api import EDGE, SERVER_FIELDS, create_app, mount
 from ..recent import RecentCalls
 
 if TYPE_CHECKING:
@@ -185,10 +185,12 @@ def explain_search(gateway: Gateway, arguments: dict[str, Any], format: str) -> 
     BM25F share split over the fields holding it, and its schema in every format."""
     try:
         formats.renderer(format)
-        request = gateway.parse_find(arguments)
     except ToolscoutError as exc:
         return {"result": {"error": exc.info().to_dict()}, "hits": []}
-    result = gateway.search(request)
+    result = gateway.find(arguments, EDGE)
+    request = result.request
+    if request is None:  # the arguments could not be parsed
+        return {"result": {"error": result.error.to_dict() if result.error else {}}, "hits": []}
     hits: list[dict[str, Any]] = []
     if result.error is None:
         scored = {s.tool.name: s for s in result.hits}
