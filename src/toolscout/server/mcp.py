@@ -43,6 +43,9 @@ from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .capabilities import CAPABILITIES_URI, capabilities
 from .guard import BearerGuard, HostOriginGuard
+from .metrics import Metrics
+from .recent import RecentCalls
+from .shared_sessions import accept_shared_sessions
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 
 __all__ = ["GatewayServer"]
@@ -386,26 +389,20 @@ class GatewayServer:
         """
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from .http_api import create_app, mount
+        from .http_api import create_app, mount  # fastapi: kept off the stdio start-up path
 
         off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         app = self.lowlevel.streamable_http_app(host=host, transport_security=off)
         if self.shared is not None:  # any replica serves any session: no affinity needed
-            from .shared_sessions import accept_shared_sessions
-
             accept_shared_sessions(self.lowlevel.session_manager, self.shared)
         counters = None
         if metrics:
-            from .metrics import Metrics
-
             counters = Metrics(aggregator=self.aggregator, catalog=self.gateway.catalog)
             counters.watch_mcp(self)
             if self.aggregator is not None:
                 counters.watch_cache(self.aggregator)
         recent = None
         if console:
-            from .recent import RecentCalls
-
             recent = RecentCalls()
             recent.watch_mcp(self)
         api = create_app(
