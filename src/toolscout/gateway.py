@@ -269,7 +269,7 @@ class Gateway:
         again, unless asked for by exact name or ``select:``. With ``ctx.session_id``,
         learning records what the search found. ``allow=``: deprecated, use ``ctx``.
         """
-        ctx = _with(ctx, "find", allow=allow)
+        ctx = _with(ctx, "find", allow=allow) if allow is not None else ctx or _NO_CONTEXT
         if not isinstance(request, FindRequest):
             try:
                 request = self._parse_find(request)
@@ -300,7 +300,10 @@ class Gateway:
         records the call (never its arguments). ``timeout=``, ``allow=``, ``approve=``:
         deprecated, use ``ctx``.
         """
-        ctx = _with(ctx, "execute", timeout=timeout, allow=allow, approve=approve)
+        if timeout is not None or allow is not None or approve is not None:
+            ctx = _with(ctx, "execute", timeout=timeout, allow=allow, approve=approve)
+        elif ctx is None:
+            ctx = _NO_CONTEXT
         if isinstance(request, UseRequest):
             return await self._use(request, ctx)
         try:

@@ -551,7 +551,9 @@ class Session:
                 hint=f"Call find_tools with query 'select:{self.wire(tool.name)}' (or describe the task){via}.",
             )
         self._touch(tool.name)
-        result = await self.gateway.execute(CallRequest(tool.name, request.arguments), ctx)
+        if request.name != tool.name:  # the catalog name: the gateway resolves it at once
+            request = CallRequest(tool.name, request.arguments)
+        result = await self.gateway.execute(request, ctx)
         return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
     async def _use(self, request: UseRequest, ctx: CallContext) -> ToolOutcome:
