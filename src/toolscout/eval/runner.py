@@ -1,7 +1,7 @@
 """Run an evaluation set through a :class:`~toolscout.search.index.ToolIndex` and score it.
 
 Every query goes through the same entry as a model's ``find_tools``: parsed into a
-:class:`~toolscout.request.FindRequest`, then :meth:`Gateway.search` (same analyzer,
+:class:`~toolscout.request.FindRequest`, then :meth:`Gateway.find` (same analyzer,
 filters, name resolution and exact-name rule a user gets), top 10 kept; AutoCut is off so the metrics see a full top 10 (AutoCut only
 shortens a list, its effect is measured separately in benchmarks/search_quality.py).
 """
