@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import DATA, write_section
 from toolscout.formats import FORMATS, render_many
-from toolscout.gateway import FIND_TOOLS
+from toolscout.meta_tools import FIND_TOOLS
 from toolscout.sources.declarations import load_declarations
 from toolscout.tokens import count_tool_tokens, encoding, savings_report
 

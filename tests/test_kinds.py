@@ -127,7 +127,7 @@ def test_kinds_filter_before_ranking() -> None:
     assert "Write the filled form" not in json.dumps(found.to_dict())  # body only when asked
     assert found.tools[0]["function"]["name"] == "pdf-form-filling"
 
-    both = gw.search(FindRequest.parse({"query": "pdf form", "kinds": "tool,skill"}), autocut=False)
+    both = gw.find(FindRequest.parse({"query": "pdf form", "kinds": "tool,skill"}), autocut=False)
     assert {r.kind for r in both.tool_references} == {"tool", "skill"}
 
 

@@ -355,10 +355,10 @@ def test_hybrid_ranking_uses_the_prior_too() -> None:
 
     gw = Gateway(_catalog(), learn=True, embeddings=FakeEmbedder())
     assert gw.learner is not None
-    request = gw.parse_find({"query": QUERY, "search_type": "hybrid"})
+    request = {"query": QUERY, "search_type": "hybrid"}
 
     def ranked() -> list[tuple[str, float]]:
-        return [(h.tool.name, h.usage) for h in gw.search(request, autocut=False).hits]
+        return [(h.tool.name, h.usage) for h in gw.find(request, autocut=False).hits]
 
     before = ranked()
     for i in range(5):  # the prior enters through hybrid's keyword side
@@ -376,10 +376,10 @@ def test_semantic_and_regex_ranking_use_the_prior_too(search_type: str, query: s
 
     gw = Gateway(_catalog(), learn=True, embeddings=FakeEmbedder())
     assert gw.learner is not None
-    request = gw.parse_find({"query": query, "search_type": search_type})
+    request = {"query": query, "search_type": search_type}
 
     def ranked() -> dict[str, tuple[int, float, float]]:
-        hits = gw.search(request, autocut=False).hits
+        hits = gw.find(request, autocut=False).hits
         return {h.tool.name: (i, h.score, h.usage) for i, h in enumerate(hits)}
 
     before = ranked()

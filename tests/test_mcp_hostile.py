@@ -25,8 +25,8 @@ from mcp_fixtures.fake_upstream import build as build_normal
 from mcp_fixtures.fake_upstream import tools_for
 from mcp_fixtures.hostile import hostile
 from mcp_fixtures.hostile.web import failing_calls, status_app
-from toolscout import calls
 from toolscout.catalog import Catalog
+from toolscout.context import CallContext, using
 from toolscout.errors import ConfigError, UpstreamUnavailable
 from toolscout.sources.mcp.aggregator import REFRESH_COALESCE, Aggregator
 from toolscout.sources.mcp.cache import ToolListCache
@@ -325,15 +325,12 @@ async def test_upstream_progress_reaches_the_calls_reporter_and_cancel_reaches_t
 
     try:
         await agg.start()
-        token = calls.progress.set(report)
-        try:
+        with using(CallContext(progress=report)):
             done = await agg.catalog.handler("t_steps")({})
             assert done.text() == "done"
             assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
             waiting = asyncio.ensure_future(agg.catalog.handler("t_wait_cancel")({}))
             await asyncio.wait_for(started.wait(), 10)
-        finally:
-            calls.progress.reset(token)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting

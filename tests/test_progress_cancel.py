@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from toolscout import Catalog, Tool, calls
+from toolscout import Catalog, Tool
+from toolscout.context import current
 from toolscout.gateway import Gateway
 from toolscout.server.mcp import GatewayServer
 
@@ -21,7 +22,7 @@ def _server(events: dict[str, asyncio.Event]) -> GatewayServer:
     cat = Catalog()
 
     async def steps(args: dict[str, Any]) -> str:
-        report = calls.progress.get()
+        report = current().progress
         assert report is not None
         for i in range(3):
             await report(i + 1, 3, f"step {i + 1}")

@@ -3,14 +3,15 @@
 A read-only policy keeps risky tools out; approval keeps them in but asks first. Calls to
 tools whose permission kind (:attr:`Tool.effective_permission`, so MCP hints count) is in
 the gateway's ``approve_kinds`` go through an approver just before they run, in
-:meth:`Gateway.run <toolscout.gateway.Gateway.run>`, the one place that executes: every
-surface (library, sessions, adapters, MCP server, HTTP API) gets the same gate.
+:meth:`Gateway.execute <toolscout.gateway.Gateway.execute>`, the one place that executes:
+every surface (library, sessions, adapters, MCP server, HTTP API) gets the same gate.
 
-Approvers, first one present wins:
+The approver is the caller's: ``approve`` of its :class:`~toolscout.context.CallContext`,
+else the gateway's. A context's approver is, first one present wins:
 
 1. ``Session(..., approve=fn)``: this conversation's (its user's) approver;
-2. :data:`current`: set by a surface for one call (the MCP server asks the client's user
-   through elicitation when the client supports it);
+2. the surface's, for one call (the MCP server asks the client's user through elicitation
+   when the client supports it and some kind is gated);
 3. ``Gateway(..., approve=fn)``: the process-wide fallback.
 
 None present: the call is answered ``approval_required`` and nothing runs. A "no" is
@@ -25,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ from .model import PERMISSION_KINDS
 if TYPE_CHECKING:
     from .model import Tool
 
-__all__ = ["DEFAULT_KINDS", "Approve", "Decision", "current", "decide", "parse_kinds"]
+__all__ = ["DEFAULT_KINDS", "Approve", "Decision", "decide", "parse_kinds"]
 
 DEFAULT_KINDS: frozenset[str] = frozenset({"dangerous"})
 """Kinds gated when an approver is given and ``approve_kinds`` is not."""
@@ -60,10 +60,6 @@ class Decision:
 Approve = Callable[["Tool", dict[str, Any]], "Decision | bool | tuple[bool, str] | Awaitable[Any]"]
 """``approve(tool, arguments)``, sync or async: a :class:`Decision`, a bool, or
 ``(allowed, reason)``. Sync approvers run in a worker thread (one may wait for a person)."""
-
-current: ContextVar[Approve | None] = ContextVar("toolscout_approver", default=None)
-"""The approver a surface offers for the call running in this context (MCP elicitation)."""
-
 
 def parse_kinds(value: str | Iterable[str] | None) -> frozenset[str] | None:
     """``"dangerous,write"``, a list, ``"none"`` (gate nothing) or ``None`` (the default

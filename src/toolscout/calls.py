@@ -1,21 +1,43 @@
-"""What travels with one tool call without changing every handler's signature.
+"""What a tool call can produce besides a plain value: an upstream server's own result.
 
-A surface (the MCP server, an adapter) that can pass progress on sets :data:`progress` for
-the duration of a call; a handler that can report progress (an MCP upstream forwarding its
-server's ``notifications/progress``) reads it. Cancellation needs no variable: cancelling
-the task that runs ``Gateway.acall`` cancels the handler, and an MCP upstream call
-cancelled that way tells its server (``notifications/cancelled``).
+A handler that forwards a call to another server speaking the same protocol (an MCP
+upstream) returns an :class:`UpstreamResult`: the gateway passes it through untouched (only
+its ``tool`` becomes the catalog name the caller used), and a surface that speaks that
+protocol recognises it by its type and sends the server's result on as is, content blocks,
+structured content and ``isError`` included.
+
+What travels *into* a call (the caller, its approver, its progress reporter) is the
+:class:`~toolscout.context.CallContext`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["ProgressFn", "progress"]
+from .context import ProgressFn
+from .model import CallResult
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
-"""``(progress, total, message)``, as MCP's ``notifications/progress`` carries them."""
+__all__ = ["ProgressFn", "UpstreamResult"]
 
-progress: ContextVar[ProgressFn | None] = ContextVar("toolscout_progress", default=None)
-"""The reporter for the call running in this context, or ``None`` (nobody is listening)."""
+
+@dataclass(slots=True)
+class UpstreamResult(CallResult):
+    """An MCP ``CallToolResult`` from an upstream server; ``value`` keeps it verbatim."""
+
+    @classmethod
+    def of(cls, tool: str, raw: Mapping[str, Any]) -> UpstreamResult:
+        content = raw.get("content")
+        return cls(
+            tool=tool,
+            ok=not bool(raw.get("isError")),
+            content=list(content) if isinstance(content, list) else [],
+            structured=raw.get("structuredContent"),
+            value=dict(raw),
+        )
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The server's result as it sent it (what an MCP surface answers with)."""
+        return self.value  # type: ignore[no-any-return]

@@ -4,11 +4,15 @@ This is the only place that executes tools. Nothing a model sends can raise out 
 every failure comes back as data carrying an :class:`~toolscout.errors.ErrorInfo`
 (``code``, ``message``, ``hint``), and the process carries on.
 
-The gateway works on parsed requests (:mod:`toolscout.request`), resolves names with the
-index's one :class:`~toolscout.search.resolve.NameResolver`, and decides who may see and
-run what with one :class:`~toolscout.visibility.Visibility` rule. It returns tools and
-results; surfaces (the library call :meth:`Gateway.find_tools`, sessions, adapters, the
-MCP server, the CLI) render them through :mod:`toolscout.formats`.
+Two entries do the work, each a parsed request (:mod:`toolscout.request`) plus the
+caller's :class:`~toolscout.context.CallContext`: :meth:`Gateway.find` (search) and
+:meth:`Gateway.execute` (a call, or ``use_tool``'s find-and-call). Every surface goes
+through them; :meth:`Gateway.find_tools`, :meth:`Gateway.call` and
+:meth:`Gateway.use_tool` are the library's conveniences over them. Names resolve with the
+index's one :class:`~toolscout.search.resolve.NameResolver`; who may see and run what is
+one :class:`~toolscout.visibility.Visibility` rule applied to ``ctx.allow``; usage is
+recorded here, once, for a context that names its session. Results
+(:mod:`toolscout.results`) are rendered by the surfaces through :mod:`toolscout.formats`.
 """
 
 from __future__ import annotations
@@ -18,22 +22,21 @@ import inspect
 import json
 import logging
 import time
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import approval, formats
 from ._sync import run_sync
 from .catalog import Catalog
+from .context import CallContext, using
 from .errors import (
     Ambiguous,
     ApprovalDenied,
     ApprovalRequired,
     EmptyQuery,
-    ErrorInfo,
     InvalidArguments,
     InvalidRequest,
     NoMatch,
@@ -44,28 +47,36 @@ from .errors import (
     UnknownTool,
     UpstreamUnavailable,
 )
-from .model import KINDS, CallResult, DeferPolicy, Tool
+from .learning import UsageLearner
+from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
+from .meta_tools import FIND_TOOLS as FIND_TOOLS
+from .meta_tools import META_NAMES as META_NAMES
+from .meta_tools import USE_TOOL as USE_TOOL
+from .meta_tools import find_tools_tool as find_tools_tool
+from .meta_tools import meta_tool_records, system_prompt
+from .model import KINDS, CallResult, Tool
 from .policy import Policy
 from .request import (
     DEFAULT_LIMIT,
-    DEFAULT_SEARCH_TYPE,
     MAX_LIMIT,
-    SEARCH_TYPES,
     CallRequest,
     FindRequest,
     UseRequest,
     clean_text,
+    parse_arguments,
     shown,
 )
-from .search.crosslingual import language_hint
+from .results import FindResult, ToolReference, refused_find
+from .search.crosslingual import enable_crosslingual, language_hint
+from .search.hybrid import enable_hybrid, enable_hybrid_if_available
 from .search.index import ScoredTool, ToolIndex
 from .search.resolve import select_names
 from .security.findings import findings_of
+from .sources.skills import reference_details
 from .visibility import Allow, Visibility
 
 if TYPE_CHECKING:
     from .embed import Embedder
-    from .learning import UsageLearner
     from .search.crosslingual import CrossLingualSearch
     from .search.hybrid import HybridSearch
     from .storage import Store
@@ -79,160 +90,7 @@ USE_TOOL_MARGIN = 1.5
 runner-up's (or it is an exact name): a clear winner, not a coin toss."""
 
 _ASKED_BY_NAME = ("exact name", "select")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolReference:
-    tool_name: str
-    relevance_score: float
-    summary: str
-    version: str
-    loaded: bool = False
-    """The caller already has this tool's schema (pinned, or revealed earlier in its
-    session), so it is named, not re-sent."""
-    findings: tuple[dict[str, str], ...] = ()
-    """Tool-poisoning findings on this tool (``code``, ``severity``, ``field``,
-    ``evidence``; see docs/security.md), when the gateway's policy is ``warn``."""
-    kind: str = "tool"
-    details: Mapping[str, Any] | None = None
-    """For a skill, how to load it; for an agent, its card's essentials and skills
-    (see :func:`toolscout.sources.skills.reference_details`). ``None`` for tools."""
-    usage_boost: float = 0.0
-    """How much learned usage added to this result's relevance (negative: it sank, as a
-    tool often found and never chosen; 0 when none; see docs/learning.md), so a ranking
-    that usage changed can be seen and explained."""
-    also_used_with: tuple[str, ...] = ()
-    """Tools sessions usually called together with this one (``select:`` loads them)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "tool_name": self.tool_name,
-            "relevance_score": self.relevance_score,
-            "summary": self.summary,
-            "version": self.version,
-        }
-        if self.loaded:
-            out["already_loaded"] = True
-        if self.findings:
-            out["findings"] = [dict(f) for f in self.findings]
-        if self.usage_boost:
-            out["usage_boost"] = self.usage_boost
-        if self.also_used_with:
-            out["also_used_with"] = list(self.also_used_with)
-        if self.kind != "tool":  # tools keep the shape they always had
-            out["kind"] = self.kind
-            out.update(self.details or {})
-        return out
-
-
-@dataclass(slots=True)
-class FindResult:
-    """The seed-001 response shape plus the found tools.
-
-    ``found`` holds the tools; ``tools`` their rendered schemas once a surface called
-    :meth:`render` (:meth:`Gateway.find_tools` does), minus those already loaded.
-    ``pending`` names sources that had not listed their tools yet (cold start).
-    """
-
-    query: str
-    search_type: str
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    tool_references: list[ToolReference] = field(default_factory=list)
-    total_matches: int = 0
-    execution_time_ms: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-    error: ErrorInfo | None = None
-    pending: dict[str, str] = field(default_factory=dict)
-    format: str | None = None
-    hits: list[ScoredTool] = field(default_factory=list, repr=False)
-    """Each found tool with its raw score and the signals that found it (``why``), for
-    surfaces that explain a ranking (the console); not part of what a model is sent."""
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def found(self) -> list[Tool]:
-        """The found tools, best first."""
-        return [h.tool for h in self.hits]
-
-    @property
-    def loaded(self) -> list[str]:
-        """Found tools the caller already has (named, not re-sent)."""
-        return [r.tool_name for r in self.tool_references if r.loaded]
-
-    def to_send(self) -> list[Tool]:
-        """Found tools whose schemas go to the caller (the rest it already has)."""
-        loaded = set(self.loaded)
-        return [t for t in self.found if t.name not in loaded]
-
-    def render(self, format: str) -> FindResult:
-        """Fill :attr:`tools` with the schemas to send, in ``format`` (returns ``self``)."""
-        self.tools = [formats.render(t, format) for t in self.to_send()]
-        self.format = format
-        return self
-
-    @property
-    def search_metadata(self) -> dict[str, Any]:
-        meta: dict[str, Any] = {
-            "search_type": self.search_type,
-            "query": self.query,
-            "execution_time_ms": round(self.execution_time_ms, 3),
-        }
-        if self.warnings:
-            meta["warnings"] = list(self.warnings)
-        if self.pending:
-            meta["loading"] = dict(self.pending)
-        return meta
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "tools": self.tools,
-            "tool_references": [r.to_dict() for r in self.tool_references],
-            "total_matches": self.total_matches,
-            "search_metadata": self.search_metadata,
-        }
-        if self.error is not None:
-            out["error"] = self.error.to_dict()
-        return out
-
-    def text(self, names: Callable[[str], str] | None = None) -> str:
-        """A compact, readable rendering for a model or a terminal. ``names`` maps a
-        catalog name to the name the reader calls it by (a host format's wire name)."""
-        if self.error is not None:
-            return self.error.text()
-        show = names or str
-        head = f"{len(self.tool_references)} of {self.total_matches} matching tools for {self.query!r}:"
-        rows = [
-            f"- {show(r.tool_name)} ({r.relevance_score:.2f}){_kind_note(r)}"
-            f"{' [already loaded]' if r.loaded else ''}: {r.summary}"
-            f"{' (also used with: ' + ', '.join(map(show, r.also_used_with)) + ')' if r.also_used_with else ''}"
-            for r in self.tool_references
-        ]
-        lines = [head, *rows]
-        if self.warnings:
-            lines.append("note: " + "; ".join(self.warnings))
-        if self.pending:
-            lines.append("still loading: " + ", ".join(f"{k} ({v})" for k, v in self.pending.items()))
-        return "\n".join(lines)
-
-
-def _kind_note(ref: ToolReference) -> str:
-    """`` [skill: call to load]`` or `` [agent at URL]``: a model reading text results
-    learns what a non-tool entry is and how to use it."""
-    if ref.kind == "skill":
-        return " [skill: call it to load its instructions]"
-    if ref.kind == "agent":
-        url = (ref.details or {}).get("agent", {}).get("url")
-        return f" [agent at {url}: call it for its card]" if url else " [agent]"
-    return ""
-
-
-def refused_find(arguments: Any, error: ToolscoutError) -> FindResult:
-    """The result of a ``find_tools`` call whose arguments could not be parsed."""
-    query = arguments.get("query") if isinstance(arguments, Mapping) else arguments
-    return FindResult(query=query if isinstance(query, str) else shown(query), search_type="", error=error.info())
+_NO_CONTEXT = CallContext()
 
 
 def _is_async(fn: Any) -> bool:
@@ -241,7 +99,7 @@ def _is_async(fn: Any) -> bool:
 
 
 def _as_call_result(name: str, value: Any, duration_ms: float) -> CallResult:
-    if isinstance(value, CallResult):  # a source's own result (an MCP upstream's)
+    if isinstance(value, CallResult):  # a source's own result (an MCP upstream's UpstreamResult)
         value.tool = name  # the catalog name, as the caller knows it (not the upstream's)
         value.duration_ms = value.duration_ms or duration_ms
         return value
@@ -267,6 +125,21 @@ def _as_call_result(name: str, value: Any, duration_ms: float) -> CallResult:
 
 def _pointer(path: Collection[Any]) -> str:
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path) if path else "/"
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"Gateway.{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+
+
+def _with(ctx: CallContext | None, method: str, **legacy: Any) -> CallContext:
+    """``ctx`` (or an empty one) with the per-argument options an entry took before it took
+    a context (``allow=``, ``timeout=``, ``approve=``): still honoured, with a warning."""
+    ctx = ctx or _NO_CONTEXT
+    given = {k: v for k, v in legacy.items() if v is not None}
+    if not given:
+        return ctx
+    _deprecated(f"{method}({', '.join(f'{k}=...' for k in given)})", f"Gateway.{method}(request, CallContext(...))")
+    return ctx.replace(**given)
 
 
 class Gateway:
@@ -326,7 +199,7 @@ class Gateway:
         self.approve = approve
         self.approve_kinds = approval.parse_kinds(approve_kinds)
         """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
-        the gateway or the calling session has an approver, else none."""
+        the gateway or the caller (``ctx.approve``) has an approver, else none."""
 
     def _refresh_index(self) -> None:
         """Rebuild the index now (a shared catalog calls this after applying a change). Held
@@ -338,8 +211,6 @@ class Gateway:
         """``"auto"`` (default): on when there is a store the user owns (``usage_store``, or
         the catalog's SQLite file), so usage persists where the catalog does; ``True``: on
         (in memory without a store); ``False``: off, and the index ranks without a prior."""
-        from .learning import UsageLearner
-
         if learn is False or learn == "off":
             self.index.usage = None
             return None
@@ -352,16 +223,6 @@ class Gateway:
             learner = UsageLearner(store)
         self.index.usage = learner
         return learner
-
-    def record_search(self, session: str, result: FindResult) -> None:
-        """Note what a session's search found (called by :class:`~toolscout.session.Session`)."""
-        if self.learner is not None and result.error is None and result.found and result.search_type != "select":
-            self.learner.searched(session, result.query, [t.name for t in result.found])
-
-    def record_call(self, session: str, tool: str, ok: bool) -> None:
-        """Note that a session called ``tool`` (no arguments are kept)."""
-        if self.learner is not None:
-            self.learner.called(session, tool, ok)
 
     @property
     def policy(self) -> Policy | None:
@@ -381,34 +242,80 @@ class Gateway:
         ``EmbeddingUnavailable`` now, at setup."""
         if embeddings is None or embeddings is False:
             return None
-        from .search.hybrid import enable_hybrid, enable_hybrid_if_available
-
         if embeddings in ("multilingual", "multilingual-e5"):
-            from .search.crosslingual import enable_crosslingual
-
             return enable_crosslingual(self.index, embeddings, store=store, query_encoder=query_encoder)
         if embeddings == "auto":
             return enable_hybrid_if_available(self.index, store=store, query_encoder=query_encoder)
         spec = "default" if embeddings is True else embeddings
         return enable_hybrid(self.index, spec, store=store, query_encoder=query_encoder)
 
-    # -- find -------------------------------------------------------------------
-    def parse_find(self, arguments: Any) -> FindRequest:
-        """``find_tools`` arguments -> a request (limits as this gateway sets them)."""
-        try:
-            return FindRequest.parse(arguments, default_limit=self.default_limit, max_limit=self.max_limit)
-        except EmptyQuery as exc:
-            raise EmptyQuery(exc.message, hint=exc.hint, categories=self.catalog.categories()) from None
+    # -- the two entries ---------------------------------------------------------------
+    def find(
+        self,
+        request: FindRequest | Any,
+        ctx: CallContext | None = None,
+        *,
+        loaded: Collection[str] = (),
+        autocut: bool = True,
+        allow: Allow | None = None,
+    ) -> FindResult:
+        """Search for ``ctx``'s caller: the one way every surface finds tools.
 
-    def find(self, arguments: Any, *, allow: Allow | None = None, loaded: Collection[str] = ()) -> FindResult:
-        """``find_tools`` as a model sends it (a dict or its JSON text): parse, then
-        :meth:`search`. Never raises for bad input."""
-        try:
-            request = self.parse_find(arguments)
-        except RequestError as exc:
-            return refused_find(arguments, exc)
-        return self.search(request, allow=allow, loaded=loaded)
+        ``request``: a :class:`FindRequest`, or ``find_tools`` arguments as a model sends
+        them (a dict or its JSON text), parsed here once with this gateway's limits; bad
+        arguments come back as a result carrying the error, never raised. Only tools
+        ``ctx.allow`` and the gateway's policy let the caller see are ranked. Tools in
+        ``loaded`` (the caller has their schemas) are named in the references but not sent
+        again, unless asked for by exact name or ``select:``. With ``ctx.session_id``,
+        learning records what the search found. ``allow=``: deprecated, use ``ctx``.
+        """
+        ctx = _with(ctx, "find", allow=allow) if allow is not None else ctx or _NO_CONTEXT
+        if not isinstance(request, FindRequest):
+            try:
+                request = self._parse_find(request)
+            except RequestError as exc:
+                return refused_find(request, exc)
+        result = self._search(request, ctx.allow, loaded, autocut)
+        if ctx.session_id is not None:
+            self._record_search(ctx.session_id, result)
+        return result
 
+    async def execute(
+        self,
+        request: CallRequest | UseRequest,
+        ctx: CallContext | None = None,
+        *,
+        timeout: float | None = None,
+        allow: Allow | None = None,
+        approve: approval.Approve | None = None,
+    ) -> CallResult:
+        """Run a call for ``ctx``'s caller: the one way every surface runs tools. Never raises.
+
+        A :class:`CallRequest` resolves its name (a tool ``ctx.allow`` hides is refused),
+        validates its arguments against the tool's schema, asks the approver when the
+        tool's kind needs one (``ctx.approve``, else the gateway's) and runs the handler
+        with ``ctx`` current (:func:`toolscout.context.current`), within ``ctx.timeout``
+        (else ``call_timeout``). A :class:`UseRequest` (``use_tool``) finds first and runs
+        the top match only when it is clearly ahead. With ``ctx.session_id``, learning
+        records the call (never its arguments). ``timeout=``, ``allow=``, ``approve=``:
+        deprecated, use ``ctx``.
+        """
+        if timeout is not None or allow is not None or approve is not None:
+            ctx = _with(ctx, "execute", timeout=timeout, allow=allow, approve=approve)
+        elif ctx is None:
+            ctx = _NO_CONTEXT
+        if isinstance(request, UseRequest):
+            return await self._use(request, ctx)
+        try:
+            tool = self.resolve(request.name, allow=ctx.allow)
+        except ToolscoutError as exc:
+            return CallResult.failure(request.name, exc)
+        result = await self._call(tool, request.arguments, ctx)
+        if ctx.session_id is not None:
+            self._record_call(ctx.session_id, tool.name, result.ok)
+        return result
+
+    # -- the library's conveniences --------------------------------------------------------
     def find_tools(
         self,
         query: str,
@@ -441,27 +348,111 @@ class Gateway:
             formats.renderer(format)
         except InvalidRequest as exc:
             return refused_find(arguments, exc)
-        found = self.find(arguments, allow=allow, loaded=loaded)
-        if session is not None:
-            self.record_search(session, found)
-        return found.render(format)
+        ctx = _NO_CONTEXT if allow is None and session is None else CallContext(session_id=session, allow=allow)
+        return self.find(arguments, ctx, loaded=loaded).render(format)
+
+    async def acall(
+        self,
+        name: str,
+        arguments: Any = None,
+        *,
+        timeout: float | None = None,
+        allow: Allow | None = None,
+        session: str | None = None,
+    ) -> CallResult:
+        """Validate ``arguments`` against the tool's schema and run it. Never raises.
+        ``session``: the id a :meth:`find_tools` used, so learning credits this call to
+        that search (a :class:`~toolscout.session.Session` does this itself)."""
+        try:
+            request = CallRequest.parse(name, arguments)
+        except ToolscoutError as exc:
+            return CallResult.failure(name if isinstance(name, str) else shown(name), exc)
+        return await self.execute(request, CallContext(session_id=session, allow=allow, timeout=timeout))
+
+    def call(
+        self, name: str, arguments: Any = None, *, timeout: float | None = None, session: str | None = None
+    ) -> CallResult:
+        """Synchronous :meth:`acall` (usable inside or outside a running event loop)."""
+        return run_sync(self.acall(name, arguments, timeout=timeout, session=session))
+
+    async def ause_tool(
+        self, query: Any, params: Any = None, *, timeout: float | None = None, allow: Allow | None = None
+    ) -> CallResult:
+        """Find and run in one step, only when one tool is clearly the best match."""
+        try:
+            request = UseRequest.parse({"query": query, "params": params}, max_limit=self.max_limit)
+        except ToolscoutError as exc:
+            return CallResult.failure("use_tool", exc)
+        return await self.execute(request, CallContext(allow=allow, timeout=timeout))
+
+    def use_tool(self, query: str, params: Any = None, *, timeout: float | None = None) -> CallResult:
+        """Synchronous :meth:`ause_tool`."""
+        return run_sync(self.ause_tool(query, params, timeout=timeout))
+
+    # -- deprecated ways in (one release) ----------------------------------------------------
+    def parse_find(self, arguments: Any) -> FindRequest:
+        """Deprecated: :meth:`find` takes the arguments as sent (and its result's
+        ``request`` is the parsed request)."""
+        _deprecated("parse_find", "Gateway.find(arguments, ctx)")
+        return self._parse_find(arguments)
 
     def search(
-        self,
-        request: FindRequest,
-        *,
-        allow: Allow | None = None,
-        loaded: Collection[str] = (),
-        autocut: bool = True,
+        self, request: FindRequest, *, allow: Allow | None = None, loaded: Collection[str] = (), autocut: bool = True
     ) -> FindResult:
-        """Rank the tools ``allow`` (and the gateway's visibility rule) lets the caller see.
+        """Deprecated: :meth:`find`."""
+        _deprecated("search", "Gateway.find(request, ctx)")
+        return self._search(request, allow, loaded, autocut)
 
-        Tools in ``loaded`` are named in the references but not sent again, unless the
-        request asks for them by exact name or ``select:``.
-        """
+    async def run(
+        self, tool: Tool, arguments: dict[str, Any], *, timeout: float | None = None, approve: approval.Approve | None = None
+    ) -> CallResult:
+        """Deprecated: :meth:`execute`."""
+        _deprecated("run", "Gateway.execute(request, ctx)")
+        return await self._call(tool, parse_arguments(arguments), CallContext(timeout=timeout, approve=approve))
+
+    async def use(
+        self,
+        request: UseRequest,
+        *,
+        timeout: float | None = None,
+        allow: Allow | None = None,
+        approve: approval.Approve | None = None,
+    ) -> CallResult:
+        """Deprecated: :meth:`execute` takes a :class:`UseRequest`."""
+        _deprecated("use", "Gateway.execute(use_request, ctx)")
+        return await self._use(request, CallContext(timeout=timeout, allow=allow, approve=approve))
+
+    def record_search(self, session: str, result: FindResult) -> None:
+        """Deprecated: :meth:`find` records for a context with a ``session_id``."""
+        _deprecated("record_search", "Gateway.find(request, CallContext(session_id=...))")
+        self._record_search(session, result)
+
+    def record_call(self, session: str, tool: str, ok: bool) -> None:
+        """Deprecated: :meth:`execute` records for a context with a ``session_id``."""
+        _deprecated("record_call", "Gateway.execute(request, CallContext(session_id=...))")
+        self._record_call(session, tool, ok)
+
+    # -- learning: the one place usage is recorded --------------------------------------------
+    def _record_search(self, session: str, result: FindResult) -> None:
+        if self.learner is not None and result.error is None and result.found and result.search_type != "select":
+            self.learner.searched(session, result.query, [t.name for t in result.found])
+
+    def _record_call(self, session: str, tool: str, ok: bool) -> None:
+        if self.learner is not None:
+            self.learner.called(session, tool, ok)
+
+    # -- find -------------------------------------------------------------------
+    def _parse_find(self, arguments: Any) -> FindRequest:
+        """``find_tools`` arguments -> a request (limits as this gateway sets them)."""
+        try:
+            return FindRequest.parse(arguments, default_limit=self.default_limit, max_limit=self.max_limit)
+        except EmptyQuery as exc:
+            raise EmptyQuery(exc.message, hint=exc.hint, categories=self.catalog.categories()) from None
+
+    def _search(self, request: FindRequest, allow: Allow | None, loaded: Collection[str], autocut: bool) -> FindResult:
         started = time.perf_counter()
         mode = request.search_type
-        result = FindResult(query=request.query, search_type=mode, warnings=list(request.notes))
+        result = FindResult(query=request.query, search_type=mode, warnings=list(request.notes), request=request)
         if self.pending_sources is not None:
             result.pending = dict(self.pending_sources())
         try:
@@ -595,78 +586,40 @@ class Gateway:
         return tool
 
     # -- call -------------------------------------------------------------------
-    async def acall(
-        self,
-        name: str,
-        arguments: Any = None,
-        *,
-        timeout: float | None = None,
-        allow: Allow | None = None,
-        session: str | None = None,
-    ) -> CallResult:
-        """Validate ``arguments`` against the tool's schema and run it. Never raises.
-        ``session``: the id a :meth:`find_tools` used, so learning credits this call to
-        that search (a :class:`~toolscout.session.Session` does this itself)."""
-        try:
-            request = CallRequest.parse(name, arguments)
-        except ToolscoutError as exc:
-            return CallResult.failure(name if isinstance(name, str) else shown(name), exc)
-        result = await self.execute(request, timeout=timeout, allow=allow)
-        if session is not None and self.catalog.get(result.tool) is not None:
-            self.record_call(session, result.tool, result.ok)
-        return result
-
-    async def execute(
-        self,
-        request: CallRequest,
-        *,
-        timeout: float | None = None,
-        allow: Allow | None = None,
-        approve: approval.Approve | None = None,
-    ) -> CallResult:
-        """Run a parsed call: resolve the name, admit, validate, execute. Never raises."""
-        try:
-            tool = self.resolve(request.name, allow=allow)
-        except ToolscoutError as exc:
-            return CallResult.failure(request.name, exc)
-        return await self.run(tool, request.arguments, timeout=timeout, approve=approve)
-
-    async def run(
-        self,
-        tool: Tool,
-        arguments: dict[str, Any],
-        *,
-        timeout: float | None = None,
-        approve: approval.Approve | None = None,
-    ) -> CallResult:
-        """Validate, approve (when the tool's kind needs it) and execute a tool already
-        resolved and admitted (:meth:`resolve`). ``approve``: the caller's approver (a
-        session's), ahead of the surface's and the gateway's. Never raises."""
+    async def _call(self, tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> CallResult:
+        """Validate, approve (when the tool's kind needs it) and run a tool already
+        resolved and admitted (:meth:`resolve`), with ``ctx`` current. Never raises."""
         started = time.perf_counter()
         try:
             args = self.validate(tool, arguments)
-            await self._approve(tool, args, approve)
+            await self._approve(tool, args, ctx.approve)
             handler = self.catalog.handler(tool.name)
             if handler is None:
                 raise UpstreamUnavailable(
                     f"tool {tool.name!r} is declared but has no handler in this process",
                     hint="Register a handler for it, or connect its server.",
                 )
-            value = await self._run(tool, handler, args, timeout)
+            with using(ctx):  # the one place the current context is set: handlers read it
+                value = await self._invoke(tool, handler, args, ctx.timeout)
         except ToolscoutError as exc:
             return CallResult.failure(tool.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
         return _as_call_result(tool.name, value, (time.perf_counter() - started) * 1000)
 
+    def gated_kinds(self, approve: approval.Approve | None = None) -> frozenset[str]:
+        """The permission kinds whose calls need approval, for a caller whose approver is
+        ``approve``: ``approve_kinds`` when set, else the default kinds once the caller or
+        the gateway has an approver, else none."""
+        if self.approve_kinds is not None:
+            return self.approve_kinds
+        return approval.DEFAULT_KINDS if (approve or self.approve) is not None else frozenset()
+
     async def _approve(self, tool: Tool, args: dict[str, Any], approve: approval.Approve | None) -> None:
         """Raise unless this call may run: approved, or of a kind that needs no approval.
         Asked after validation, so a person only ever approves a call that would run."""
-        kinds = self.approve_kinds
-        if kinds is None:
-            kinds = approval.DEFAULT_KINDS if (approve or self.approve) is not None else frozenset()
         kind = tool.effective_permission
-        if kind is None or kind not in kinds:
+        if kind is None or kind not in self.gated_kinds(approve):
             return
-        approver = approve or approval.current.get() or self.approve
+        approver = approve or self.approve
         if approver is None:
             raise ApprovalRequired(f"tool {tool.name!r} is {kind} and needs approval before it runs; nothing ran", kind=kind)
         decision = await approval.decide(approver, tool, args)
@@ -676,18 +629,11 @@ class Gateway:
                 f"the call to {tool.name!r} was not approved{why}", kind=kind, reason=decision.reason
             )
 
-    def call(
-        self, name: str, arguments: Any = None, *, timeout: float | None = None, session: str | None = None
-    ) -> CallResult:
-        """Synchronous :meth:`acall` (usable inside or outside a running event loop)."""
-        return run_sync(self.acall(name, arguments, timeout=timeout, session=session))
-
-    def validate(self, tool: Tool, arguments: Any) -> dict[str, Any]:
-        """Return the arguments as a dict, or raise :class:`InvalidArguments` listing each
-        problem with its JSON pointer and expected type."""
-        from .request import parse_arguments
-
-        arguments = dict(parse_arguments(arguments))  # the handler gets its own copy
+    def validate(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check parsed arguments (a :class:`CallRequest`'s) against ``tool``'s schema:
+        a copy for the handler, or :class:`InvalidArguments` listing each problem with its
+        JSON pointer and expected type."""
+        arguments = dict(arguments)  # the handler gets its own copy
         validator = self._validator(tool)
         if validator is None:
             return arguments
@@ -746,7 +692,7 @@ class Gateway:
             self._validators.popitem(last=False)
         return validator
 
-    async def _run(self, tool: Tool, handler: Callable[..., Any], args: dict[str, Any], timeout: float | None) -> Any:
+    async def _invoke(self, tool: Tool, handler: Callable[..., Any], args: dict[str, Any], timeout: float | None) -> Any:
         limit = timeout if timeout is not None else self.call_timeout
         try:
             if _is_async(handler):
@@ -766,42 +712,33 @@ class Gateway:
         return value
 
     # -- use_tool ---------------------------------------------------------------
-    async def ause_tool(
-        self, query: Any, params: Any = None, *, timeout: float | None = None, allow: Allow | None = None
-    ) -> CallResult:
-        """Find and run in one step, only when one tool is clearly the best match."""
-        try:
-            request = UseRequest.parse({"query": query, "params": params}, max_limit=self.max_limit)
-        except ToolscoutError as exc:
-            return CallResult.failure("use_tool", exc)
-        return await self.use(request, timeout=timeout, allow=allow)
-
-    async def use(
-        self,
-        request: UseRequest,
-        *,
-        timeout: float | None = None,
-        allow: Allow | None = None,
-        approve: approval.Approve | None = None,
-    ) -> CallResult:
-        found = self.search(request.find, allow=allow)
+    async def _use(self, request: UseRequest, ctx: CallContext) -> CallResult:
+        """Find, then run the top match only when it is clearly ahead: its exact name (the
+        resolver's rule), the only match, or :data:`USE_TOOL_MARGIN` times the runner-up."""
+        found = self._search(request.find, ctx.allow, (), True)
         if found.error is not None:
             return CallResult(tool="use_tool", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error)
         refs = found.tool_references
         top = refs[0]
-        exact = top.tool_name.lower() == found.query.strip("`'\" ").lower()
-        clear = len(refs) == 1 or exact or top.relevance_score >= USE_TOOL_MARGIN * refs[1].relevance_score
-        if not clear:
+        clear = len(refs) == 1 or self._names_exactly(found.query, top.tool_name)
+        if not clear and top.relevance_score < USE_TOOL_MARGIN * refs[1].relevance_score:
             err = Ambiguous(
                 f"several tools match {found.query!r} about equally",
                 hint="Call find_tools to see their schemas, then call the one you mean.",
                 candidates=[{"name": r.tool_name, "summary": r.summary} for r in refs],
             )
             return CallResult.failure("use_tool", err)
-        return await self.execute(CallRequest(top.tool_name, request.params), timeout=timeout, allow=allow, approve=approve)
+        try:
+            tool = self.resolve(top.tool_name, allow=ctx.allow)
+        except ToolscoutError as exc:
+            return CallResult.failure(top.tool_name, exc)
+        return await self._call(tool, request.params, ctx)
 
-    def use_tool(self, query: str, params: Any = None, *, timeout: float | None = None) -> CallResult:
-        return run_sync(self.ause_tool(query, params, timeout=timeout))
+    def _names_exactly(self, query: str, name: str) -> bool:
+        """Whether ``query`` is ``name`` itself (up to case, separators, quotes and
+        backticks: the name resolver's rule, the one the ranking's exact-name win uses)."""
+        resolver = self.index.resolver
+        return any(resolver.tools[d].name == name for d in resolver.docs_named(query))
 
     # -- what the model sees ------------------------------------------------------
     def meta_tools(self, format: str = "generic", *, use_tool: bool = False, call_tool: bool = False) -> list[dict[str, Any]]:
@@ -810,20 +747,16 @@ class Gateway:
         return [formats.render(t, format) for t in self.meta_tool_records(use_tool=use_tool, call_tool=call_tool)]
 
     def meta_tool_records(self, *, use_tool: bool = False, call_tool: bool = False) -> list[Tool]:
-        present = self.index.kinds()
-        kinds = tuple(k for k in KINDS if k in present) if present - {"tool"} else ()
-        chosen = [find_tools_tool(self.default_limit, self.max_limit, kinds)]
-        if call_tool:
-            chosen.append(CALL_TOOL)
-        if use_tool:
-            chosen.append(USE_TOOL)
-        return chosen
+        return meta_tool_records(
+            self.index.kinds(),
+            default_limit=self.default_limit,
+            max_limit=self.max_limit,
+            use_tool=use_tool,
+            call_tool=call_tool,
+        )
 
     def system_prompt(self) -> str:
-        return formats.system_prompt(self.catalog.categories())
-
-
-META_NAMES = ("find_tools", "call_tool", "use_tool")
+        return system_prompt(self.catalog.categories())
 
 
 def _weak_call(method: Callable[[], Any]) -> Callable[[], None]:
@@ -851,99 +784,6 @@ def _kinds_option(kinds: Collection[str] | None) -> tuple[str, ...] | None:
 
 
 def _kind_details(tool: Tool) -> dict[str, Any]:
-    from .sources.skills import reference_details
-
     return reference_details(tool)
 
 
-_KIND_TEXT = {
-    "tool": "tool (default): a function to call",
-    "skill": "skill: instructions to load by calling it",
-    "agent": "agent: another agent to delegate to (its card)",
-}
-
-
-@lru_cache(maxsize=16)
-def find_tools_tool(
-    default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT, kinds: tuple[str, ...] = ()
-) -> Tool:
-    """The ``find_tools`` meta-tool; its argument names, enum and defaults come from
-    :mod:`toolscout.request`, the module that parses them. ``kinds`` (the kinds the catalog
-    holds, when more than tools) adds the ``kinds`` argument: a tools-only catalog keeps
-    the schema, and its token cost, as before."""
-    properties: dict[str, Any] = {}
-    if kinds:
-        properties["kinds"] = {
-            "type": "array",
-            "items": {"type": "string", "enum": list(kinds)},
-            "description": "What to find: " + "; ".join(_KIND_TEXT[k] for k in kinds) + ".",
-        }
-    return Tool(
-        "find_tools",
-        "Search the tool catalog by capability and load the schemas of matching tools. "
-        "Call it before using any tool you have not loaded yet.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "description": "What you want to do, in a few words, or an exact tool name. "
-                    "'select:a,b' loads tools by name.",
-                },
-                "limit": {
-                    "type": "integer",
-                    "description": f"Max tools to return (1-{max_limit}, default {default_limit}).",
-                },
-                "search_type": {
-                    "type": "string",
-                    "enum": list(SEARCH_TYPES),
-                    "description": f"Default '{DEFAULT_SEARCH_TYPE}'. 'regex' matches name patterns "
-                    "like 'get_.*_data'.",
-                },
-                "category": {"type": "string", "description": "Only search this category."},
-                "exclude": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "Names of tools you already have; they are not returned.",
-                },
-                **properties,
-            },
-            "required": ["query"],
-        },
-        source="toolscout",
-        defer=DeferPolicy.NEVER,
-        annotations=None,
-    )
-
-
-FIND_TOOLS = find_tools_tool()
-
-CALL_TOOL = Tool(
-    "call_tool",
-    "Run a tool returned by find_tools, by its exact name, with arguments matching its schema.",
-    {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "Exact tool name from find_tools."},
-            "arguments": {"type": "object", "description": "Arguments for the tool."},
-        },
-        "required": ["name", "arguments"],
-    },
-    source="toolscout",
-    defer=DeferPolicy.NEVER,
-)
-
-USE_TOOL = Tool(
-    "use_tool",
-    "Find and run a tool in one step, when you already know its parameters.",
-    {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "What you want to do."},
-            "params": {"type": "object", "description": "Parameters for the matched tool."},
-        },
-        "required": ["query", "params"],
-    },
-    source="toolscout",
-    defer=DeferPolicy.NEVER,
-)

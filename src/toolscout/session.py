@@ -32,20 +32,22 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import formats
 from ._sync import run_sync
+from .context import Allow, CallContext
 from .errors import ErrorInfo, NotRevealed, ToolscoutError
-from .gateway import refused_find
 from .ledger import Ledger, count_definitions
 from .model import CallResult, DeferPolicy, Tool
 from .naming import WIRE_FORMATS, wire_name
 from .request import CallRequest, UseRequest, shown
+from .results import FindResult, ToolReference
 
 if TYPE_CHECKING:
     from .approval import Approve
-    from .gateway import FindResult, Gateway, ToolReference
+    from .gateway import Gateway
 
 __all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
 
@@ -118,6 +120,11 @@ class Session:
     (``approve(tool, arguments)``, sync or async) is this conversation's approver for
     calls whose kind needs approval (:mod:`toolscout.approval`): every adapter's calls
     go through it.
+
+    A session adds only its reveal set, deferral and ledger to the gateway: each handled
+    call becomes one :class:`~toolscout.context.CallContext` (:meth:`context`: the edge's,
+    plus this session's id, permissions and approver) and goes to the gateway's one find
+    or execute entry, which also records usage for learning under this session's id.
     """
 
     def __init__(
@@ -168,6 +175,7 @@ class Session:
         self._searches: OrderedDict[str, int] = OrderedDict()
         self._render_cache: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
         self._meta_cache: dict[str, list[dict[str, Any]]] = {}
+        self._ctx: tuple[Any, Any, CallContext] | None = None
         self.store = store
         self._stored: Any = None  # the store's bookkeeping (revision, state last synced)
         if store is not None:
@@ -440,8 +448,24 @@ class Session:
             self._recency.move_to_end(name)
 
     # -- handling calls ---------------------------------------------------------------
-    async def ahandle(self, name: str, arguments: Any = None) -> ToolOutcome:
-        """Handle any tool call the model made. Never raises for bad input.
+    def context(self, edge: CallContext | None = None) -> CallContext:
+        """The context this session's calls carry: what the surface knows (``edge``: the
+        principal, its credentials, a progress reporter, the surface's approver) plus this
+        session's id, its ``allow`` (both rules apply when the edge has one too) and its
+        approver (ahead of the surface's)."""
+        if edge is None:
+            cached = self._ctx
+            if cached is not None and cached[0] is self.allow and cached[1] is self.approve:
+                return cached[2]
+            ctx = CallContext(session_id=self.id, allow=self.allow, approve=self.approve)
+            self._ctx = (self.allow, self.approve, ctx)
+            return ctx
+        allow = self.allow if edge.allow is None else edge.allow if self.allow is None else _both(self.allow, edge.allow)
+        return edge.replace(session_id=self.id, allow=allow, approve=self.approve or edge.approve)
+
+    async def ahandle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
+        """Handle any tool call the model made. Never raises for bad input. ``context``:
+        what the surface knows about the caller (see :meth:`context`).
 
         With a ``store``: refreshed first (an unreachable store answers
         ``session_store_unavailable`` and nothing runs, so a retry is safe), saved after
@@ -449,26 +473,27 @@ class Session:
         the change is kept here and written with the next save).
         """
         if self.store is None:
-            return await self._ahandle(name, arguments)
+            return await self._ahandle(name, arguments, context)
         try:
             await self.store.arefresh(self)
         except ToolscoutError as exc:
             return ToolOutcome.failure(name if isinstance(name, str) else shown(name), exc)
-        outcome = await self._ahandle(name, arguments)
+        outcome = await self._ahandle(name, arguments, context)
         await self.store.asave(self)
         return outcome
 
-    async def _ahandle(self, name: str, arguments: Any = None) -> ToolOutcome:
+    async def _ahandle(self, name: str, arguments: Any, edge: CallContext | None) -> ToolOutcome:
         label = name if isinstance(name, str) else shown(name)
+        ctx = self.context(edge)
         try:
             if name == "find_tools":
-                outcome = self._find(arguments)
+                outcome = self._find(arguments, ctx)
             elif name == "call_tool" and self.call_tool:
-                outcome = await self._call(CallRequest.from_call_tool(arguments), direct=False)
+                outcome = await self._call(CallRequest.from_call_tool(arguments), ctx, direct=False)
             elif name == "use_tool" and self.use_tool:
-                outcome = await self._use(UseRequest.parse(arguments, max_limit=self.gateway.max_limit))
+                outcome = await self._use(UseRequest.parse(arguments, max_limit=self.gateway.max_limit), ctx)
             else:
-                outcome = await self._call(CallRequest.parse(name, arguments), direct=True)
+                outcome = await self._call(CallRequest.parse(name, arguments), ctx, direct=True)
         except ToolscoutError as exc:
             outcome = ToolOutcome.failure(label, exc)
         return self._as_seen(outcome)
@@ -502,24 +527,24 @@ class Session:
         ]
         return outcome
 
-    def handle(self, name: str, arguments: Any = None) -> ToolOutcome:
+    def handle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
         """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
         if self.store is None:
-            return run_sync(self.ahandle(name, arguments))
+            return run_sync(self.ahandle(name, arguments, context=context))
         try:
             self.store.refresh(self)
         except ToolscoutError as exc:
             return ToolOutcome.failure(name if isinstance(name, str) else shown(name), exc)
-        outcome = run_sync(self._ahandle(name, arguments))
+        outcome = run_sync(self._ahandle(name, arguments, context))
         self.store.save(self)
         return outcome
 
-    async def _call(self, request: CallRequest, *, direct: bool) -> ToolOutcome:
+    async def _call(self, request: CallRequest, ctx: CallContext, *, direct: bool) -> ToolOutcome:
         """A direct call needs the tool's schema loaded in this session; ``call_tool`` only
         needs the tool to be visible (the model named it, and its arguments are checked
         against the schema either way)."""
         self._sync()
-        tool = self.gateway.resolve(request.name, allow=self.allow)
+        tool = self.gateway.resolve(request.name, allow=ctx.allow)
         if direct and not self.is_callable(tool.name):
             via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
             raise NotRevealed(
@@ -527,28 +552,24 @@ class Session:
                 hint=f"Call find_tools with query 'select:{self.wire(tool.name)}' (or describe the task){via}.",
             )
         self._touch(tool.name)
-        result = await self.gateway.run(tool, request.arguments, approve=self.approve)
-        self.gateway.record_call(self.id, tool.name, result.ok)  # learning: no arguments kept
+        if request.name != tool.name:  # the catalog name: the gateway resolves it at once
+            request = CallRequest(tool.name, request.arguments)
+        result = await self.gateway.execute(request, ctx)
         return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
-    async def _use(self, request: UseRequest) -> ToolOutcome:
-        result = await self.gateway.use(request, allow=self.allow, approve=self.approve)
+    async def _use(self, request: UseRequest, ctx: CallContext) -> ToolOutcome:
+        result = await self.gateway.execute(request, ctx)
         return ToolOutcome(name="use_tool", ok=result.ok, content=list(result.content), error=result.error, result=result)
 
-    def _find(self, arguments: Any) -> ToolOutcome:
+    def _find(self, arguments: Any, ctx: CallContext) -> ToolOutcome:
         self._sync()
-        try:
-            request = self.gateway.parse_find(arguments)
-        except ToolscoutError as exc:
-            found = refused_find(arguments, exc)
-            return ToolOutcome(name="find_tools", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error, find=found)
         loaded = self._pinned_set.union(self._revealed, self._loaded) if self._active else self._pinned_set
-        found = self.gateway.search(request, allow=self.allow, loaded=loaded)
-        if found.error is not None:
+        found = self.gateway.find(arguments, ctx, loaded=loaded)
+        request = found.request
+        if found.error is not None or request is None:
             return ToolOutcome(
                 name="find_tools", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error, find=found
             )
-        self.gateway.record_search(self.id, found)
         added = self._reveal(*(t.name for t in found.found))
         outcome = ToolOutcome(
             name="find_tools",
@@ -701,6 +722,13 @@ class InMemorySessionStore:
 
     async def asave(self, session: Session) -> bool:
         return False
+
+
+@lru_cache(maxsize=256)
+def _both(mine: Allow, edge: Allow) -> Allow:
+    """Both rules as one predicate, the same object for the same pair (the index caches
+    one mask per predicate object)."""
+    return lambda tool: mine(tool) and edge(tool)
 
 
 _BASELINES: OrderedDict[tuple[Any, ...], int] = OrderedDict()

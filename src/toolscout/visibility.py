@@ -2,7 +2,7 @@
 
 A tool is *visible* to a caller when it is available, supported on this platform, allowed
 by the gateway's :class:`~toolscout.policy.Policy` and by the caller's own ``allow``
-predicate (a session's user permissions). The same rule masks ranking (the index turns
+predicate (``CallContext.allow``: a session's user permissions). The same rule masks ranking (the index turns
 :meth:`Visibility.predicate` into a cached boolean mask, so ``limit`` is filled from
 visible tools) and admits calls (:meth:`Visibility.refusal`), so a tool a caller cannot
 find is a tool it cannot run, on every surface.
@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
-from collections.abc import Callable
 
+from .context import Allow
 from .errors import PolicyDenied
 from .model import Tool
 from .policy import Policy
 
 __all__ = ["Allow", "Visibility", "current_platform"]
 
-Allow = Callable[[Tool], bool]
 _PREDICATES = 256
 
 

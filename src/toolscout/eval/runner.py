@@ -1,7 +1,7 @@
 """Run an evaluation set through a :class:`~toolscout.search.index.ToolIndex` and score it.
 
 Every query goes through the same entry as a model's ``find_tools``: parsed into a
-:class:`~toolscout.request.FindRequest`, then :meth:`Gateway.search` (same analyzer,
+:class:`~toolscout.request.FindRequest`, then :meth:`Gateway.find` (same analyzer,
 filters, name resolution and exact-name rule a user gets), top 10 kept; AutoCut is off so the metrics see a full top 10 (AutoCut only
 shortens a list, its effect is measured separately in benchmarks/search_quality.py).
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog_base import BaseCatalog
-from ..errors import InvalidRequest, RequestError
+from ..errors import InvalidRequest
 from ..gateway import Gateway
 from ..learning import UsageLearner, replay_log
 from ..request import MAX_LIMIT
@@ -156,11 +156,7 @@ def index_ranker(index: ToolIndex, search_type: str, limit: int = DEPTH) -> Rank
     gateway = Gateway(index.catalog, index=index, max_limit=max(limit, MAX_LIMIT))
 
     def rank(text: str) -> list[str]:
-        try:
-            request = gateway.parse_find({"query": text, "limit": limit, "search_type": search_type})
-        except RequestError:
-            return []
-        return [t.name for t in gateway.search(request, autocut=False).found]
+        return [t.name for t in gateway.find({"query": text, "limit": limit, "search_type": search_type}, autocut=False).found]
 
     return rank
 

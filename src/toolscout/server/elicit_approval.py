@@ -1,7 +1,8 @@
 """Approval by asking the client's user, through MCP elicitation.
 
-The approver :data:`toolscout.approval.current` holds while a client that supports
-elicitation calls a tool whose permission kind needs approval (``serve --approve-kinds``).
+The approver the MCP server puts in a call's :class:`~toolscout.context.CallContext` while a
+client that supports elicitation calls a tool whose permission kind needs approval
+(``serve --approve-kinds``).
 """
 
 from __future__ import annotations

@@ -31,9 +31,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
 from .. import formats
+from ..context import CallContext
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
-from ..gateway import refused_find
-from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
+from ..model import CallResult
+from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES, CallRequest, shown
+from ..results import refused_find
 from ..storage import Follower
 from .capabilities import capabilities as gateway_capabilities
 
@@ -47,6 +49,9 @@ __all__ = ["API_PREFIX", "MAX_BODY_BYTES", "create_app", "mount"]
 log = logging.getLogger("toolscout.http")
 
 API_PREFIX = "/v1"
+EDGE = CallContext()
+"""What a request tells this API about its caller: nobody in particular (a bearer token
+guards the port, it names no principal). Every find and call carries it to the gateway."""
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """Bodies above this get a 413, as on ``/mcp``: a find or a call never needs more."""
 SERVER_FIELDS = (
@@ -300,7 +305,7 @@ def create_app(
             result = refused_find(arguments, exc)
         else:
             await _wait_for_sources(aggregator, cold_start_wait)
-            result = gateway.find(arguments).render(body.format)
+            result = gateway.find(arguments, EDGE).render(body.format)
         observe("find", started, result.error, body.query)
         return JSONResponse(result.to_dict())
 
@@ -308,7 +313,12 @@ def create_app(
     async def call(body: CallBody) -> Response:
         """Validate the arguments against the tool's schema and run it (``call_tool``)."""
         started = time.perf_counter()
-        result = await gateway.acall(body.name, body.arguments)
+        try:
+            request = CallRequest.parse(body.name, body.arguments)
+        except ToolscoutError as exc:
+            result = CallResult.failure(body.name if isinstance(body.name, str) else shown(body.name), exc)
+        else:
+            result = await gateway.execute(request, EDGE)
         error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message=result.text()[:300] or "isError"))
         observe("call", started, error, result.tool)
         return JSONResponse(result.to_dict())

@@ -8,8 +8,10 @@ them by name. Sessions live in a bounded store (least recently active forgotten 
 are never shared. Stateless clients (2026-07-28) share one session that never reveals:
 they find, then run through ``call_tool``.
 
-Progress and cancellation pass through: an upstream's ``notifications/progress`` reach the
-client that made the call (:data:`toolscout.calls.progress`), and a client's
+Each request becomes one :class:`~toolscout.context.CallContext` at this edge (the
+client's progress reporter, and an approver that asks the client's user when it can) handed
+to the connection's session. Progress and cancellation pass through: an upstream's
+``notifications/progress`` reach the client that made the call (``ctx.progress``), and a client's
 ``notifications/cancelled`` (or a closed connection) cancels the handler, which cancels
 the upstream call.
 """
@@ -29,7 +31,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from .. import approval, calls
+from ..calls import UpstreamResult
+from ..context import CallContext
 from ..errors import ErrorInfo, SessionStoreUnavailable
 from ..formats import render
 from ..gateway import Gateway
@@ -41,6 +44,9 @@ from .capabilities import CAPABILITIES_URI, capabilities
 from .elicit_approval import ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
 from .guard import BearerGuard, HostOriginGuard
+from .metrics import Metrics
+from .recent import RecentCalls
+from .shared_sessions import accept_shared_sessions
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 
 __all__ = ["GatewayServer"]
@@ -254,18 +260,15 @@ class GatewayServer:
         session = self.session(ctx, params)
         if params.name == "find_tools":
             await self._wait_for_sources()
-            outcome = await session.ahandle("find_tools", params.arguments)
+            outcome = await session.ahandle("find_tools", params.arguments, context=_FIND_CONTEXT)
             if outcome.revealed:
                 await _notify_list_changed(ctx)
             return self._find_result(outcome)
-        token = calls.progress.set(getattr(ctx.session, "report_progress", None))
-        asking = ElicitApproval(ctx, params, self._stateful(ctx)) if _can_elicit(ctx) else None
-        approver = approval.current.set(asking)
-        try:
-            outcome = await session.ahandle(params.name, params.arguments)
-        finally:
-            approval.current.reset(approver)
-            calls.progress.reset(token)
+        # Ask the client's user only where some kind is gated without it (the gateway's
+        # approve_kinds, or its own approver's default): offering elicitation gates nothing.
+        asking = ElicitApproval(ctx, params, self._stateful(ctx)) if self.gateway.gated_kinds() and _can_elicit(ctx) else None
+        edge = CallContext(progress=getattr(ctx.session, "report_progress", None), approve=asking)
+        outcome = await session.ahandle(params.name, params.arguments, context=edge)
         if asking is not None and asking.needed:  # ask, and run when the client retries with the answer
             return {"resultType": "input_required", "inputRequests": asking.needed}
         return self._call_result(outcome)
@@ -297,9 +300,8 @@ class GatewayServer:
             return error_result(outcome.error, outcome.content)
         if result.error is not None:
             return error_result(result.error, result.content)
-        tool = self.gateway.catalog.get(result.tool)
-        if tool is not None and tool.source == "mcp" and isinstance(result.value, dict):
-            return result.value
+        if isinstance(result, UpstreamResult):  # an upstream's own result, as its server sent it
+            return result.raw
         out: dict[str, Any] = {"content": result.content, "isError": not result.ok}
         if result.structured is not None:
             out["structuredContent"] = result.structured
@@ -388,26 +390,20 @@ class GatewayServer:
         """
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from .http_api import create_app, mount
+        from .http_api import create_app, mount  # fastapi: kept off the stdio start-up path
 
         off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         app = self.lowlevel.streamable_http_app(host=host, transport_security=off)
         if self.shared is not None:  # any replica serves any session: no affinity needed
-            from .shared_sessions import accept_shared_sessions
-
             accept_shared_sessions(self.lowlevel.session_manager, self.shared)
         counters = None
         if metrics:
-            from .metrics import Metrics
-
             counters = Metrics(aggregator=self.aggregator, catalog=self.gateway.catalog)
             counters.watch_mcp(self)
             if self.aggregator is not None:
                 counters.watch_cache(self.aggregator)
         recent = None
         if console:
-            from .recent import RecentCalls
-
             recent = RecentCalls()
             recent.watch_mcp(self)
         api = create_app(
@@ -488,6 +484,9 @@ async def _notify_peer(peer: Any) -> None:
     except Exception as exc:  # the session is gone, or has no standalone stream
         log.debug("list_changed not delivered: %s", exc)
 
+
+_FIND_CONTEXT = CallContext()
+"""What this edge knows of a searching client: nobody in particular (anonymous)."""
 
 SESSION_META = "toolscout/session"
 _TAG = re.compile(r"[\w.:@/-]{1,128}")

@@ -30,7 +30,9 @@ from fastapi.responses import JSONResponse, Response
 from ... import formats
 from ...errors import ToolscoutError
 from ...security import findings_of
-from ..http_api import SERVER_FIELDS, create_app, mount
+from ...tokens import count_tool_tokens, savings_report
+from ..guard import BearerGuard, HostOriginGuard
+from ..http_api import EDGE, SERVER_FIELDS, create_app, mount
 from ..recent import RecentCalls
 
 if TYPE_CHECKING:
@@ -142,8 +144,6 @@ def catalog_page(
 
 def renderings(tool: Tool) -> dict[str, dict[str, Any]]:
     """The tool as each host format sends it, with what each costs (o200k tokens)."""
-    from ...tokens import count_tool_tokens
-
     out: dict[str, dict[str, Any]] = {}
     for fmt in formats.FORMATS:
         try:
@@ -185,10 +185,12 @@ def explain_search(gateway: Gateway, arguments: dict[str, Any], format: str) -> 
     BM25F share split over the fields holding it, and its schema in every format."""
     try:
         formats.renderer(format)
-        request = gateway.parse_find(arguments)
     except ToolscoutError as exc:
         return {"result": {"error": exc.info().to_dict()}, "hits": []}
-    result = gateway.search(request)
+    result = gateway.find(arguments, EDGE)
+    request = result.request
+    if request is None:  # the arguments could not be parsed
+        return {"result": {"error": result.error.to_dict() if result.error else {}}, "hits": []}
     hits: list[dict[str, Any]] = []
     if result.error is None:
         scored = {s.tool.name: s for s in result.hits}
@@ -226,8 +228,6 @@ class _TokenCache:
         self._value: dict[str, Any] = {}
 
     def get(self, gateway: Gateway, format: str, searches: int, per_search: int, call_tool: bool) -> dict[str, Any]:
-        from ...tokens import savings_report
-
         key = (id(gateway.catalog), gateway.catalog.generation, format, searches, per_search, call_tool)
         if key != self._key:
             tools = list(gateway.catalog)
@@ -372,8 +372,6 @@ async def _serve_static(scope: dict[str, Any], send: Any, path: str) -> None:
 def local_app(gateway: Gateway, *, token: str | None, host: str = "127.0.0.1", recent: RecentCalls | None = None) -> Any:
     """``toolscout console``: the console and the ``/v1`` API over one local catalog (no
     MCP), behind the same guards as ``serve --transport http``."""
-    from ..guard import BearerGuard, HostOriginGuard
-
     recent = recent if recent is not None else RecentCalls()
     api = create_app(gateway, recent=recent)
     app = mount(console_api(gateway, recent=recent, call_tool=False), api, prefixes=(CONSOLE_API,))

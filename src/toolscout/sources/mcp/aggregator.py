@@ -22,10 +22,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ... import calls
+from ...calls import UpstreamResult
 from ...catalog import Catalog, Handler
+from ...context import current
 from ...errors import ToolFailed, ToolscoutError
-from ...model import Annotations, CallResult, DeferPolicy, Tool, canonical_json
+from ...model import Annotations, DeferPolicy, Tool, canonical_json
 from ...security import Screen, is_quarantined
 from ..configured import ConfiguredSources, poisoning_status
 from .cache import ToolListCache
@@ -253,11 +254,11 @@ class Aggregator:
     def _handler(self, server: str, original: str) -> Handler:
         up = self.upstreams[server]
 
-        async def forward(arguments: dict[str, Any]) -> CallResult:
-            from mcp.shared.exceptions import MCPError
+        async def forward(arguments: dict[str, Any]) -> UpstreamResult:
+            from mcp.shared.exceptions import MCPError  # the mcp extra
 
-            try:  # the surface's reporter, if any, gets the upstream's progress notifications
-                raw = await up.call(original, arguments, progress=calls.progress.get())
+            try:  # the caller's reporter, if any, gets the upstream's progress notifications
+                raw = await up.call(original, arguments, progress=current().progress)
             except MCPError as exc:
                 raise ToolFailed(
                     f"server '{server}' refused {original}: {up.config.redact(str(exc))}",
@@ -312,16 +313,9 @@ class Aggregator:
         )
 
 
-def upstream_result(tool: str, raw: Mapping[str, Any]) -> CallResult:
-    """An upstream ``CallToolResult`` as a :class:`CallResult`; ``value`` keeps it verbatim."""
-    content = raw.get("content")
-    return CallResult(
-        tool=tool,
-        ok=not bool(raw.get("isError")),
-        content=list(content) if isinstance(content, list) else [],
-        structured=raw.get("structuredContent"),
-        value=dict(raw),
-    )
+def upstream_result(tool: str, raw: Mapping[str, Any]) -> UpstreamResult:
+    """An upstream ``CallToolResult`` as an :class:`UpstreamResult`; ``value`` keeps it verbatim."""
+    return UpstreamResult.of(tool, raw)
 
 
 def _to_tool(

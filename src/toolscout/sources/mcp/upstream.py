@@ -32,7 +32,7 @@ from enum import StrEnum
 from http import HTTPStatus
 from typing import IO, Any
 
-from ...calls import ProgressFn
+from ...context import ProgressFn
 from ...errors import ToolTimeout, UpstreamUnavailable
 from .config import ServerConfig
 

@@ -1,0 +1,181 @@
+"""What a find returns: the found tools, their references as a model reads them, and why.
+
+A :class:`FindResult` is the one answer to every search on every surface; surfaces render
+it (:meth:`FindResult.render` fills the schemas to send in a host format, :meth:`FindResult.text`
+is what a model or a terminal reads, :meth:`FindResult.to_dict` what the HTTP API and the
+MCP server return as structured content). Execution results are
+:class:`~toolscout.model.CallResult` (an upstream's own: :class:`~toolscout.calls.UpstreamResult`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import formats
+from .errors import ErrorInfo, ToolscoutError
+from .model import Tool
+from .request import FindRequest, shown
+
+if TYPE_CHECKING:
+    from .search.index import ScoredTool
+
+__all__ = ["FindResult", "ToolReference", "refused_find"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolReference:
+    tool_name: str
+    relevance_score: float
+    summary: str
+    version: str
+    loaded: bool = False
+    """The caller already has this tool's schema (pinned, or revealed earlier in its
+    session), so it is named, not re-sent."""
+    findings: tuple[dict[str, str], ...] = ()
+    """Tool-poisoning findings on this tool (``code``, ``severity``, ``field``,
+    ``evidence``; see docs/security.md), when the gateway's policy is ``warn``."""
+    kind: str = "tool"
+    details: Mapping[str, Any] | None = None
+    """For a skill, how to load it; for an agent, its card's essentials and skills
+    (see :func:`toolscout.sources.skills.reference_details`). ``None`` for tools."""
+    usage_boost: float = 0.0
+    """How much learned usage added to this result's relevance (negative: it sank, as a
+    tool often found and never chosen; 0 when none; see docs/learning.md), so a ranking
+    that usage changed can be seen and explained."""
+    also_used_with: tuple[str, ...] = ()
+    """Tools sessions usually called together with this one (``select:`` loads them)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "tool_name": self.tool_name,
+            "relevance_score": self.relevance_score,
+            "summary": self.summary,
+            "version": self.version,
+        }
+        if self.loaded:
+            out["already_loaded"] = True
+        if self.findings:
+            out["findings"] = [dict(f) for f in self.findings]
+        if self.usage_boost:
+            out["usage_boost"] = self.usage_boost
+        if self.also_used_with:
+            out["also_used_with"] = list(self.also_used_with)
+        if self.kind != "tool":  # tools keep the shape they always had
+            out["kind"] = self.kind
+            out.update(self.details or {})
+        return out
+
+
+@dataclass(slots=True)
+class FindResult:
+    """The seed-001 response shape plus the found tools.
+
+    ``found`` holds the tools; ``tools`` their rendered schemas once a surface called
+    :meth:`render` (:meth:`Gateway.find_tools` does), minus those already loaded.
+    ``pending`` names sources that had not listed their tools yet (cold start).
+    """
+
+    query: str
+    search_type: str
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_references: list[ToolReference] = field(default_factory=list)
+    total_matches: int = 0
+    execution_time_ms: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    error: ErrorInfo | None = None
+    pending: dict[str, str] = field(default_factory=dict)
+    format: str | None = None
+    hits: list[ScoredTool] = field(default_factory=list, repr=False)
+    """Each found tool with its raw score and the signals that found it (``why``), for
+    surfaces that explain a ranking (the console); not part of what a model is sent."""
+    request: FindRequest | None = field(default=None, repr=False)
+    """The parsed request this answers (``None`` when the arguments could not be parsed):
+    a session keys its repeat counter on it, the console explains it."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def found(self) -> list[Tool]:
+        """The found tools, best first."""
+        return [h.tool for h in self.hits]
+
+    @property
+    def loaded(self) -> list[str]:
+        """Found tools the caller already has (named, not re-sent)."""
+        return [r.tool_name for r in self.tool_references if r.loaded]
+
+    def to_send(self) -> list[Tool]:
+        """Found tools whose schemas go to the caller (the rest it already has)."""
+        loaded = set(self.loaded)
+        return [t for t in self.found if t.name not in loaded]
+
+    def render(self, format: str) -> FindResult:
+        """Fill :attr:`tools` with the schemas to send, in ``format`` (returns ``self``)."""
+        self.tools = [formats.render(t, format) for t in self.to_send()]
+        self.format = format
+        return self
+
+    @property
+    def search_metadata(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "search_type": self.search_type,
+            "query": self.query,
+            "execution_time_ms": round(self.execution_time_ms, 3),
+        }
+        if self.warnings:
+            meta["warnings"] = list(self.warnings)
+        if self.pending:
+            meta["loading"] = dict(self.pending)
+        return meta
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "tools": self.tools,
+            "tool_references": [r.to_dict() for r in self.tool_references],
+            "total_matches": self.total_matches,
+            "search_metadata": self.search_metadata,
+        }
+        if self.error is not None:
+            out["error"] = self.error.to_dict()
+        return out
+
+    def text(self, names: Callable[[str], str] | None = None) -> str:
+        """A compact, readable rendering for a model or a terminal. ``names`` maps a
+        catalog name to the name the reader calls it by (a host format's wire name)."""
+        if self.error is not None:
+            return self.error.text()
+        show = names or str
+        head = f"{len(self.tool_references)} of {self.total_matches} matching tools for {self.query!r}:"
+        rows = [
+            f"- {show(r.tool_name)} ({r.relevance_score:.2f}){_kind_note(r)}"
+            f"{' [already loaded]' if r.loaded else ''}: {r.summary}"
+            f"{' (also used with: ' + ', '.join(map(show, r.also_used_with)) + ')' if r.also_used_with else ''}"
+            for r in self.tool_references
+        ]
+        lines = [head, *rows]
+        if self.warnings:
+            lines.append("note: " + "; ".join(self.warnings))
+        if self.pending:
+            lines.append("still loading: " + ", ".join(f"{k} ({v})" for k, v in self.pending.items()))
+        return "\n".join(lines)
+
+
+def _kind_note(ref: ToolReference) -> str:
+    """`` [skill: call to load]`` or `` [agent at URL]``: a model reading text results
+    learns what a non-tool entry is and how to use it."""
+    if ref.kind == "skill":
+        return " [skill: call it to load its instructions]"
+    if ref.kind == "agent":
+        url = (ref.details or {}).get("agent", {}).get("url")
+        return f" [agent at {url}: call it for its card]" if url else " [agent]"
+    return ""
+
+
+def refused_find(arguments: Any, error: ToolscoutError) -> FindResult:
+    """The result of a ``find_tools`` call whose arguments could not be parsed."""
+    query = arguments.get("query") if isinstance(arguments, Mapping) else arguments
+    return FindResult(query=query if isinstance(query, str) else shown(query), search_type="", error=error.info())
