@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import approval, formats
 from ._sync import run_sync
-from .catalog import Catalog
+from .catalog_base import BaseCatalog
 from .context import CallContext, using
 from .errors import (
     Ambiguous,
@@ -73,6 +73,7 @@ from .search.index import ScoredTool, ToolIndex
 from .search.resolve import select_names
 from .security.findings import findings_of
 from .sources.skills import reference_details
+from .storage import BlobStore, Follower
 from .visibility import Allow, Visibility
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ class Gateway:
 
     def __init__(
         self,
-        catalog: Catalog,
+        catalog: BaseCatalog,
         *,
         index: ToolIndex | None = None,
         policy: Policy | None = None,
@@ -175,14 +176,14 @@ class Gateway:
         approve_kinds: str | Collection[str] | None = None,
         default_kinds: Collection[str] | None = None,
         learn: bool | str | UsageLearner = "auto",
-        usage_store: Any = None,
+        usage_store: BlobStore | None = None,
     ) -> None:
         self.catalog = catalog
         self.default_kinds: tuple[str, ...] | None = _kinds_option(default_kinds)
         """What ``find_tools`` ranks when the request names no ``kinds``; ``None``: the
         catalog's ``default_kinds`` (tools only unless set), so existing users see no change."""
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
-        if hasattr(catalog, "after_apply"):  # a SharedCatalog: rebuild on its listener, not on the next search
+        if isinstance(catalog, Follower):  # a SharedCatalog: rebuild on its listener, not on the next search
             catalog.after_apply(_weak_call(self._refresh_index))
         self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store, query_encoder)
         self.learner: UsageLearner | None = self._enable_learning(learn, usage_store)
@@ -207,7 +208,7 @@ class Gateway:
         have its index rebuilt on every change from then on."""
         self.index.refresh()
 
-    def _enable_learning(self, learn: bool | str | UsageLearner, store: Any) -> UsageLearner | None:
+    def _enable_learning(self, learn: bool | str | UsageLearner, store: BlobStore | None) -> UsageLearner | None:
         """``"auto"`` (default): on when there is a store the user owns (``usage_store``, or
         the catalog's SQLite file), so usage persists where the catalog does; ``True``: on
         (in memory without a store); ``False``: off, and the index ranks without a prior."""

@@ -8,13 +8,15 @@ keyword-only answer with a warning instead of a crash or a wrong ranking.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import numpy as np
 
 from ..errors import EmbeddingUnavailable
 from .base import check_vectors
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["OpenAIEmbedder"]
 
@@ -37,6 +39,8 @@ class OpenAIEmbedder:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        import httpx  # on first use: httpx loads rich, which the serve path never needs
+
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(
@@ -54,6 +58,8 @@ class OpenAIEmbedder:
         return check_vectors(np.concatenate(parts), len(texts), self.dim, self.model_id)
 
     def _request(self, texts: list[str]) -> np.ndarray:
+        import httpx  # loaded by __init__ already: a dictionary lookup
+
         inputs = [t if t.strip() else " " for t in texts]  # endpoints reject empty strings
         try:
             response = self._client.post("/embeddings", json={"model": self.model, "input": inputs})
