@@ -77,3 +77,15 @@ def test_search_kinds_option(tmp_path):
     assert skills.exit_code == 0 and [r["tool_name"] for r in json.loads(skills.stdout)["tool_references"]] == ["team_wiki"]
     bad = runner.invoke(app, ["search", str(path), "release notes", "--kinds", "widget"])
     assert bad.exit_code == 2 and "unknown kind" in bad.output
+
+
+
+def test_piped_output_is_not_wrapped_at_the_terminal_width(tmp_path):
+    """Output that is not a terminal (a pipe, CI log, this runner) keeps each message on one
+    line whatever COLUMNS says, so scripts can grep it."""
+    path = tmp_path / "tools.jsonl"
+    path.write_text(json.dumps({"name": "a", "description": "A.", "input_schema": {}}))
+    out = runner.invoke(app, ["tokens", str(path)])
+    assert out.exit_code == 0, out.output
+    advice = [line for line in out.output.splitlines() if line.startswith("Tool search does not pay off")]
+    assert advice and advice[0].endswith("tools).")  # the whole sentence (>80 columns) on one line

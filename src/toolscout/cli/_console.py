@@ -12,12 +12,19 @@ if TYPE_CHECKING:
 __all__ = ["err", "out"]
 
 
+def _unwrapped_when_piped(console: Console) -> Console:
+    """Rich wraps at 80 columns when it cannot measure a terminal; piped output (``| grep``,
+    scripts, CI logs) must keep each message on one line, so only a terminal gets wrapping."""
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
 @cache
 def out() -> Console:
     """The console for results (stdout)."""
     from rich.console import Console
 
-    return Console()
+    return _unwrapped_when_piped(Console())
 
 
 @cache
@@ -25,4 +32,4 @@ def err() -> Console:
     """The console for errors and warnings (stderr)."""
     from rich.console import Console
 
-    return Console(stderr=True)
+    return _unwrapped_when_piped(Console(stderr=True))
