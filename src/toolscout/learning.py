@@ -35,7 +35,9 @@ What ranking gets (see docs/learning.md):
 * **co-usage**: tools called in the same session by at least ``min_sessions`` sessions.
 
 Evidence decays with a half-life (``half_life_days``). Derived arrays are rebuilt lazily
-when the usage version or the catalog generation changes; once a rebuild costs over 1 ms,
+when the usage version or the catalog generation changes; a log under ``_INLINE_BELOW``
+events is always rebuilt inline (exact right after its events, on any machine); beyond
+that, once a rebuild costs over 1 ms,
 no more often than every 50x its cost, so a busy gateway spends at most ~2% of its time
 rebuilding (and may rank with a prior a few events old). Once one costs over 50 ms it runs
 on a worker thread and no search waits for it: searches keep the previous prior meanwhile
@@ -67,6 +69,7 @@ _MAX_FOUND = 10
 _RECENT_SEARCHES = 8  # per session: a call is credited to the latest search that found it
 _MAX_SESSIONS = 10_000
 _BACKGROUND_FROM = 0.05  # s: a rebuild that took longer last time runs off the search path
+_INLINE_BELOW = 100  # events: a smaller log is rebuilt inline, exact whatever the machine's speed
 
 
 def query_terms(query: str) -> list[str]:
@@ -322,6 +325,8 @@ class UsageLearner:
         current = d is not None and d.generation == generation
         if current and d.version == self.version:  # type: ignore[union-attr]
             return d
+        if len(self._events) < _INLINE_BELOW:  # measured cost is machine speed: size decides "small"
+            return self._rebuild(tools, generation)
         now = time.time()
         if current and self._build_cost > 0.001 and now - self._built_at < 50 * self._build_cost:
             return d  # a costly rebuild ran very recently: serve the slightly older prior
