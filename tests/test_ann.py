@@ -12,6 +12,8 @@ from toolscout.embed.base import normalize
 from toolscout.model import Tool
 from toolscout.search.dense import DenseBackend
 
+pytestmark = pytest.mark.skipif(not ann.available(), reason="needs the ann extra (usearch)")
+
 
 def _clustered(n: int, dim: int = 48, seed: int = 5) -> np.ndarray:
     rng = np.random.default_rng(seed)
