@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "toolscout"
+from _paths import ROOT
+
+SRC = ROOT / "src" / "toolscout"
 
 
 def _module_name(path: Path) -> str:

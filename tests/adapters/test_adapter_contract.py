@@ -24,13 +24,14 @@ import json
 import re
 import tomllib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from _paths import ROOT
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -643,7 +644,7 @@ def test_langchain_keeps_strict_and_wire_names() -> None:
 
 # -- SDK floors --------------------------------------------------------------------------------
 def _floor(extra: str, dist: str) -> tuple[int, ...]:
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     (spec,) = [s for s in project["project"]["optional-dependencies"][extra] if s.startswith(dist)]
     return tuple(int(p) for p in spec.split(">=")[1].split("."))
 

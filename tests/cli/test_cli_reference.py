@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 import typer
 
+from _paths import DOCS
 from toolscout.cli.reference import _root, commands, help_text, render
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+DOC = DOCS / "cli.md"
 COMMANDS = list(commands())
 
 

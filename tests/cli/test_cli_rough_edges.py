@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from _paths import EXAMPLES, FIXTURES
 from toolscout import __version__
 from toolscout.cli import app
 
 runner = CliRunner()
-FIXTURE = Path(__file__).parent / "fixtures" / "eval_small"
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+FIXTURE = FIXTURES / "eval_small"
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from _paths import FIXTURES
 from toolscout.cli import app
 
-FIXTURE = Path(__file__).parent / "fixtures" / "eval_small"
+FIXTURE = FIXTURES / "eval_small"
 runner = CliRunner()
 
 

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
+from _paths import FIXTURES
 from toolscout import Catalog, Tool, learning
 from toolscout.adapters.openai import ChatCompletionsAdapter
 from toolscout.cli import app
@@ -21,7 +22,7 @@ from toolscout.server.mcp import GatewayServer
 from toolscout.session import Session
 
 pytest_plugins = ["_postgres"]  # a throwaway PostgreSQL server (pg_dsn), for the shared-store test
-FIXTURE = Path(__file__).parent / "fixtures" / "eval_small"
+FIXTURE = FIXTURES / "eval_small"
 QUERY = "notify the team with a message"
 OBJ = {"type": "object"}
 

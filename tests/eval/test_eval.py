@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from _paths import FIXTURES
 from toolscout.errors import DeclarationError
 from toolscout.eval import EvalQuery, evaluate, load_queries, load_tools, run_eval
 from toolscout.eval.metrics import group_positions, hit_at, ndcg_at, recall_at
 
-FIXTURE = Path(__file__).parent / "fixtures" / "eval_small"
+FIXTURE = FIXTURES / "eval_small"
 
 
 def test_metrics_by_hand() -> None:

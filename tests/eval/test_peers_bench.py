@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from _paths import ROOT
 from toolscout.eval import EvalQuery
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load():

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+from _paths import DOCS
+
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+from _paths import DOCS
 
 
 def blocks(name: str) -> list[str]:

@@ -8,7 +8,6 @@ import json
 import re
 import socket
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from openapi_spec_validator import validate
 
+from _paths import DOCS
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
@@ -356,7 +356,7 @@ async def test_mcp_and_http_api_on_one_port_behind_the_same_guards(gateway: Gate
 
 
 async def test_the_docs_library_example_serves_v1_under_a_mount() -> None:
-    text = (Path(__file__).resolve().parent.parent / "docs" / "http-api.md").read_text()
+    text = (DOCS / "http-api.md").read_text()
     block = re.search(r"## From a Python service \(no MCP\)\n.*?```python\n(.*?)```", text, re.S)
     assert block is not None
     scope: dict[str, Any] = {}

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from typer.testing import CliRunner
 
+from _paths import ROOT, TESTS
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
@@ -542,7 +543,7 @@ def test_servers_command_shows_every_source(tmp_path: Path, module: str) -> None
 def test_the_documented_mixed_config_is_valid(doc: str) -> None:
     """The README's serve section and the gateway docs show a config mixing an MCP server,
     a declaration file, an OpenAPI spec and a Python module; it parses as shown."""
-    text = (Path(__file__).resolve().parent.parent / doc).read_text(encoding="utf-8")
+    text = (ROOT / doc).read_text(encoding="utf-8")
     blocks = [b for b in text.split("```json\n")[1:] if '"declarations"' in b.split("```")[0]]
     assert blocks, f"no mixed config in {doc}"
     config = parse_config(json.loads(blocks[0].split("```")[0]))
@@ -560,7 +561,7 @@ async def test_toolscout_serve_process_resolves_paths_from_the_config_folder(tmp
     params = StdioServerParameters(
         command=str(Path(sys.executable).with_name("toolscout")),
         args=["serve", "-c", str(path), "--no-cache"],
-        cwd=str(Path(__file__).parent),
+        cwd=str(TESTS),
     )
     async with Client(params, mode="auto") as client:
         found = await client.call_tool("find_tools", {"query": "convert celsius to fahrenheit", "limit": 1})

@@ -26,6 +26,7 @@ import yaml
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
+from _paths import FIXTURES
 from toolscout.catalog import Catalog
 from toolscout.errors import ConfigError, DeclarationError, ToolscoutError
 from toolscout.model import Annotations, Tool
@@ -33,10 +34,8 @@ from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.config import load_config, parse_config
 from toolscout.sources.openapi import tools_from_openapi
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
 # CI runs a fixed set of examples (derandomized, no example database). For a long
-# exploratory run: TOOLSCOUT_FUZZ_SCALE=20 pytest tests/test_fuzz_sources.py (random, 20x).
+# exploratory run: TOOLSCOUT_FUZZ_SCALE=20 pytest tests/sources/test_fuzz_sources.py (random, 20x).
 SCALE = int(os.environ.get("TOOLSCOUT_FUZZ_SCALE", "1"))
 FUZZ = {
     "deadline": None,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from _paths import FIXTURES
 from toolscout import Catalog, Tool
 from toolscout.errors import DeclarationError, InvalidRequest
 from toolscout.gateway import Gateway
@@ -18,7 +19,7 @@ from toolscout.request import FindRequest
 from toolscout.session import Session
 from toolscout.store import Store
 
-FIX = Path(__file__).parent / "fixtures"
+FIX = FIXTURES
 
 
 def build() -> Catalog:

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from _paths import FIXTURES
 from toolscout.catalog import Catalog
 from toolscout.errors import DeclarationError
 from toolscout.model import DeferPolicy
 from toolscout.sources.declarations import load_declarations
 
-FIX = Path(__file__).parent / "fixtures"
+FIX = FIXTURES
 
 
 def test_yaml_bilingual_entry_keeps_every_language() -> None:

@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
+from _paths import FIXTURES
 from toolscout.errors import DeclarationError, ToolFailed
 from toolscout.sources.openapi import tools_from_openapi
 
-SPEC = Path(__file__).parent / "fixtures" / "petstore.yaml"
+SPEC = FIXTURES / "petstore.yaml"
 
 
 def _load(seen: list[httpx.Request], status: int = 200) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from typer.testing import CliRunner
 
+from _paths import DOCS
 from toolscout import pgstore
 from toolscout.cli import app
 from toolscout.demo import demo_tools
@@ -345,7 +346,7 @@ def test_a_restart_is_survived_by_the_next_call(postgres: PostgresServer, pg_dsn
 def test_the_postgres_examples_in_docs_store_md_run(pg_dsn: str) -> None:
     import re
 
-    text = (Path(__file__).resolve().parent.parent / "docs" / "store.md").read_text(encoding="utf-8")
+    text = (DOCS / "store.md").read_text(encoding="utf-8")
     found = re.findall(r"```python postgres\n(.*?)```", text, re.S)
     assert found
     for code in found:

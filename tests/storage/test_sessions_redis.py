@@ -9,12 +9,12 @@ import json
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 
+from _paths import TESTS
 from _redis import RedisServer, redis_server  # noqa: F401  (fixture)
 from _session_fixtures import build_catalog
 from toolscout import Tool
@@ -22,8 +22,6 @@ from toolscout.errors import ConfigError
 from toolscout.gateway import Gateway
 from toolscout.redis_sessions import RedisSessionStore, merge_states
 from toolscout.session import Session
-
-TESTS = str(Path(__file__).resolve().parent)
 
 
 @pytest.fixture
@@ -43,7 +41,7 @@ def test_another_worker_process_continues_the_session(url: str) -> None:
     assert here.handle("find_tools", {"query": "weather forecast for a city"}).revealed == ("get_weather",)
     worker = f"""
 import json, sys
-sys.path.insert(0, {TESTS!r})
+sys.path.insert(0, {str(TESTS)!r})
 from _session_fixtures import build_catalog
 from toolscout.gateway import Gateway
 from toolscout.redis_sessions import RedisSessionStore

@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 from mcp import Client
 
+from _paths import ROOT
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
 from toolscout.server.mcp import GatewayServer
@@ -23,7 +24,7 @@ from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.sources.mcp.config import parse_config
 from toolscout.store import Store
 
-NODE_BIN = Path(__file__).resolve().parent.parent / ".ci" / "node" / "node_modules" / ".bin"
+NODE_BIN = ROOT / ".ci" / "node" / "node_modules" / ".bin"
 
 
 def _find(name: str) -> str | None:
