@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import _sdk_requests as sdk
-from _session_fixtures import Script, build_session, prefix_stable
+from _session_fixtures import Script, build_session, claude_results, prefix_stable
 from _session_fixtures import claude_turn as turn
 
 anthropic = pytest.importorskip("anthropic")
@@ -23,15 +23,6 @@ def client_for(script: Script) -> Any:
         import httpx as http
     return anthropic.Anthropic(api_key="test", base_url="http://test", http_client=script.client(http))
 
-
-def results_by_id(messages: list[Any]) -> dict[str, dict[str, Any]]:
-    return {
-        b["tool_use_id"]: b
-        for m in messages
-        if m["role"] == "user" and isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    }
 
 
 def text_of(block: dict[str, Any]) -> str:
@@ -57,7 +48,7 @@ def test_portable_multi_turn() -> None:
     assert names[-1] == ["find_tools", "read_notes", "get_weather", "send_email", "format_disk"]
     assert prefix_stable([r["tools"] for r in script.requests])
 
-    results = results_by_id(messages)
+    results = claude_results(messages)
     assert set(results) == {f"t{i}" for i in range(1, 8)}
     assert json.loads(text_of(results["t2"])) == {"city": "Lima", "temp_c": 21}
     assert results["t3"]["is_error"] and text_of(results["t3"]).startswith("not_revealed")
@@ -89,7 +80,7 @@ def test_native_defer_loading_and_tool_reference() -> None:
     assert len(deferred) == len(session.gateway.catalog) - 1 and all(t["defer_loading"] for t in deferred)
     assert all(json.dumps(r["tools"]) == json.dumps(first) for r in script.requests)
 
-    results = results_by_id(messages)
+    results = claude_results(messages)
     assert results["t1"]["content"] == [{"type": "tool_reference", "tool_name": "get_weather"}]
     assert json.loads(text_of(results["t2"])) == {"city": "Kyiv", "temp_c": 21}
     assert results["t3"]["is_error"] and text_of(results["t3"]).startswith("no_match")

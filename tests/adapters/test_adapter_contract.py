@@ -20,6 +20,8 @@ Then a property test over all adapters with catalogs the providers would reject.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.metadata
 import json
 import re
 import tomllib
@@ -49,9 +51,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 import _sdk_requests as sdk
-from _session_fixtures import Script, chat_turn, claude_turn, responses_turn
+from _session_fixtures import Script, chat_turn, claude_results, claude_turn, responses_turn
 from toolscout import Catalog, DeferPolicy, Tool
-from toolscout.adapters import _common
 from toolscout.adapters import anthropic as anthropic_adapter
 from toolscout.adapters import openai as openai_adapter
 from toolscout.adapters.anthropic import MessagesAdapter
@@ -264,15 +265,6 @@ def claude_client(script: Script) -> Any:
         http = httpx
     return anthropic.Anthropic(api_key="test", base_url="http://test", http_client=script.client(http))
 
-
-def claude_results(messages: list[Any]) -> dict[str, dict[str, Any]]:
-    return {
-        b["tool_use_id"]: b
-        for m in messages
-        if m["role"] == "user" and isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    }
 
 
 def text_of(block: dict[str, Any]) -> str:
@@ -676,8 +668,8 @@ def test_installed_sdks_type_what_native_mode_sends() -> None:
     ],
 )
 def test_native_mode_refuses_an_sdk_too_old(monkeypatch: pytest.MonkeyPatch, make: Any, dist: str, old: str) -> None:
-    real = _common.importlib.metadata.version
-    monkeypatch.setattr(_common.importlib.metadata, "version", lambda name: old if name == dist else real(name))
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: old if name == dist else real(name))
     session = build()[0]
     with pytest.raises(ConfigError) as info:
         make(session)

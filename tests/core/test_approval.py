@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from mcp import Client
 
-from _session_fixtures import Script, claude_turn
+from _session_fixtures import Script, claude_results, claude_turn
 from mcp_fixtures import fake
 from toolscout import Catalog, Tool
 from toolscout.approval import Decision, parse_kinds
@@ -184,15 +184,6 @@ def test_approve_kinds_are_checked() -> None:
 # -- through a provider adapter ------------------------------------------------------------
 
 
-def _results(messages: list[Any]) -> dict[str, dict[str, Any]]:
-    return {
-        b["tool_use_id"]: b
-        for m in messages
-        if m["role"] == "user" and isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    }
-
 
 def _anthropic_run(session: Session, *turns: dict[str, Any]) -> tuple[Script, list[Any]]:
     anthropic = pytest.importorskip("anthropic")
@@ -224,7 +215,7 @@ def test_adapter_calls_go_through_the_session_approver() -> None:
         claude_turn(("t3", "wipe_disk", {"disk": "scratch"})),
         claude_turn(text="done"),
     )
-    results = _results(messages)
+    results = claude_results(messages)
     denied = results["t1"]
     assert denied["is_error"] and denied["content"][0]["text"].startswith("approval_denied:")
     assert "only the scratch disk" in denied["content"][0]["text"]
@@ -240,7 +231,7 @@ def test_adapter_read_only_gateway_sends_and_runs_no_risky_tool() -> None:
     )
     sent = {t["name"] for t in script.requests[0]["tools"]}
     assert sent == {"list_files", "plain"}
-    refused = _results(messages)["t1"]
+    refused = claude_results(messages)["t1"]
     assert refused["is_error"] and refused["content"][0]["text"].startswith("denied:") and ran == []
 
 

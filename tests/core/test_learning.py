@@ -21,7 +21,6 @@ from toolscout.learning import NS, UsageLearner
 from toolscout.server.mcp import GatewayServer
 from toolscout.session import Session
 
-pytest_plugins = ["_postgres"]  # a throwaway PostgreSQL server (pg_dsn), for the shared-store test
 FIXTURE = FIXTURES / "eval_small"
 QUERY = "notify the team with a message"
 OBJ = {"type": "object"}

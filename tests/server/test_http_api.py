@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from openapi_spec_validator import validate
 
 from _paths import DOCS
+from _procs import free_port
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
@@ -72,10 +72,6 @@ async def http(gateway: Gateway) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # -- find ---------------------------------------------------------------------------------
@@ -232,7 +228,7 @@ async def test_health_capabilities_and_servers_without_upstreams(http: httpx.Asy
 
 
 async def test_readiness_waits_for_first_listings_and_servers_never_show_secrets() -> None:
-    closed = _free_port()
+    closed = free_port()
     cfg = parse_config(
         {
             "mcpServers": {

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -19,6 +18,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from _procs import free_port
+from _wait import until
 from mcp_fixtures import FAKE
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
@@ -33,10 +34,6 @@ TOKEN = "client-token-abc"
 WIDGETS = 24
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _widget(i: int) -> Any:
@@ -48,7 +45,7 @@ def _widget(i: int) -> Any:
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def gateway_http() -> AsyncIterator[tuple[str, Catalog]]:
-    port = _free_port()
+    port = free_port()
     upstream = subprocess.Popen([sys.executable, FAKE, "--http", str(port)], stderr=subprocess.DEVNULL)
     catalog = Catalog()
     for i in range(WIDGETS):
@@ -56,14 +53,17 @@ async def gateway_http() -> AsyncIterator[tuple[str, Catalog]]:
     cfg = parse_config({"mcpServers": {"web": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Upstream-Key": "k1"}}}})
     agg = Aggregator(cfg, catalog)
     try:
-        for _ in range(300):  # wait for the upstream to bind (bounded)
+
+        async def listed() -> bool:
             assert upstream.poll() is None, "the HTTP upstream fixture exited"
             try:
                 await agg.refresh("web")
-                break
+                return True
             except Exception:
                 agg.upstreams["web"]._next_attempt = 0.0  # retry now, not after backoff
-                await asyncio.sleep(0.05)
+                return False
+
+        await until(listed, 60, interval=0.05)  # the upstream has bound its port
         assert agg.tool_count("web") == 6
         server = GatewayServer(Gateway(catalog, call_timeout=None), agg, max_revealed=8)
         async with serving(server.http_app(token=TOKEN)) as url:
@@ -164,8 +164,5 @@ async def test_http_upstream_list_changed_refreshes_the_catalog(gateway_http: tu
     url, catalog = gateway_http
     async with connect(url) as client:
         await client.call_tool("call_tool", {"name": "web_grow", "arguments": {}})
-    for _ in range(200):  # bounded wait for the notification to be processed
-        if "web_extra" in catalog:
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: "web_extra" in catalog, 10)  # the notification is processed
     assert "web_extra" in catalog and catalog.get("web_extra").original_name == "extra"

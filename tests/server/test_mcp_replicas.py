@@ -6,7 +6,6 @@ structured errors, then recovers without restarting the gateway."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -25,7 +24,8 @@ import redis
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from _redis import RedisServer, free_port, redis_server  # noqa: F401  (fixture)
+from _procs import free_port, wait_http
+from _redis import RedisServer
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
@@ -67,7 +67,7 @@ def names(result: types.ListToolsResult) -> set[str]:
 
 # -- two `toolscout serve` processes --------------------------------------------------------
 @pytest.fixture
-def replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, subprocess.Popen[bytes] | int]]:  # noqa: F811
+def replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, subprocess.Popen[bytes] | int]]:
     redis_server.flush()
     cfg = tmp_path / "servers.json"
     cfg.write_text(json.dumps({"mcpServers": {"up": fake("normal")}}))
@@ -80,7 +80,7 @@ def replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, su
         procs[f"{name}_port"] = port
     try:
         for name in ("a", "b"):
-            _wait_listening(procs[name], procs[f"{name}_port"])
+            wait_http(procs[name], "http://127.0.0.1:{}/mcp".format(procs[f"{name}_port"]))
         yield procs
     finally:
         for name in ("a", "b"):
@@ -89,22 +89,10 @@ def replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, su
                 procs[name].wait(10)
 
 
-def _wait_listening(proc: subprocess.Popen[bytes], port: int) -> None:
-    """Until the replica answers HTTP at all (bounded: 30 s)."""
-    with httpx.Client() as http:
-        for _ in range(600):
-            try:
-                http.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
-                return
-            except httpx.TransportError:
-                with contextlib.suppress(subprocess.TimeoutExpired):  # waits 50 ms, or it exited
-                    proc.wait(0.05)
-                assert proc.poll() is None, "toolscout serve exited"
-        raise TimeoutError(f"replica on port {port} did not start")
 
 
 async def test_reveal_on_one_replica_call_on_the_other_and_survive_a_killed_replica(
-    replicas: dict[str, Any], redis_server: RedisServer  # noqa: F811
+    replicas: dict[str, Any], redis_server: RedisServer
 ) -> None:
     for name in ("a", "b"):  # each replica has listed its upstream (a find waits for that)
         url = f"http://127.0.0.1:{replicas[f'{name}_port']}/mcp"

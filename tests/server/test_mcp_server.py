@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 from mcp import Client
 
+from _wait import until
 from mcp_fixtures import fake
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
@@ -147,10 +148,7 @@ async def test_upstream_change_reaches_stateful_sessions(server: GatewayServer) 
     async with Client(server.lowlevel, mode="legacy", message_handler=on_message) as client:
         assert "up_extra" not in names(await client.list_tools())
         await client.call_tool("call_tool", {"name": "up_grow", "arguments": {}})
-        for _ in range(200):  # bounded wait for the upstream's list_changed to be processed
-            if "up_extra" in server.gateway.catalog:
-                break
-            await asyncio.sleep(0.02)
+        await until(lambda: "up_extra" in server.gateway.catalog, 10)  # the upstream's list_changed is processed
         await asyncio.sleep(0)
         assert "up_extra" in names(await client.list_tools())
         assert any(isinstance(n, types.ToolListChangedNotification) for n in notes)

@@ -3,9 +3,7 @@ surfaces, upstream states and tool-list cache hits read from the aggregator."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -19,6 +17,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
+from _procs import free_port
+from _wait import until
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from mcp_fixtures.fake_upstream import tools_for
@@ -139,31 +139,28 @@ def test_metrics_need_the_http_transport(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--metrics needs --transport http" in result.output
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.parametrize("metrics", [True, False])
 async def test_serve_exposes_metrics_only_with_the_flag(tmp_path: Path, metrics: bool) -> None:
     cfg = tmp_path / "servers.json"
     cfg.write_text(json.dumps({"mcpServers": {"up": fake("normal")}}))
-    port = _free_port()
+    port = free_port()
     toolscout = str(Path(sys.executable).with_name("toolscout"))
     args = [toolscout, "serve", "-c", str(cfg), "--no-cache", "--transport", "http", "--port", str(port)]
     proc = subprocess.Popen([*args, *(["--metrics"] if metrics else [])], stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient(base_url=base) as http:
-            for _ in range(600):  # until it answers (bounded): readiness, not timing
+
+            async def ready() -> bool:
                 assert proc.poll() is None, "toolscout serve exited"
                 try:
-                    if (await http.get("/v1/ready")).status_code == 200:
-                        break
+                    return (await http.get("/v1/ready")).status_code == 200
                 except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.05)
+                    return False
+
+            await until(ready, 60, interval=0.05)  # readiness, not timing
             found = await http.post("/v1/find", json={"query": "add two integers", "limit": 1})
             assert found.json()["tool_references"][0]["tool_name"] == "up_add"
             scraped = await http.get("/metrics")

@@ -13,7 +13,6 @@ by the HTTP API (``/v1/find``, ``/v1/call``, ``/v1/tools/{name}``):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import os
@@ -30,14 +29,14 @@ import httpx
 import httpx2
 import pytest
 
-from _procs import stop
-from _redis import RedisServer, free_port, redis_server  # noqa: F401  (fixture)
+from _procs import free_port, stop, wait_http
+from _redis import RedisServer
+from _wait import until
 from mcp_fixtures import FAKE
 from toolscout.model import Tool
 
 pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
 pytest.importorskip("redis", reason="toolscout[redis] is not installed")
-pytest_plugins = ["_postgres"]  # the session's server (postgres) and a database per test (pg_dsn)
 
 PROPAGATION = 1.0
 """The promise: a change is searchable on every replica within a second."""
@@ -47,22 +46,12 @@ ROUNDS = 6  # find + call per round and session: 48 MCP tool requests, plus the 
 WRITES = 8
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], port: int, timeout: float = 30.0) -> None:
-    """Until ``GET /v1/ready`` answers 200 (bounded), failing at once if the process exits."""
-    deadline = time.monotonic() + timeout
-    with httpx.Client() as http:
-        while time.monotonic() < deadline:
-            with contextlib.suppress(httpx.TransportError):
-                if http.get(f"http://127.0.0.1:{port}/v1/ready", timeout=1).status_code == 200:
-                    return
-            with contextlib.suppress(subprocess.TimeoutExpired):  # waits 50 ms, or it exited
-                proc.wait(0.05)
-            assert proc.poll() is None, f"process on port {port} exited"
-    raise TimeoutError(f"nothing ready on port {port}")
+def _ready(response: httpx.Response) -> bool:
+    return response.status_code == 200
 
 
 @pytest.fixture
-def cluster(pg_dsn: str, redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, Any]]:  # noqa: F811
+def cluster(pg_dsn: str, redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """One HTTP upstream (registry mode) and three replicas on one database and one Redis."""
     redis_server.flush()
     upstream_port = free_port()
@@ -81,7 +70,7 @@ def cluster(pg_dsn: str, redis_server: RedisServer, tmp_path: Path) -> Iterator[
                     "--store", pg_dsn, "--sessions", redis_server.url]
             procs[name] = subprocess.Popen([toolscout, *args], stderr=subprocess.DEVNULL)
         for name, proc in procs.items():
-            _wait_ready(proc, ports[name])
+            wait_http(proc, f"http://127.0.0.1:{ports[name]}/v1/ready", ready=_ready)
         yield {"procs": procs, "ports": ports, "dsn": pg_dsn}
     finally:
         stop(*procs.values(), upstream)
@@ -185,13 +174,8 @@ class Api:
 
     async def until(self, check: Any, timeout: float) -> float | None:
         """Seconds until ``await check()`` is true (bounded), else None."""
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        while loop.time() - start < timeout:
-            if await check():
-                return loop.time() - start
-            await asyncio.sleep(0.02)  # the next poll of a bounded wait for the condition
-        return None
+        start = asyncio.get_running_loop().time()
+        return asyncio.get_running_loop().time() - start if await until(check, timeout) else None
 
     async def register(self, name: str, on: str | None = None) -> str:
         """A catalog write through one replica: that replica's upstream gains ``web_<name>``, it
@@ -409,7 +393,7 @@ async def test_readiness_reports_both_stores_and_follows_their_outages(
     args = ["serve", "-c", str(cfg), "--transport", "http", "--port", str(port), "--store", pg_dsn, "--sessions", cache.url]
     proc = subprocess.Popen([toolscout, *args], stderr=subprocess.DEVNULL)
     try:
-        _wait_ready(proc, port)
+        wait_http(proc, f"http://127.0.0.1:{port}/v1/ready", ready=_ready)
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
 
             async def readiness(status: int, check: Any = lambda body: True, timeout: float = 15.0) -> ReadyResponse:

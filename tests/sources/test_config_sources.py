@@ -12,7 +12,7 @@ import signal
 import socket
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from starlette.routing import Route
 from typer.testing import CliRunner
 
 from _paths import ROOT, TESTS
+from _wait import until
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
@@ -181,15 +182,6 @@ def aggregator_for(path: Path) -> Aggregator:
     agg = Aggregator(load_config(path), Catalog())
     agg.sources.load(strict=True)
     return agg
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait (bounded) for a condition the code under test makes true."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
 
 
 def bump(path: Path, text: str) -> None:
@@ -373,22 +365,22 @@ async def test_changed_files_are_picked_up_and_a_broken_edit_keeps_the_old_tools
     await agg.start()
     try:
         bump(tmp_path / "tools.yaml", TOOLS_YAML + "rotate_keys:\n  desc: Rotate the API keys of a service.\n")
-        await until(lambda: agg.catalog.get("ops_rotate_keys") is not None)
+        assert await until(lambda: agg.catalog.get("ops_rotate_keys") is not None)
         assert changes[-1].added == ("ops_rotate_keys",)
 
         edited = json.loads(json.dumps(SPEC))
         edited["paths"]["/pets"]["get"]["summary"] = "List every pet, oldest first"
         bump(spec_file, json.dumps(edited))
-        await until(lambda: agg.catalog.get("pets_listPets").description.startswith("List every pet"))
+        assert await until(lambda: agg.catalog.get("pets_listPets").description.startswith("List every pet"))
 
         bump(tmp_path / "tools.yaml", "broken: [\n")
-        await until(lambda: agg.status()["ops"]["state"] == "failed")
+        assert await until(lambda: agg.status()["ops"]["state"] == "failed")
         row = agg.status()["ops"]
         assert "tools.yaml" in row["last_error"] and "still serving the 4 tools" in row["last_error"]
         assert row["tools"] == 4 and agg.catalog.get("ops_rotate_keys") is not None
 
         bump(tmp_path / "tools.yaml", TOOLS_YAML)
-        await until(lambda: agg.status()["ops"]["state"] == "ready")
+        assert await until(lambda: agg.status()["ops"]["state"] == "ready")
         assert agg.catalog.get("ops_rotate_keys") is None and agg.status()["ops"]["last_error"] is None
     finally:
         await agg.aclose()
@@ -410,7 +402,7 @@ async def test_a_reload_tells_stateful_sessions_their_tool_changed(tmp_path: Pat
             assert found.structured_content["tool_references"][0]["tool_name"] == "ops_restart_service"
             notes.clear()
             bump(tmp_path / "tools.yaml", TOOLS_YAML.replace("Restart a systemd service", "Gracefully restart a service"))
-            await until(lambda: any(isinstance(n, types.ToolListChangedNotification) for n in notes))
+            assert await until(lambda: any(isinstance(n, types.ToolListChangedNotification) for n in notes))
             listed = {t.name: t for t in (await client.list_tools()).tools}
             assert listed["ops_restart_service"].description.startswith("Gracefully restart")
     finally:
@@ -469,7 +461,7 @@ async def test_a_spec_url_that_is_down_fails_alone_and_recovers(
         assert found.tool_references[0].tool_name == "conv_celsius_to_fahrenheit"
         assert set(found.search_metadata["loading"]) == {"gone", "pets"}
         pets.spec_status = 200  # back up: the background retry (backoff from 0.5 s) lists it
-        await until(lambda: agg.status()["pets"]["state"] == "ready")
+        assert await until(lambda: agg.status()["pets"]["state"] == "ready")
         assert agg.status()["pets"]["tools"] == 4 and "gone" in agg.pending()
     finally:
         await agg.aclose()

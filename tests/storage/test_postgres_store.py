@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from _postgres import PostgresServer
 
 psycopg = pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
-pytest_plugins = ["_postgres"]  # the session's server (postgres) and a database per test (pg_dsn)
 runner = CliRunner()
 
 

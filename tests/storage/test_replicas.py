@@ -10,15 +10,14 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 
-from _procs import stop
+from _procs import free_port, stop, wait_http
+from _wait import until
 from toolscout.catalog import CatalogChange
 from toolscout.errors import StoreError
 from toolscout.gateway import Gateway
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
     from _postgres import PostgresServer
 
 psycopg = pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
-pytest_plugins = ["_postgres"]  # the session's server (postgres) and a database per test (pg_dsn)
 
 PROPAGATION = 1.0
 """The promise: a change is searchable on every replica within a second."""
@@ -274,27 +272,8 @@ def test_a_write_made_while_a_replica_was_away_arrives_by_resync(
 
 
 # -- three `toolscout serve --store postgresql://...` processes, driven by the MCP SDK ----------
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def _wait_http(proc: subprocess.Popen[bytes], port: int, timeout: float = 30.0) -> None:
-    """Until the process answers HTTP on ``port`` (bounded), failing at once if it exits."""
-    deadline = time.monotonic() + timeout
-    with httpx.Client() as http:
-        while time.monotonic() < deadline:
-            try:
-                http.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
-                return
-            except httpx.TransportError:
-                with contextlib.suppress(subprocess.TimeoutExpired):  # waits 50 ms, or it exited
-                    proc.wait(0.05)
-                assert proc.poll() is None, f"process on port {port} exited"
-    raise TimeoutError(f"nothing answered on port {port}")
 
 
 @pytest.fixture
@@ -302,7 +281,7 @@ def served(pg_dsn: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """One HTTP upstream and three gateway replicas on one database."""
     from mcp_fixtures import FAKE
 
-    upstream_port = _free_port()
+    upstream_port = free_port()
     upstream = subprocess.Popen([sys.executable, FAKE, "--http", str(upstream_port)], stderr=subprocess.DEVNULL)
     cfg = tmp_path / "servers.json"
     cfg.write_text(json.dumps({"mcpServers": {"web": {"url": f"http://127.0.0.1:{upstream_port}/mcp"}}}))
@@ -311,12 +290,12 @@ def served(pg_dsn: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
     ports: dict[str, int] = {}
     try:
         for name in ("a", "b", "c"):  # started together: a replica retries an upstream not up yet
-            ports[name] = _free_port()
+            ports[name] = free_port()
             args = ["serve", "-c", str(cfg), "--transport", "http", "--port", str(ports[name]), "--store", pg_dsn]
             procs[name] = subprocess.Popen([toolscout, *args], stderr=subprocess.DEVNULL)
-        _wait_http(upstream, upstream_port)
+        wait_http(upstream, f"http://127.0.0.1:{upstream_port}/mcp")
         for name, proc in procs.items():
-            _wait_http(proc, ports[name])
+            wait_http(proc, f"http://127.0.0.1:{ports[name]}/mcp")
         yield {"ports": ports, "dsn": pg_dsn, "toolscout": toolscout, "tmp": tmp_path}
     finally:
         stop(*procs.values(), upstream)
@@ -331,15 +310,12 @@ def _client(port: int) -> Any:
 
 async def _found(client: Any, query: str, name: str, timeout: float) -> float | None:
     """Seconds until ``find_tools(query)`` on ``client`` returns ``name`` (bounded), else None."""
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    while loop.time() - start < timeout:
+    async def found() -> bool:
         result = await client.call_tool("find_tools", {"query": query, "limit": 3})
-        refs = (result.structured_content or {}).get("tool_references", [])
-        if any(r["tool_name"] == name for r in refs):
-            return loop.time() - start
-        await asyncio.sleep(0.02)  # the next poll of a bounded wait for the condition
-    return None
+        return any(r["tool_name"] == name for r in (result.structured_content or {}).get("tool_references", []))
+
+    start = asyncio.get_running_loop().time()
+    return asyncio.get_running_loop().time() - start if await until(found, timeout) else None
 
 
 async def test_three_serve_processes_share_one_catalog(served: dict[str, Any], postgres: PostgresServer) -> None:

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from _paths import TESTS
-from _redis import RedisServer, redis_server  # noqa: F401  (fixture)
+from _redis import RedisServer
 from _session_fixtures import build_catalog
 from toolscout import Tool
 from toolscout.errors import ConfigError
@@ -25,7 +25,7 @@ from toolscout.session import Session
 
 
 @pytest.fixture
-def url(redis_server: RedisServer) -> str:  # noqa: F811
+def url(redis_server: RedisServer) -> str:
     redis_server.flush()
     return redis_server.url
 

@@ -9,6 +9,7 @@ import signal
 
 import pytest
 
+from _wait import until
 from mcp_fixtures import fake
 from toolscout.catalog import Catalog
 from toolscout.errors import ToolTimeout, UpstreamUnavailable
@@ -63,11 +64,7 @@ async def test_calls_forward_original_name_and_pass_results_through() -> None:
         changes = []
         agg.catalog.subscribe(changes.append)
         await agg.catalog.handler("normal_grow")({})
-        for _ in range(100):
-            if "normal_extra" in agg.catalog:
-                break
-            await asyncio.sleep(0.05)
-        assert "normal_extra" in agg.catalog
+        assert await until(lambda: "normal_extra" in agg.catalog, 10)
         assert changes[-1].added == ("normal_extra",) and changes[-1].removed == ()
     finally:
         await agg.aclose()
@@ -117,10 +114,7 @@ async def test_crash_mid_call_then_reconnect_while_others_keep_serving() -> None
         assert agg.status()["crashy"]["state"] == "failed"
         assert (await agg.catalog.handler("ok_echo")({"text": "still"})).text() == "still"
         assert "crashy_echo" in agg.catalog  # a down server stays searchable
-        for _ in range(200):  # the backoff reconnect brings it back
-            if agg.status()["crashy"]["state"] == "ready":
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: agg.status()["crashy"]["state"] == "ready", 20)  # the backoff reconnect brings it back
         assert (await agg.catalog.handler("crashy_echo")({"text": "back"})).text() == "back"
     finally:
         await agg.aclose()
@@ -177,11 +171,7 @@ async def test_upstream_killed_while_idle_is_restarted_on_next_call() -> None:
         await agg.start()
         pid = int((await agg.catalog.handler("crashy_pid")({})).text())
         os.kill(pid, signal.SIGKILL)
-        for _ in range(200):  # bounded wait until the closed pipe is noticed
-            if agg.status()["crashy"]["state"] == "failed":
-                break
-            await asyncio.sleep(0.02)
-        assert agg.status()["crashy"]["state"] == "failed"
+        assert await until(lambda: agg.status()["crashy"]["state"] == "failed", 10)  # the closed pipe is noticed
         again = await agg.catalog.handler("crashy_echo")({"text": "revived"})
         assert again.text() == "revived" and int((await agg.catalog.handler("crashy_pid")({})).text()) != pid
     finally:
