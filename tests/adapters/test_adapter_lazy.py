@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import subprocess
 import sys
 
 import pytest
 
 from _session_fixtures import build_session
-from toolscout.adapters import _common
 from toolscout.errors import MissingExtra
 
 
@@ -26,14 +27,14 @@ def test_importing_adapters_does_not_import_sdks() -> None:
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     from toolscout.adapters.gemini import GeminiAdapter
 
-    real = _common.importlib.import_module
+    real = importlib.import_module
 
     def fake(name: str) -> object:
         if name.startswith("google"):
             raise ImportError(name)
         return real(name)
 
-    monkeypatch.setattr(_common.importlib, "import_module", fake)
+    monkeypatch.setattr(importlib, "import_module", fake)
     with pytest.raises(MissingExtra) as info:
         GeminiAdapter(build_session()).tools()
     assert info.value.hint == "pip install 'toolscout[gemini]'"

@@ -10,7 +10,8 @@ import pytest
 import typer
 
 from _paths import DOCS
-from toolscout.cli.reference import _root, commands, help_text, render
+from toolscout.cli import app
+from toolscout.cli.reference import commands, help_text, render
 
 DOC = DOCS / "cli.md"
 COMMANDS = list(commands())
@@ -32,7 +33,7 @@ def test_the_reference_covers_every_command() -> None:
 
 def _leaf(tokens: list[str]) -> tuple[object, list[str]]:
     """Follow an example's words from the root to the command they name."""
-    cmd, rest = _root(), tokens[1:]
+    cmd, rest = typer.main.get_command(app), tokens[1:]
     while hasattr(cmd, "list_commands") and rest:
         sub = cmd.get_command(typer.Context(cmd), rest[0])
         if sub is None:

@@ -3,6 +3,8 @@ being withheld, through the library, a provider adapter and the MCP server."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import json
 from typing import Any
 
@@ -128,7 +130,6 @@ def test_auto_picks_native_for_models_that_support_it() -> None:
 
 def test_auto_decides_at_the_first_run_and_falls_back_on_an_old_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
     anthropic = pytest.importorskip("anthropic")
-    from toolscout.adapters import _common
     from toolscout.adapters.anthropic import MessagesAdapter
     from toolscout.errors import ConfigError
 
@@ -148,7 +149,7 @@ def test_auto_decides_at_the_first_run_and_falls_back_on_an_old_sdk(monkeypatch:
         assert adapter.native is native
         assert any(t.get("defer_loading") for t in script.requests[0]["tools"]) is native
 
-    monkeypatch.setattr(_common.importlib.metadata, "version", lambda dist: "0.1.0")
+    monkeypatch.setattr(importlib.metadata, "version", lambda dist: "0.1.0")
     assert not MessagesAdapter(build_session(), native="auto", model="claude-sonnet-4-5").native
     with pytest.raises(ConfigError):
         MessagesAdapter(build_session(), native=True)
