@@ -30,8 +30,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 SECRET = "s3cret-value-123"
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def server() -> AsyncIterator[GatewayServer]:
+async def _serve() -> AsyncIterator[GatewayServer]:
     cfg = parse_config(
         {"mcpServers": {"up": fake("normal", alwaysLoad=["echo", "extra"], env={"UPSTREAM_KEY": SECRET})}, "maxRevealed": 3}
     )
@@ -40,6 +39,20 @@ async def server() -> AsyncIterator[GatewayServer]:
     await agg.start()
     yield GatewayServer(Gateway(catalog, call_timeout=None), agg, max_revealed=cfg.max_revealed)
     await agg.aclose()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def server() -> AsyncIterator[GatewayServer]:
+    """One gateway the read-only tests share."""
+    async for served in _serve():
+        yield served
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def own_server() -> AsyncIterator[GatewayServer]:
+    """A gateway of its own, for a test that changes its upstream (any test order)."""
+    async for served in _serve():
+        yield served
 
 
 def names(result: types.ListToolsResult) -> list[str]:
@@ -138,8 +151,10 @@ async def test_upstream_annotations_pass_through_and_call_tool_is_least_permissi
         assert call.read_only_hint is False and call.destructive_hint is True
 
 
-async def test_upstream_change_reaches_stateful_sessions(server: GatewayServer) -> None:
-    """Runs last: it makes the upstream grow a tool (matched by alwaysLoad 'extra')."""
+async def test_upstream_change_reaches_stateful_sessions(own_server: GatewayServer) -> None:
+    """It makes the upstream grow a tool (matched by alwaysLoad 'extra'): its own server, so
+    the shared one keeps six tools whatever the order."""
+    server = own_server
     notes: list[object] = []
 
     async def on_message(message: object) -> None:
