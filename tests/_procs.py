@@ -27,10 +27,11 @@ def wait_http(
     url: str,
     *,
     ready: Callable[[httpx.Response], bool] = lambda response: True,
-    timeout: float = 30.0,
+    timeout: float = 120.0,
 ) -> None:
     """Until ``GET url`` answers and ``ready(response)`` holds (bounded); fails at once if
-    ``proc`` exits, raises TimeoutError when nothing answered in time."""
+    ``proc`` exits, raises TimeoutError when nothing answered in time. The bound is generous:
+    a process starts in a second here, in far more on a loaded CI machine."""
     with httpx.Client() as http:
 
         def answered() -> bool:

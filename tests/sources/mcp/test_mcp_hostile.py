@@ -230,10 +230,11 @@ def test_servers_json_exits_1_when_a_server_failed(tmp_path: Path) -> None:
         json.dumps({"mcpServers": {"ok": fake("normal"), "dead": hostile("exit_start")}})
     )
     done = subprocess.run(
-        [TOOLSCOUT, "servers", "-c", str(cfg), "--cache", str(tmp_path / "c.db"), "--json"],
+        # --timeout is a bound (it returns once both settled): room for a loaded machine
+        [TOOLSCOUT, "servers", "-c", str(cfg), "--cache", str(tmp_path / "c.db"), "--json", "--timeout", "120"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,
     )
     rows = json.loads(done.stdout)
     assert (
