@@ -5,9 +5,8 @@ runs as the ``postgres`` user when the tests run as root (PostgreSQL refuses roo
 on a free loopback port, and is stopped and deleted when the session ends. Tests that need
 it are skipped, with the reason, only when the binaries are absent.
 
-Import the fixtures into a test module (``from _postgres import pg_dsn, postgres``): pytest
-then makes one fixture definition per module, so the server itself is a module singleton
-and every module shares it.
+tests/conftest.py registers this module's fixtures for every folder (``postgres`` for the
+session, ``pg_dsn`` per test); the server itself is a module singleton every test shares.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from _procs import free_port
 
 START_TIMEOUT = 30.0
 
@@ -38,10 +38,6 @@ def _bindir() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class PostgresServer:
@@ -52,7 +48,7 @@ class PostgresServer:
         self.root = Path(tempfile.mkdtemp(prefix="toolscout-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
-        self.port = _free_port()
+        self.port = free_port()
         self._as_postgres = os.geteuid() == 0
         if self._as_postgres:
             shutil.chown(self.root, "postgres", "postgres")

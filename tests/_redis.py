@@ -10,19 +10,17 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
+
+from _procs import free_port
+from _wait import wait_until
 
 BINARY = shutil.which("redis-server")
 SKIP_REASON = "redis-server is not installed (bash .ci/setup-services.sh installs it)"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RedisServer:
@@ -41,13 +39,15 @@ class RedisServer:
         self.process = subprocess.Popen(
             [*args, "--daemonize", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        deadline = time.monotonic() + timeout
-        while not self.ping():  # readiness: it answers PING
-            if self.process.poll() is not None:
-                raise RuntimeError(f"redis-server exited with {self.process.returncode} on port {self.port}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"redis-server did not answer on port {self.port} within {timeout} s")
-            time.sleep(0.01)
+        process = self.process
+
+        def answering() -> bool:  # readiness: it answers PING
+            if process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {process.returncode} on port {self.port}")
+            return self.ping()
+
+        if not wait_until(answering, timeout, interval=0.01):
+            raise TimeoutError(f"redis-server did not answer on port {self.port} within {timeout} s")
         return self
 
     def ping(self) -> bool:

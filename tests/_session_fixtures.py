@@ -164,3 +164,14 @@ def claude_turn(*uses: tuple[str, str, Any], text: str | None = None) -> dict[st
         "stop_sequence": None,
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
+
+
+def claude_results(messages: list[Any]) -> dict[str, dict[str, Any]]:
+    """The ``tool_result`` blocks an Anthropic conversation sent back, by ``tool_use_id``."""
+    return {
+        b["tool_use_id"]: b
+        for m in messages
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    }

@@ -17,7 +17,9 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "toolscout"
+from _paths import ROOT
+
+SRC = ROOT / "src" / "toolscout"
 
 # The layers, lowest first. A module may import modules of its own layer and of any layer
 # below; importing a higher layer fails the test with the file and line. An entry names a

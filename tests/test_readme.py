@@ -3,9 +3,10 @@
 import contextlib
 import io
 import re
-from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from _paths import ROOT
+
+README = ROOT / "README.md"
 
 
 def test_library_example_runs():
