@@ -2,7 +2,7 @@
 
     python -m toolscout.cli.reference > docs/cli.md
 
-tests/test_cli_reference.py fails when the page is stale, and when a command lacks help or an
+tests/cli/test_cli_reference.py fails when the page is stale, and when a command lacks help or an
 ``Example:`` line that parses.
 """
 
@@ -20,7 +20,7 @@ INTRO = """\
 # Command-line reference
 
 <!-- Generated from the commands' --help by `python -m toolscout.cli.reference > docs/cli.md`.
-     Do not edit by hand: tests/test_cli_reference.py fails when this page is stale. -->
+     Do not edit by hand: tests/cli/test_cli_reference.py fails when this page is stale. -->
 
 Every command is one library call. `CATALOG` is a declaration file (YAML, JSON, JSONL), a store
 file, a directory holding `tools.jsonl`, a `postgresql://` store, or `demo` (the bundled catalog).

@@ -1,6 +1,6 @@
 """Build ``catalog.json`` (the shipped demo catalog) from the specs in ``_spec``.
 
-Run ``python -m toolscout.demo._build`` after editing a spec; ``tests/test_demo_catalog.py``
+Run ``python -m toolscout.demo._build`` after editing a spec; ``tests/demo/test_demo_catalog.py``
 fails when the JSON and the specs disagree.
 """
 

@@ -14,7 +14,7 @@ a wheel, no compiler); maintained; builds its graph on every core and can store 
 half precision (half the memory of the graph's copy). hnswlib ships source only (needs a
 compiler) and has not been released since 2023; faiss-cpu is a far larger wheel. The extra
 pins usearch below 2.20: from 2.20 (built on numkong) a process that imports it before
-onnxruntime crashes on its first embedding (``tests/test_ann.py`` checks it in a subprocess).
+onnxruntime crashes on its first embedding (``tests/search/test_ann.py`` checks it in a subprocess).
 
 The graph uses usearch's default construction and search parameters (connectivity 16,
 expansion 128 to add, 64 to search), not values fitted to any benchmark; the recall they

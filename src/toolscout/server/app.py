@@ -62,7 +62,7 @@ class App:
         if c.transport == "stdio":
             await run_with(self.aggregator, lambda: self.server.serve_stdio(max_message_bytes=c.max_message_bytes))
             return
-        # The HTTP transport only: the stdio path never loads the HTTP server (tests/test_startup.py).
+        # The HTTP transport only: the stdio path never loads the HTTP server (tests/cli/test_startup.py).
         import uvicorn
 
         app = self.asgi() if asgi is None else asgi

@@ -4,7 +4,7 @@ Each setting is one :class:`ServeConfig` field, one ``serve`` flag (``--field-na
 top-level key of the gateway's config file (``fieldName``, the camelCase the file already
 uses for ``maxRevealed``). A flag given on the command line (or through its environment
 variable) wins over the file; the file wins over the default. So a new setting is added in
-two places, the field and the flag, and tests/test_serve_config.py fails when they disagree.
+two places, the field and the flag, and tests/server/test_serve_config.py fails when they disagree.
 
 The sources (``mcpServers``, ``declarations``, ...) and their options stay in
 :class:`~toolscout.sources.mcp.config.GatewayConfig`; this model only says how to serve them.

@@ -13,7 +13,7 @@ So a load balancer needs no affinity, and a replica can die or be redeployed mid
 A session's id is written to the store when it is created (at ``initialize``), so even a
 session that has not searched yet moves; a ``DELETE`` removes it from the store.
 
-This reaches into the SDK's session manager (``mcp`` 2.x; ``tests/test_sessions_redis.py``
+This reaches into the SDK's session manager (``mcp`` 2.x; ``tests/storage/test_sessions_redis.py``
 pins the behaviour). On an SDK without those parts, :func:`accept_shared_sessions` logs a
 warning and leaves the manager as it is: the load balancer then needs affinity on
 ``Mcp-Session-Id``.

@@ -138,7 +138,7 @@ def _check(node: Any, path: str, unknown: list[bool]) -> None:
 @lru_cache(maxsize=8)
 def _meta_validator(uri: str) -> Any:
     # Not at the top: jsonschema (~40 modules) is for the rare schema the checks above
-    # defer, and the serve path must not load it (tests/test_startup.py).
+    # defer, and the serve path must not load it (tests/cli/test_startup.py).
     from jsonschema import validators
 
     cls = validators.validator_for({"$schema": uri})

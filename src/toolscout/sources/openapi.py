@@ -348,7 +348,7 @@ class _Request:
             elif where == "body":
                 body = value
         # Not at the top: httpx pulls in rich, and loading a spec must not put either on
-        # the serve path (tests/test_startup.py); the first call pays for it once.
+        # the serve path (tests/cli/test_startup.py); the first call pays for it once.
         import httpx
 
         async with httpx.AsyncClient(
