@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from .. import __version__
+
 app = typer.Typer(
     name="toolscout",
     no_args_is_help=True,
@@ -23,8 +25,6 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__
-
         typer.echo(f"toolscout {__version__}")
         raise typer.Exit()
 

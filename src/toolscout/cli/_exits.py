@@ -15,14 +15,12 @@ import os
 from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+from .. import formats
+from ..errors import ConfigError, InvalidRequest, RequestError, ToolscoutError
 from ._console import err
-
-if TYPE_CHECKING:
-    from ..errors import ToolscoutError
 
 __all__ = [
     "OK",
@@ -46,8 +44,6 @@ USAGE = 2
 @cache
 def _classes() -> dict[str, type[ToolscoutError]]:
     """Error code -> the most general class using it (``invalid_request`` is RequestError's)."""
-    from ..errors import ToolscoutError
-
     found: dict[str, type[ToolscoutError]] = {}
     todo: list[type[ToolscoutError]] = [ToolscoutError]
     while todo:
@@ -60,8 +56,6 @@ def _classes() -> dict[str, type[ToolscoutError]]:
 def exit_code(code: str) -> int:
     """USAGE for errors the user fixes in the command or its inputs (request and config
     errors), PROBLEM for everything else (lookups, upstream failures, policy)."""
-    from ..errors import ConfigError, RequestError
-
     cls = _classes().get(code)
     return USAGE if cls is not None and issubclass(cls, RequestError | ConfigError) else PROBLEM
 
@@ -116,9 +110,6 @@ def check_format(value: str | None) -> str | None:
     """A host API format name (aliases such as ``claude`` included) or a usage error."""
     if value is None:
         return None
-    from .. import formats
-    from ..errors import InvalidRequest
-
     try:
         formats.renderer(value)
     except InvalidRequest:

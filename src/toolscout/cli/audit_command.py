@@ -21,13 +21,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..catalog import Catalog
 from ..errors import ToolscoutError
+from ..security import findings_of
+from ..sources.open import open_catalog
 from ..storage import open_store
 from . import app
 from ._console import err, out
 
 if TYPE_CHECKING:
-    from ..catalog import Catalog
     from ..model import Tool
     from ..security import Finding, Screen
 
@@ -52,7 +54,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _screen(pins: str | None, store: Any) -> Screen:
-    from ..security import Screen
+    from ..security import Screen  # audit's own stack: the screen's rules, ~50 ms
 
     if pins:
         return Screen.on_store(open_store(pins))
@@ -62,9 +64,6 @@ def _screen(pins: str | None, store: Any) -> Screen:
 def _scan_catalog(spec: str, pins: str | None) -> tuple[Catalog, Screen]:
     """Open a catalog argument and attach findings, grouped by source (a tool may name its
     siblings without that being shadowing)."""
-    from ..catalog import Catalog
-    from .catalog_commands import open_catalog
-
     cat = open_catalog(spec)
     screen = _screen(pins, cat.store)
     groups: dict[str, list[Tool]] = {}
@@ -81,7 +80,7 @@ def _scan_config(
 ) -> tuple[Catalog, Screen]:
     """Load (and, with ``connect``, refresh) every configured upstream with scanning forced to
     ``warn``: an audit reports every tool, whatever the configured policy."""
-    from ..catalog import Catalog
+    # audit --config's own stack (MCP upstreams, config models): ~110 ms no other command needs
     from ..sources.mcp.aggregator import Aggregator
     from ..sources.mcp.cache import ToolListCache, default_cache_path
     from ..sources.mcp.config import load_config
@@ -112,8 +111,6 @@ def _scan_config(
 
 def _approve(catalog: Catalog, screen: Screen, patterns: list[str]) -> list[str]:
     """Pin matching tools at their current content (a person accepts a change)."""
-    from ..security import findings_of
-
     chosen = [t for t in catalog if any(fnmatch.fnmatchcase(t.name, p) for p in patterns)]
     screen.pins.approve((t.name, t) for t in chosen)
     return [t.name for t in chosen if any(f.code == "rug_pull" for f in findings_of(t))]
@@ -121,8 +118,6 @@ def _approve(catalog: Catalog, screen: Screen, patterns: list[str]) -> list[str]
 
 def report(catalog: Catalog, *, min_severity: str = "low", approved: tuple[str, ...] = ()) -> dict[str, Any]:
     """The audit's JSON object (see the module docstring)."""
-    from ..security import findings_of
-
     flagged = []
     for tool in catalog:
         findings: list[Finding] = [

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .. import formats
 from ..catalog import Catalog
 from ..errors import EmbeddingUnavailable, MissingExtra, ToolscoutError
 from ..gateway import Gateway
@@ -18,6 +19,7 @@ from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
 from ..session import DEFAULT_THRESHOLD
 from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
+from ..tokens import count_tool_tokens, savings_report
 from . import app
 from ._console import err, out
 from ._exits import check_format, choice, fail, fail_with, plural, warn
@@ -134,9 +136,6 @@ def _print_found(result: FindResult, limit: int, format: str) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..formats import wire_name
-    from ..tokens import count_tool_tokens
-
     refs = result.tool_references
     shown, total = len(refs), result.total_matches
     head = plural(total, "matching tool") if shown == total else f"{shown} of {plural(total, 'matching tool')}"
@@ -158,7 +157,7 @@ def _print_found(result: FindResult, limit: int, format: str) -> None:
     table.add_column("summary")
     size = dict(zip((t.name for t in result.to_send()), sizes, strict=True))
     for ref in refs:
-        wire = wire_name(ref.tool_name, format)
+        wire = formats.wire_name(ref.tool_name, format)
         name = wire if wire == ref.tool_name else f"{wire}\n(catalog: {ref.tool_name})"
         tokens = f"{size[ref.tool_name]:,}" if ref.tool_name in size else "loaded"
         table.add_row(Text(name), f"{ref.relevance_score:.2f}", tokens, Text(ref.summary))
@@ -184,8 +183,6 @@ def show(
     Example: toolscout show demo slack_send_message --format anthropic
     """
     from rich.text import Text
-
-    from .. import formats
 
     cat = _load(catalog)
     tool = cat.get(name)
@@ -217,8 +214,6 @@ def tokens(
     \b
     Example: toolscout tokens demo --format anthropic
     """
-    from ..tokens import savings_report
-
     cat = _load(catalog)
     gateway = Gateway(cat)
     report = savings_report(

@@ -7,6 +7,7 @@ browse it and try searches before serving it.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import socket
 from typing import Annotated
@@ -14,6 +15,7 @@ from typing import Annotated
 import typer
 
 from ..errors import ToolscoutError
+from ..gateway import Gateway
 from . import app
 from .catalog_commands import CatalogArg, open_catalog
 
@@ -39,12 +41,9 @@ def console(
     \b
     Example: toolscout console demo --port 8766
     """
-    import asyncio
+    import uvicorn  # the HTTP server, ~60 ms no other command needs
 
-    import uvicorn
-
-    from ..gateway import Gateway
-    from ..server.console import local_app
+    from ..server.console import local_app  # fastapi, ~250 ms: kept off the CLI's start-up
 
     try:
         cat = open_catalog(catalog)

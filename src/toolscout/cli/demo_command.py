@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..demo.runner import run_demo
 from . import app
 from .catalog_commands import DEFAULT_FORMAT, FormatOpt
 
@@ -25,14 +26,12 @@ def demo(
     \b
     Example: toolscout demo --query "open a jira ticket" --format anthropic
     """
-    from ..demo.runner import run_demo
-
     run = run_demo(format=format, query=query, limit=limit)
     if as_json:
         typer.echo(json.dumps(run, ensure_ascii=False, indent=2))
         return
     from rich.console import Console
 
-    from ..demo.view import show_demo
+    from ..demo.view import show_demo  # rich, ~75 ms: kept off the CLI's start-up
 
     show_demo(run, Console())

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..embed import Embedder, load_embedder
 from ..errors import MissingExtra, ToolscoutError
 from ..eval import EvalReport, run_eval
+from ..eval_compare import compare_and_plot, index_factory
 from ..request import SEARCH_TYPES
 from . import app
 from ._console import err as _err
@@ -18,8 +20,6 @@ from ._exits import check_writable, choice, fail_with, plural
 
 if TYPE_CHECKING:
     from rich.table import Table
-
-    from ..embed import Embedder
 
 SEMANTIC_MODES = ("semantic", "hybrid")
 
@@ -95,8 +95,6 @@ def eval_command(
     try:
         embedder = _check_extras(type, compare_with, plot)
         if type in SEMANTIC_MODES:  # embedding modes need the embed extra, set up here
-            from ..eval_compare import index_factory
-
             report = run_eval(
                 directory, search_type=type, split=split, max_queries=max_queries,
                 index_factory=index_factory(type, embedder), learn=learn,
@@ -106,8 +104,6 @@ def eval_command(
         if not as_json:
             _out().print(_table(report))
         if compare_with is not None or plot is not None:
-            from ..eval_compare import compare_and_plot
-
             compare_and_plot(directory, report, compare_with, plot, console=_err() if as_json else _out(), split=split, max_queries=max_queries)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
@@ -135,7 +131,5 @@ def _check_extras(type: str, compare_with: str | None, plot: Path | None) -> Emb
         except ImportError:
             raise MissingExtra("--plot", "plot") from None
     if type in SEMANTIC_MODES or compare_with in SEMANTIC_MODES:
-        from ..embed import load_embedder
-
         return load_embedder("default")
     return "default"

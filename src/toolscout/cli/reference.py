@@ -13,6 +13,8 @@ from typing import Any
 
 import typer
 
+from . import app
+
 WIDTH = 100
 """Help is rendered this wide for the page (a terminal's width would make it machine-dependent)."""
 
@@ -55,8 +57,6 @@ than the whole list, and `tokens` says so.
 
 
 def _root() -> Any:
-    from . import app
-
     return typer.main.get_command(app)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..approval import DEFAULT_KINDS
+
 if TYPE_CHECKING:
     from ..gateway import Gateway
     from ..sources.mcp.aggregator import Aggregator
@@ -55,8 +57,6 @@ def capabilities(
 
 def _approvals(gateway: Gateway) -> dict[str, Any]:
     """Which permission kinds ask before running, so a client knows to expect elicitation."""
-    from ..approval import DEFAULT_KINDS
-
     kinds = gateway.approve_kinds
     if kinds is None:
         kinds = DEFAULT_KINDS if gateway.approve is not None else frozenset()

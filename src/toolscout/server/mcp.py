@@ -417,7 +417,7 @@ class GatewayServer:
         )
         app = mount(api, app)
         if console:
-            from .console import CONSOLE_API, console_api, with_console
+            from .console import CONSOLE_API, console_api, with_console  # fastapi, as above
 
             app = mount(console_api(self.gateway, aggregator=self.aggregator, recent=recent), app, (CONSOLE_API,))
         if token:
