@@ -17,6 +17,7 @@ from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
 from toolscout.search.ranking import Ranking, Ranks
 from toolscout.search.signals import ExactName, Intent, SignalContext, Usage, default_signals
+from toolscout.storage import open_store
 
 MODES = ("keyword", "regex", "semantic", "hybrid")
 QUERY = {"keyword": "email", "regex": "email", "semantic": "email", "hybrid": "email"}
@@ -142,11 +143,9 @@ class Minimal:
 
 
 def test_the_index_works_with_a_backend_that_only_implements_the_seam(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from toolscout.store import Store
-
     minimal = Minimal()
     assert isinstance(minimal, Backend) and not isinstance(minimal, Ranks | Snapshots)
-    store = Store(tmp_path / "s.db")
+    store = open_store(tmp_path / "s.db")
     index = ToolIndex(_catalog(), keyword=minimal, snapshots=store)
     out = index.search("weather", limit=5)
     assert [h.tool.name for h in out.hits] == ["get_weather"] and out.hits[0].why == "minimal"
