@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "toolscout.request", "toolscout.context", "toolscout.calls", "toolscout.formats", "toolscout.tokens", "toolscout.ledger",
         "toolscout.policy", "toolscout.visibility", "toolscout.approval", "toolscout.security",
         "toolscout.access", "toolscout.accounting",
+        "toolscout.credentials",
     )),
     # the pure in-memory catalog with change events
     ("catalog", ("toolscout.catalog_base",)),

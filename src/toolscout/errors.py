@@ -21,6 +21,8 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
     ├── PolicyDenied              denied
     │   └── ApprovalDenied        approval_denied
     ├── ApprovalRequired          approval_required
+    ├── AuthorizationRequired     authorization_required (connect your upstream account)
+    │   └── CredentialUnreadable  credential_unreadable
     ├── SessionStoreUnavailable   session_store_unavailable
     ├── StoreUnavailable          store_unavailable (the database is down: retry later)
     └── ConfigError               misuse by the developer, raised at load time
@@ -45,7 +47,9 @@ __all__ = [
     "Ambiguous",
     "ApprovalDenied",
     "ApprovalRequired",
+    "AuthorizationRequired",
     "ConfigError",
+    "CredentialUnreadable",
     "DeclarationError",
     "EmbeddingUnavailable",
     "EmptyQuery",
@@ -216,6 +220,30 @@ class ApprovalRequired(ToolscoutError):
     default_hint = (
         "This tool needs a person's approval before it runs, and this client cannot ask for it. "
         "Use a client that supports MCP elicitation, or ask the operator to approve this kind of tool."
+    )
+
+
+class AuthorizationRequired(ToolscoutError):
+    """The upstream behind this tool acts with each caller's own account, and this caller
+    has not connected one (or the upstream refused it: revoked, expired). Nothing ran.
+    ``details`` carry ``server`` and, when the gateway can obtain one by OAuth,
+    ``authorization_url``: the consent link to show the user (docs/credentials.md)."""
+
+    code = "authorization_required"
+    default_hint = (
+        "Ask the user to open the authorization_url and approve access, then retry the call; "
+        "or register a token with PUT /v1/credentials/{server}."
+    )
+
+
+class CredentialUnreadable(AuthorizationRequired):
+    """The stored credential for this caller and upstream cannot be read (damaged, or
+    encrypted with a key the gateway no longer has): connect again to replace it."""
+
+    code = "credential_unreadable"
+    default_hint = (
+        "Connect the account again (open the authorization_url, or PUT /v1/credentials/{server}); "
+        "the new credential replaces the unreadable one. Operators: check the vault keys (docs/credentials.md)."
     )
 
 

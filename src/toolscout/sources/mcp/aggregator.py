@@ -25,12 +25,13 @@ from typing import Any
 from ...calls import UpstreamResult
 from ...catalog import Catalog, Handler
 from ...context import current
-from ...errors import ToolFailed, ToolscoutError
+from ...errors import AuthorizationRequired, ToolFailed, ToolscoutError
 from ...model import Annotations, DeferPolicy, Tool, canonical_json
 from ...security import Screen, is_quarantined
 from ..configured import ConfiguredSources, poisoning_status
 from .cache import ToolListCache
 from .config import GatewayConfig, ServerConfig
+from .per_user import CredentialBroker
 from .upstream import Upstream, UpstreamState
 
 __all__ = ["Aggregator"]
@@ -70,6 +71,13 @@ class Aggregator:
         self._unsaved: set[str] = set()  # listed, but a shared catalog refused the write
         self._background: set[asyncio.Task[None]] = set()
         self.sources = ConfiguredSources(config, catalog, screen=lambda: self.screen, on_listed=self._listing_ended)
+        self.credentials: CredentialBroker | None = None  # per-user upstream credentials (use_credentials)
+
+    def use_credentials(self, broker: CredentialBroker) -> None:
+        """Call the upstreams whose ``credentials`` mode is not ``gateway`` through ``broker``
+        (each caller's own credential, docs/credentials.md). Without it such a call answers
+        ``authorization_required``: the gateway's own credential is never used in their place."""
+        self.credentials = broker
 
     # -- loading ----------------------------------------------------------------------
     def load_cached(self) -> list[str]:
@@ -253,12 +261,16 @@ class Aggregator:
 
     def _handler(self, server: str, original: str) -> Handler:
         up = self.upstreams[server]
+        per_user = up.config.credentials != "gateway"
 
         async def forward(arguments: dict[str, Any]) -> UpstreamResult:
             from mcp.shared.exceptions import MCPError  # the mcp extra
 
             try:  # the caller's reporter, if any, gets the upstream's progress notifications
-                raw = await up.call(original, arguments, progress=current().progress)
+                if per_user:
+                    raw = await self._per_user_call(server, original, arguments)
+                else:
+                    raw = await up.call(original, arguments, progress=current().progress)
             except MCPError as exc:
                 raise ToolFailed(
                     f"server '{server}' refused {original}: {up.config.redact(str(exc))}",
@@ -268,6 +280,15 @@ class Aggregator:
             return upstream_result(original, raw)
 
         return forward
+
+    async def _per_user_call(self, server: str, original: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self.credentials is None:
+            raise AuthorizationRequired(
+                f"server '{server}' acts with each caller's own credential, and this gateway keeps none",
+                hint="The operator sets a vault key (TOOLSCOUT_VAULT_KEYS or --vault-keys); see docs/credentials.md.",
+                server=server,
+            )
+        return await self.credentials.call(server, original, arguments, current())
 
     # -- reading ----------------------------------------------------------------------
     def tool_count(self, server: str) -> int:
@@ -308,9 +329,10 @@ class Aggregator:
         return [n for n, u in self.upstreams.items() if u.state is UpstreamState.READY]
 
     async def aclose(self) -> None:
-        await asyncio.gather(
-            self.sources.aclose(), *(u.aclose() for u in self.upstreams.values()), return_exceptions=True
-        )
+        closing = [self.sources.aclose(), *(u.aclose() for u in self.upstreams.values())]
+        if self.credentials is not None:
+            closing.append(self.credentials.aclose())
+        await asyncio.gather(*closing, return_exceptions=True)
 
 
 def upstream_result(tool: str, raw: Mapping[str, Any]) -> UpstreamResult:

@@ -39,10 +39,36 @@ from ..source_config import (
     SourceOptions,
 )
 
-__all__ = ["GatewayConfig", "ServerConfig", "load_config", "parse_config"]
+__all__ = ["CREDENTIAL_MODES", "GatewayConfig", "ServerConfig", "UpstreamOAuth", "load_config", "parse_config"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SECRET_MASK = "***"
+CredentialMode = Literal["gateway", "per-user", "token-exchange"]
+CREDENTIAL_MODES: tuple[str, ...] = ("gateway", "per-user", "token-exchange")
+
+
+class UpstreamOAuth(BaseModel):
+    """The gateway as an OAuth client of one upstream (docs/credentials.md): where it sends
+    users to consent (``authorizationUrl``), where it trades codes, refresh tokens and, in
+    ``token-exchange`` mode, callers' tokens (``tokenUrl``), and as whom (``clientId``,
+    ``clientSecret``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    token_url: str = Field(alias="tokenUrl")
+    client_id: str = Field(alias="clientId", min_length=1)
+    client_secret: str | None = Field(default=None, alias="clientSecret", repr=False)
+    authorization_url: str | None = Field(default=None, alias="authorizationUrl")
+    scopes: list[str] = Field(default_factory=list)
+    resource: str | None = None
+    audience: str | None = None
+
+    @field_validator("token_url", "authorization_url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
 
 
 class ServerConfig(SourceOptions):
@@ -65,6 +91,14 @@ class ServerConfig(SourceOptions):
     # the cache keeps quarantined entries, and a policy change needs no refetch.
     poisoning: Literal["warn", "quarantine", "off"] | None = Field(default=None, exclude=True)
     poisoning_allow: list[str] = Field(default_factory=list, alias="poisoningAllow", exclude=True)
+    # Whose credential a call carries (docs/credentials.md); excluded from the cache key like
+    # the poisoning policy: none of it changes what the server lists.
+    credentials: CredentialMode = Field(default="gateway", exclude=True)
+    oauth: UpstreamOAuth | None = Field(default=None, exclude=True)
+    token_header: str = Field(default="Authorization", alias="tokenHeader", min_length=1, exclude=True)
+    token_env: str | None = Field(default=None, alias="tokenEnv", min_length=1, exclude=True)
+    max_user_connections: int = Field(default=16, ge=1, le=10_000, alias="maxUserConnections", exclude=True)
+    user_idle_timeout: float = Field(default=300.0, gt=0, alias="userIdleTimeout", exclude=True)
 
     @field_validator("url")
     @classmethod
@@ -79,6 +113,8 @@ class ServerConfig(SourceOptions):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
         if self.type == "stdio" and not self.command:
             raise ValueError("type 'stdio' needs 'command'")
+        if self.credentials == "token-exchange" and self.oauth is None:
+            raise ValueError("credentials 'token-exchange' needs 'oauth' with the 'tokenUrl' to exchange callers' tokens at")
         if self.url and _userinfo(self.url) and any(k.lower() == "authorization" for k in self.headers):
             # The HTTP client would silently replace the header with Basic auth from the URL.
             raise ValueError(
@@ -107,6 +143,8 @@ class ServerConfig(SourceOptions):
         """Every configured value that may be a credential (env and header values, URL
         userinfo and query), longest first, for :meth:`redact`."""
         found = [*self.env.values(), *self.headers.values()]
+        if self.oauth is not None and self.oauth.client_secret:
+            found.append(self.oauth.client_secret)
         for value in self.headers.values():
             found.extend(part for part in value.split() if len(part) >= 8)  # "Bearer <tok>"
         if self.url:
@@ -134,6 +172,8 @@ class ServerConfig(SourceOptions):
             out["env"] = dict.fromkeys(sorted(self.env), _SECRET_MASK)
         if self.headers:
             out["headers"] = dict.fromkeys(sorted(self.headers), _SECRET_MASK)
+        if self.credentials != "gateway":
+            out["credentials"] = self.credentials
         return out
 
 

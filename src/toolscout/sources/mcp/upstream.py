@@ -172,6 +172,7 @@ class Upstream:
                 f"server '{self.name}' could not be started: {self.config.redact(reason)}",
                 hint=_hint(reason, "Check its command/url in the config; toolscout retries it with backoff."),
                 server=self.name,
+                **({"http_status": self._http_status} if self._http_status else {}),
             ) from None
         self.state = UpstreamState.READY
         self.connected_at = time.time()
@@ -377,7 +378,10 @@ class Upstream:
             problem = self._explain(exc)
             if problem.startswith("HTTP "):
                 raise UpstreamUnavailable(
-                    f"server '{self.name}' failed {method}: {problem}", hint=_hint(problem, None), server=self.name
+                    f"server '{self.name}' failed {method}: {problem}",
+                    hint=_hint(problem, None),
+                    server=self.name,
+                    http_status=self._http_status,
                 ) from None
             raise
         except (OSError, EOFError, RuntimeError) as exc:
