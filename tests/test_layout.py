@@ -251,7 +251,7 @@ ALLOWED_FUNCTION_IMPORTS: dict[str, int] = {
     "cli/console_command.py": 1,  # server.console (fastapi)
     "cli/demo_command.py": 1,  # demo.view (rich)
     "cli/serve_command.py": 3,  # server.serve_config, server.app (twice): the serve stack
-    "server/mcp.py": 2,  # http_api and console (fastapi), off the stdio path
+    "server/mcp.py": 3,  # http_api, console and credentials_api (fastapi), off the stdio path
 }
 
 

@@ -139,6 +139,22 @@ def serve(
         int,
         typer.Option(min=1, max=1000, help="Tools revealed per stateful session at most (oldest dropped first)."),
     ] = 64,
+    vault_keys: Annotated[
+        str | None,
+        typer.Option(
+            "--vault-keys",
+            help="File of keys (one per line, first encrypts) for per-user upstream credentials; default: "
+            "$TOOLSCOUT_VAULT_KEYS (comma-separated). See docs/credentials.md.",
+        ),
+    ] = None,
+    oauth_callback_url: Annotated[
+        str | None,
+        typer.Option(
+            "--oauth-callback-url",
+            help="HTTP: the public URL of this gateway's /oauth/callback, registered with upstreams' OAuth clients "
+            "(default: http://HOST:PORT/oauth/callback).",
+        ),
+    ] = None,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 

@@ -22,13 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import Catalog
+from ..credentials import Vault, load_keys
 from ..gateway import Gateway
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
 from ..replica import SharedCatalog
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.config import GatewayConfig
-from ..storage import SharedStore, is_store_url, open_store
+from ..sources.mcp.per_user import CredentialBroker
+from ..storage import SharedStore, Store, is_store_url, open_store
 from .mcp import GatewayServer
 from .serve_config import ServeConfig
 
@@ -93,6 +95,7 @@ def build_aggregator(config: ServeConfig) -> Aggregator:
 def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
     aggregator = build_aggregator(config)
     store = aggregator.cache.store if aggregator.cache is not None else None
+    _use_credentials(config, aggregator, store)
     gateway = Gateway(  # each upstream has its own timeout; vectors live beside the tool lists
         aggregator.catalog,
         call_timeout=None,
@@ -117,6 +120,22 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         stubs=config.stubs,
     )
     return App(config, aggregator, gateway, server, sessions)
+
+
+def _use_credentials(config: ServeConfig, aggregator: Aggregator, store: Store | None) -> None:
+    """Per-user upstream credentials (docs/credentials.md), only when some server asks for
+    them: a vault in the gateway's store, keys from ``vaultKeys`` or $TOOLSCOUT_VAULT_KEYS."""
+    modes = {cfg.credentials for cfg in aggregator.config.enabled().values()}
+    if modes <= {"gateway"}:
+        return
+    vault = None
+    if "per-user" in modes:
+        if store is None:
+            store = open_store(config.location)
+        vault = Vault(store, load_keys(config.vault_keys))
+    aggregator.use_credentials(
+        CredentialBroker(aggregator.config.enabled(), vault=vault, store=store, redirect_uri=config.callback_url)
+    )
 
 
 def _open_catalog_store(url: str, *, use_cache: bool) -> tuple[Catalog, ToolListCache | None]:

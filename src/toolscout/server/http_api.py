@@ -38,6 +38,7 @@ from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES, CallRequest, shown
 from ..results import refused_find
 from ..storage import Follower
 from .capabilities import capabilities as gateway_capabilities
+from .edge import edge_context
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -310,7 +311,7 @@ def create_app(
         return JSONResponse(result.to_dict())
 
     @app.post(f"{API_PREFIX}/call", response_model=CallResponse, responses=_ERRORS, tags=["tools"])
-    async def call(body: CallBody) -> Response:
+    async def call(body: CallBody, http: Request) -> Response:
         """Validate the arguments against the tool's schema and run it (``call_tool``)."""
         started = time.perf_counter()
         try:
@@ -318,7 +319,7 @@ def create_app(
         except ToolscoutError as exc:
             result = CallResult.failure(body.name if isinstance(body.name, str) else shown(body.name), exc)
         else:
-            result = await gateway.execute(request, EDGE)
+            result = await gateway.execute(request, edge_context(http.scope, EDGE))
         error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message=result.text()[:300] or "isError"))
         observe("call", started, error, result.tool)
         return JSONResponse(result.to_dict())

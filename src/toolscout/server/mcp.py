@@ -41,6 +41,7 @@ from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .capabilities import CAPABILITIES_URI, capabilities
+from .edge import edge_fields
 from .elicit_approval import ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
 from .guard import BearerGuard, HostOriginGuard
@@ -267,7 +268,8 @@ class GatewayServer:
         # Ask the client's user only where some kind is gated without it (the gateway's
         # approve_kinds, or its own approver's default): offering elicitation gates nothing.
         asking = ElicitApproval(ctx, params, self._stateful(ctx)) if self.gateway.gated_kinds() and _can_elicit(ctx) else None
-        edge = CallContext(progress=getattr(ctx.session, "report_progress", None), approve=asking)
+        edge = CallContext(progress=getattr(ctx.session, "report_progress", None), approve=asking,
+                           **edge_fields(getattr(getattr(ctx, "request", None), "scope", None)))
         outcome = await session.ahandle(params.name, params.arguments, context=edge)
         if asking is not None and asking.needed:  # ask, and run when the client retries with the answer
             return {"resultType": "input_required", "inputRequests": asking.needed}
@@ -420,8 +422,20 @@ class GatewayServer:
             from .console import CONSOLE_API, console_api, with_console  # fastapi, as above
 
             app = mount(console_api(self.gateway, aggregator=self.aggregator, recent=recent), app, (CONSOLE_API,))
+        broker = getattr(self.aggregator, "credentials", None)
+        if broker is not None:  # each caller's upstream accounts; fastapi, as above
+            from .credentials_api import (
+                CALLBACK_PATH,
+                CREDENTIALS_PATH,
+                callback_app,
+                credentials_app,
+            )
+
+            app = mount(credentials_app(broker), app, (CREDENTIALS_PATH,))
         if token:
             app = BearerGuard(app, token)
+        if broker is not None:  # a browser coming back from consent carries no bearer token
+            app = mount(callback_app(broker), app, (CALLBACK_PATH,))
         if console:
             app = with_console(app)
         return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)

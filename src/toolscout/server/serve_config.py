@@ -94,8 +94,25 @@ class ServeConfig(BaseModel):
     stubs: bool = False
     no_learn: bool = False
     max_revealed: int = Field(default=64, ge=1, le=1000)
+    vault_keys: str | None = None
+    oauth_callback_url: str | None = None
 
     _sources: GatewayConfig | None = PrivateAttr(default=None)
+
+    @field_validator("oauth_callback_url")
+    @classmethod
+    def _callback(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be the gateway's public http(s) URL of /oauth/callback")
+        return value
+
+    @property
+    def callback_url(self) -> str:
+        """Where upstreams' authorization servers send users back (``oauthCallbackUrl``,
+        else this server's own address)."""
+        if self.oauth_callback_url:
+            return self.oauth_callback_url
+        return self.url.removesuffix("/mcp") + "/oauth/callback"
 
     @field_validator("approve_kinds")
     @classmethod

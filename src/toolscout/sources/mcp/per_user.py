@@ -319,7 +319,7 @@ class CredentialBroker:
             url = None
         if url is not None:
             exc.details["authorization_url"] = url
-            exc.hint = "Show the user this link (authorization_url) to connect their account, then retry the call."
+            exc.hint = f"Show the user this link to connect their account, then retry the call: {url}"
         else:
             exc.hint = f"Register your token or API key with PUT /v1/credentials/{server}, then retry the call."
         exc.details.setdefault("server", server)
