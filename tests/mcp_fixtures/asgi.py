@@ -11,9 +11,9 @@ import uvicorn
 
 
 @asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """Yield the base URL (``http://127.0.0.1:PORT``) while ``app`` serves."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+async def serving(app: Any, port: int = 0) -> AsyncIterator[str]:
+    """Yield the base URL (``http://127.0.0.1:PORT``) while ``app`` serves (``port`` 0: any free one)."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     task = asyncio.ensure_future(server.serve())
     while not server.started:  # readiness, not timing: uvicorn sets this once bound
         if task.done():
