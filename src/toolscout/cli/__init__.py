@@ -50,6 +50,7 @@ from . import (  # noqa: E402,F401
     demo_command,
     eval_command,
     serve_command,
+    vault_command,
 )
 
 __all__ = ["app"]

@@ -10,7 +10,7 @@ in clear; its metadata (kind, expiry, when) carries none.
 
 Keys come from a file (one key per line) or an environment variable (comma-separated);
 the first key encrypts, every key decrypts (:class:`~cryptography.fernet.MultiFernet`), so
-rotation is: put a new key first, restart, run ``toolscout credentials rotate`` (which
+rotation is: put a new key first, restart, run ``toolscout vault rotate`` (which
 re-encrypts every record with the new key), then drop the old one (docs/credentials.md).
 """
 
@@ -136,7 +136,7 @@ def load_keys(file: str | os.PathLike[str] | None = None, *, env: str = KEYS_ENV
     if not keys:
         raise ConfigError(
             f"per-user credentials need a vault key, and {where} has none",
-            hint=f"Create one with `toolscout credentials new-key`, then set {KEYS_ENV} or --vault-keys FILE.",
+            hint=f"Create one with `toolscout vault new-key`, then set {KEYS_ENV} or --vault-keys FILE.",
         )
     fernet = _fernet()
     for i, key in enumerate(keys, 1):
@@ -145,7 +145,7 @@ def load_keys(file: str | os.PathLike[str] | None = None, *, env: str = KEYS_ENV
         except (ValueError, TypeError):
             raise ConfigError(
                 f"{where}: key {i} is not a Fernet key (32 url-safe base64-encoded bytes)",
-                hint="Generate keys with `toolscout credentials new-key`.",
+                hint="Generate keys with `toolscout vault new-key`.",
             ) from None
     return keys
 
