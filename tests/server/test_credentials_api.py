@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,6 +26,7 @@ from mcp_fixtures.asgi import serving
 from mcp_fixtures.per_user_upstream import PerUserUpstream
 from toolscout.context import Principal
 from toolscout.credentials import generate_key
+from toolscout.errors import ConfigError
 from toolscout.server.app import build_app
 from toolscout.server.edge import PRINCIPAL_KEY
 from toolscout.server.serve_config import ServeConfig
@@ -163,3 +165,17 @@ async def test_the_mcp_endpoint_calls_with_the_callers_own_credential(served: Se
         result = await client.call_tool("call_tool", {"name": "team_whoami", "arguments": {}})
     assert "dave" in result.content[0].text
     assert served.upstream.calls[-1] == ("whoami", "dave", token)
+
+
+def test_a_per_user_server_without_a_vault_key_stops_serve_before_anything_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOLSCOUT_VAULT_KEYS", raising=False)
+    sources = parse_config({"mcpServers": {"team": {"url": "http://127.0.0.1:9/mcp", "credentials": "per-user"}}})
+    settings = ServeConfig.for_sources(sources, transport="http", cache=str(tmp_path / "store.db"))
+    with pytest.raises(ConfigError, match="vault key") as refused:
+        build_app(settings)
+    assert "TOOLSCOUT_VAULT_KEYS" in refused.value.hint
+    plain = parse_config({"mcpServers": {"team": {"url": "http://127.0.0.1:9/mcp"}}})
+    app = build_app(ServeConfig.for_sources(plain, transport="http", cache=str(tmp_path / "plain.db")))
+    assert app.aggregator.credentials is None  # the single-user path stays as it was

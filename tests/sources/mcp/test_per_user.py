@@ -20,13 +20,14 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from _wait import until
 from mcp_fixtures.asgi import serving
 from mcp_fixtures.per_user_upstream import PerUserUpstream
 from toolscout.catalog import Catalog
 from toolscout.context import CallContext, Principal
 from toolscout.credentials import SUBJECT_TOKEN, Credential, Vault, generate_key
 from toolscout.credentials.vault import NAMESPACE
-from toolscout.errors import InvalidRequest
+from toolscout.errors import ConfigError, InvalidRequest
 from toolscout.gateway import Gateway
 from toolscout.request import CallRequest
 from toolscout.sources.mcp.aggregator import Aggregator
@@ -244,3 +245,33 @@ async def test_stdio_upstream_runs_one_process_per_user_with_their_environment(t
         assert broker.pools["local"].sweep(now=float("inf")) == 1 and len(broker.pools["local"]) == 0
     finally:
         await aggregator.aclose()
+
+
+async def test_idle_user_processes_are_stopped_without_another_call(tmp_path: Path) -> None:
+    server = {"command": sys.executable, "args": [ENV_WHOAMI], "credentials": "per-user",
+              "tokenEnv": "USER_TOKEN", "userIdleTimeout": 0.2}
+    aggregator = Aggregator(parse_config({"mcpServers": {"local": server}}), Catalog())
+    broker = CredentialBroker(aggregator.config.enabled(), vault=None)
+    aggregator.use_credentials(broker)
+    try:
+        await aggregator.start()
+        ctx = who("alice").replace(credentials={"local": "tok-given"})  # a library caller's own token
+        result = await Gateway(aggregator.catalog).execute(CallRequest.parse("local_whoami", {}), ctx)
+        assert result.text().split()[0] == "tok-given"
+        assert len(broker.pools["local"]) == 1
+        await until(lambda: len(broker.pools["local"]) == 0, timeout=10)
+    finally:
+        await aggregator.aclose()
+
+
+def test_config_modes_are_checked_and_their_secrets_masked() -> None:
+    with pytest.raises(ConfigError, match="token-exchange' needs 'oauth'"):
+        parse_config({"mcpServers": {"x": {"url": "http://h/mcp", "credentials": "token-exchange"}}})
+    with pytest.raises(ConfigError, match="credentials"):
+        parse_config({"mcpServers": {"x": {"url": "http://h/mcp", "credentials": "everyone"}}})
+    cfg = parse_config({"mcpServers": {"x": {"url": "http://h/mcp", "credentials": "per-user", "oauth": {
+        "tokenUrl": "http://h/token", "clientId": "gw", "clientSecret": "client-secret-1"}}}}).servers["x"]
+    assert cfg.redact("failed with client-secret-1") == "failed with ***"
+    assert cfg.public()["credentials"] == "per-user" and "client-secret-1" not in repr(cfg)
+    plain = parse_config({"mcpServers": {"x": {"url": "http://h/mcp"}}}).servers["x"]
+    assert plain.config_hash() == cfg.config_hash()  # the mode does not change what is listed

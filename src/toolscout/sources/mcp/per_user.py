@@ -82,6 +82,7 @@ class UserConnections:
         self.config = config
         self._live: dict[str, _Live] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self._reaper: asyncio.Task[None] | None = None
 
     def __len__(self) -> int:
         return len(self._live)
@@ -107,7 +108,16 @@ class UserConnections:
             self._live[principal] = live
         live.busy += 1
         live.used = now
+        if self._reaper is None or self._reaper.done():
+            self._reaper = asyncio.ensure_future(self._reap())
         return live
+
+    async def _reap(self) -> None:
+        """Stop idle connections even when no call comes to notice them; ends with the pool."""
+        period = max(min(self.config.user_idle_timeout / 2, 30.0), 0.05)
+        while self._live:
+            await asyncio.sleep(period)
+            self.sweep()
 
     def release(self, live: _Live) -> None:
         live.busy -= 1
@@ -148,6 +158,8 @@ class UserConnections:
         task.add_done_callback(self._closing.discard)
 
     async def aclose(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
         for principal in list(self._live):
             live = self._live.pop(principal)
             live.retired = True
