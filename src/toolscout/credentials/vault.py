@@ -179,14 +179,21 @@ class Vault:
         self.store.put(NAMESPACE, self._key(principal, upstream), sealed, meta)
         self._remember(principal, upstream, credential)
 
+    def cached(self, principal: str, upstream: str) -> tuple[bool, Credential | None]:
+        """``(True, credential or None)`` when this process read the record less than
+        ``cache_seconds`` ago, else ``(False, None)``: no I/O, so an event loop may ask."""
+        with self._lock:
+            hit = self._cache.get((principal, upstream))
+        if hit is not None and hit[0] > time.monotonic():
+            return True, hit[1]
+        return False, None
+
     def get(self, principal: str, upstream: str, *, fresh: bool = False) -> Credential | None:
         """The caller's credential for ``upstream``, or ``None``. ``fresh`` skips the cache."""
-        now = time.monotonic()
         if not fresh:
-            with self._lock:
-                hit = self._cache.get((principal, upstream))
-            if hit is not None and hit[0] > now:
-                return hit[1]
+            known, credential = self.cached(principal, upstream)
+            if known:
+                return credential
         entry = self.store.get(NAMESPACE, self._key(principal, upstream))
         credential = None if entry is None else self._open(entry.value, upstream)
         self._remember(principal, upstream, credential)

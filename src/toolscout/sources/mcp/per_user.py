@@ -244,8 +244,10 @@ class CredentialBroker:
                 hint="The operator sets TOOLSCOUT_VAULT_KEYS or --vault-keys (docs/credentials.md).",
                 server=server,
             )
-        try:
-            stored = await asyncio.to_thread(self.vault.get, principal, server)
+        try:  # a cached record costs no thread hop; a read goes off the loop
+            known, stored = self.vault.cached(principal, server)
+            if not known:
+                stored = await asyncio.to_thread(self.vault.get, principal, server)
         except AuthorizationRequired as exc:  # unreadable: connecting again replaces it
             raise self._with_link(exc, server, principal) from None
         if stored is None:
