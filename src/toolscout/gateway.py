@@ -56,6 +56,7 @@ from .meta_tools import USE_TOOL as USE_TOOL
 from .meta_tools import find_tools_tool as find_tools_tool
 from .meta_tools import meta_tool_records, system_prompt
 from .model import KINDS, CallResult, Tool
+from .namespaces import namespace_name, namespace_of
 from .policy import Policy
 from .request import (
     DEFAULT_LIMIT,
@@ -193,6 +194,7 @@ class Gateway:
         )
         """Search outcomes of repeated queries (:mod:`toolscout.find_cache`); off unless
         ``result_cache`` (a size) is given."""
+        self._namespaces: tuple[int, dict[str, tuple[str, list[Tool]]]] | None = None
         self.list_names_below = max(0, int(list_names_below))
         """Seed 003's fallback: when nothing matches and the caller may see at most this
         many tools, the error lists their names so the model can refine its query (0: off)."""
@@ -452,7 +454,7 @@ class Gateway:
 
     # -- learning: the one place usage is recorded --------------------------------------------
     def _record_search(self, session: str, result: FindResult) -> None:
-        if self.learner is not None and result.error is None and result.found and result.search_type != "select":
+        if self.learner is not None and result.error is None and result.found and result.search_type not in ("select", "namespace"):
             self.learner.searched(session, result.query, [t.name for t in result.found])
 
     def _record_call(self, session: str, tool: str, ok: bool) -> None:
@@ -481,6 +483,11 @@ class Gateway:
         if self.pending_sources is not None:
             result.pending = dict(self.pending_sources())
         try:
+            space = self._namespace_asked(request.query, allow)
+            if space is not None:
+                self._whole_namespace(result, request, space, allow, set(loaded))
+                result.execution_time_ms = (time.perf_counter() - started) * 1000
+                return result
             if mode in ("semantic", "hybrid") and mode not in self.index.modes():
                 result.warnings.append(
                     f"{mode} search is not enabled (it needs the 'embed' extra and embeddings "
@@ -528,6 +535,65 @@ class Gateway:
             result.error = exc.info()
         result.execution_time_ms = (time.perf_counter() - started) * 1000
         return result
+
+    def _namespace_asked(self, query: str, allow: Allow | None) -> str | None:
+        """The namespace a query asks for as a whole: ``namespace:github``, or a query that
+        is just the name of an upstream server (``github``) when no tool has that name."""
+        text = query.strip()
+        if text[:10].lower() == "namespace:":
+            return namespace_name(text[10:].strip()) if text[10:].strip() else ""
+        if " " in text or not text or self.catalog.get(text) is not None:
+            return None
+        servers = self._server_namespaces()
+        found = servers.get(namespace_name(text).lower()) if servers else None
+        if found is None or not any(self.visibility.admits(t, allow) for t in found[1]):
+            return None
+        return found[0]
+
+    def _server_namespaces(self) -> dict[str, tuple[str, list[Tool]]]:
+        """Upstream servers' namespaces (lower-cased name -> name, tools), per catalog
+        generation: a one-word query asks this, so it must not walk the catalog each time."""
+        generation = self.catalog.generation
+        cached = self._namespaces
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        spaces: dict[str, tuple[str, list[Tool]]] = {}
+        for tool in self.catalog:
+            if tool.source == "mcp" and tool.source_id:
+                name = namespace_name(tool.source_id)
+                spaces.setdefault(name.lower(), (name, []))[1].append(tool)
+        self._namespaces = (generation, spaces)
+        return spaces
+
+    def _whole_namespace(
+        self, result: FindResult, request: FindRequest, space: str, allow: Allow | None, loaded: set[str]
+    ) -> None:
+        """Every visible tool of one namespace (by server, else category), up to
+        ``max_limit``; a ``no_match`` naming the namespaces there are otherwise."""
+        result.search_type = "namespace"
+        members: list[Tool] = []
+        seen: set[str] = set()
+        for tool in self.catalog:
+            if tool.kind != "tool" or not self.visibility.admits(tool, allow):
+                continue
+            mine = namespace_of(tool, "server")
+            seen.add(mine)
+            if mine.lower() == space.lower() or (tool.category and namespace_name(tool.category).lower() == space.lower()):
+                members.append(tool)
+        if not members:
+            raise NoMatch(
+                f"no namespace named {space!r}",
+                hint="Use one of the listed namespaces, or describe the task instead.",
+                namespaces=sorted(seen),
+            )
+        result.total_matches = len(members)
+        if len(members) > self.max_limit:
+            result.warnings.append(
+                f"namespace {space!r} has {len(members)} tools; the first {self.max_limit} are shown: "
+                "describe the task to rank them"
+            )
+        hits = [ScoredTool(t, 1.0, 1.0, why="namespace") for t in members[: self.max_limit]]
+        self._fill(result, hits, loaded, allow)
 
     def kinds_default(self) -> tuple[str, ...]:
         """The kinds a request without ``kinds`` ranks."""
