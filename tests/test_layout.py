@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "toolscout.policy", "toolscout.visibility", "toolscout.approval", "toolscout.security",
         "toolscout.access", "toolscout.accounting",
         "toolscout.credentials",
+        "toolscout.access", "toolscout.accounting", "toolscout.deferral", "toolscout.find_cache", "toolscout.namespaces",
     )),
     # the pure in-memory catalog with change events
     ("catalog", ("toolscout.catalog_base",)),

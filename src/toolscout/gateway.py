@@ -47,6 +47,7 @@ from .errors import (
     UnknownTool,
     UpstreamUnavailable,
 )
+from .find_cache import FindCache, normalise_query
 from .learning import UsageLearner
 from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
 from .meta_tools import FIND_TOOLS as FIND_TOOLS
@@ -55,14 +56,17 @@ from .meta_tools import USE_TOOL as USE_TOOL
 from .meta_tools import find_tools_tool as find_tools_tool
 from .meta_tools import meta_tool_records, system_prompt
 from .model import KINDS, CallResult, Tool
+from .namespaces import namespace_name, namespace_of
 from .policy import Policy
 from .request import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     CallRequest,
+    Dialect,
     FindRequest,
     UseRequest,
     clean_text,
+    dialect,
     parse_arguments,
     shown,
 )
@@ -177,8 +181,23 @@ class Gateway:
         default_kinds: Collection[str] | None = None,
         learn: bool | str | UsageLearner = "auto",
         usage_store: BlobStore | None = None,
+        meta_dialect: str | Dialect | None = None,
+        result_cache: int | FindCache | None = None,
+        list_names_below: int = 0,
     ) -> None:
         self.catalog = catalog
+        self.dialect: Dialect = dialect(meta_dialect)
+        """How the find meta-tool is named and spelt (:data:`toolscout.request.DIALECTS`):
+        every surface lists and answers it under ``dialect.name``."""
+        self.result_cache: FindCache | None = (
+            result_cache if isinstance(result_cache, FindCache) else FindCache(result_cache) if result_cache else None
+        )
+        """Search outcomes of repeated queries (:mod:`toolscout.find_cache`); off unless
+        ``result_cache`` (a size) is given."""
+        self._namespaces: tuple[int, dict[str, tuple[str, list[Tool]]]] | None = None
+        self.list_names_below = max(0, int(list_names_below))
+        """Seed 003's fallback: when nothing matches and the caller may see at most this
+        many tools, the error lists their names so the model can refine its query (0: off)."""
         self.default_kinds: tuple[str, ...] | None = _kinds_option(default_kinds)
         """What ``find_tools`` ranks when the request names no ``kinds``; ``None``: the
         catalog's ``default_kinds`` (tools only unless set), so existing users see no change."""
@@ -435,7 +454,7 @@ class Gateway:
 
     # -- learning: the one place usage is recorded --------------------------------------------
     def _record_search(self, session: str, result: FindResult) -> None:
-        if self.learner is not None and result.error is None and result.found and result.search_type != "select":
+        if self.learner is not None and result.error is None and result.found and result.search_type not in ("select", "namespace"):
             self.learner.searched(session, result.query, [t.name for t in result.found])
 
     def _record_call(self, session: str, tool: str, ok: bool) -> None:
@@ -443,10 +462,17 @@ class Gateway:
             self.learner.called(session, tool, ok)
 
     # -- find -------------------------------------------------------------------
+    @property
+    def find_name(self) -> str:
+        """The find meta-tool's name as models see it (``find_tools`` unless a dialect)."""
+        return self.dialect.name
+
     def _parse_find(self, arguments: Any) -> FindRequest:
         """``find_tools`` arguments -> a request (limits as this gateway sets them)."""
         try:
-            return FindRequest.parse(arguments, default_limit=self.default_limit, max_limit=self.max_limit)
+            return FindRequest.parse(
+                arguments, default_limit=self.default_limit, max_limit=self.max_limit, dialect=self.dialect
+            )
         except EmptyQuery as exc:
             raise EmptyQuery(exc.message, hint=exc.hint, categories=self.catalog.categories()) from None
 
@@ -457,23 +483,42 @@ class Gateway:
         if self.pending_sources is not None:
             result.pending = dict(self.pending_sources())
         try:
+            space = self._namespace_asked(request.query, allow)
+            if space is not None:
+                self._whole_namespace(result, request, space, allow, set(loaded))
+                result.execution_time_ms = (time.perf_counter() - started) * 1000
+                return result
             if mode in ("semantic", "hybrid") and mode not in self.index.modes():
                 result.warnings.append(
                     f"{mode} search is not enabled (it needs the 'embed' extra and embeddings "
                     "turned on); used keyword search"
                 )
                 mode = "keyword"
-            outcome = self.index.search(
-                request.query,
-                limit=request.limit,
-                mode=mode,
-                category=request.category,
-                allow=self.visibility.predicate(allow),
-                exclude=request.exclude,
-                platform=self.visibility.platform,
-                autocut=autocut,
-                kinds=request.kinds or self.kinds_default(),
-            )
+            predicate = self.visibility.predicate(allow)
+            kinds = request.kinds or self.kinds_default()
+            cache, key, outcome = self.result_cache, None, None
+            if cache is not None:
+                learner = self.learner
+                key = (
+                    normalise_query(request.query), request.limit, mode, request.category, request.exclude,
+                    kinds, autocut, predicate, allow, self.catalog.generation,
+                    learner.ranking_version if learner is not None else -1,
+                )
+                outcome = cache.get(key)
+            if outcome is None:
+                outcome = self.index.search(
+                    request.query,
+                    limit=request.limit,
+                    mode=mode,
+                    category=request.category,
+                    allow=predicate,
+                    exclude=request.exclude,
+                    platform=self.visibility.platform,
+                    autocut=autocut,
+                    kinds=kinds,
+                )
+                if cache is not None and key is not None:
+                    cache.put(key, outcome)
             result.search_type = outcome.mode
             result.warnings.extend(outcome.warnings)
             hint = language_hint(request.query, outcome.mode, self.hybrid, self.index.tools)
@@ -490,6 +535,65 @@ class Gateway:
             result.error = exc.info()
         result.execution_time_ms = (time.perf_counter() - started) * 1000
         return result
+
+    def _namespace_asked(self, query: str, allow: Allow | None) -> str | None:
+        """The namespace a query asks for as a whole: ``namespace:github``, or a query that
+        is just the name of an upstream server (``github``) when no tool has that name."""
+        text = query.strip()
+        if text[:10].lower() == "namespace:":
+            return namespace_name(text[10:].strip()) if text[10:].strip() else ""
+        if " " in text or not text or self.catalog.get(text) is not None:
+            return None
+        servers = self._server_namespaces()
+        found = servers.get(namespace_name(text).lower()) if servers else None
+        if found is None or not any(self.visibility.admits(t, allow) for t in found[1]):
+            return None
+        return found[0]
+
+    def _server_namespaces(self) -> dict[str, tuple[str, list[Tool]]]:
+        """Upstream servers' namespaces (lower-cased name -> name, tools), per catalog
+        generation: a one-word query asks this, so it must not walk the catalog each time."""
+        generation = self.catalog.generation
+        cached = self._namespaces
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        spaces: dict[str, tuple[str, list[Tool]]] = {}
+        for tool in self.catalog:
+            if tool.source == "mcp" and tool.source_id:
+                name = namespace_name(tool.source_id)
+                spaces.setdefault(name.lower(), (name, []))[1].append(tool)
+        self._namespaces = (generation, spaces)
+        return spaces
+
+    def _whole_namespace(
+        self, result: FindResult, request: FindRequest, space: str, allow: Allow | None, loaded: set[str]
+    ) -> None:
+        """Every visible tool of one namespace (by server, else category), up to
+        ``max_limit``; a ``no_match`` naming the namespaces there are otherwise."""
+        result.search_type = "namespace"
+        members: list[Tool] = []
+        seen: set[str] = set()
+        for tool in self.catalog:
+            if tool.kind != "tool" or not self.visibility.admits(tool, allow):
+                continue
+            mine = namespace_of(tool, "server")
+            seen.add(mine)
+            if mine.lower() == space.lower() or (tool.category and namespace_name(tool.category).lower() == space.lower()):
+                members.append(tool)
+        if not members:
+            raise NoMatch(
+                f"no namespace named {space!r}",
+                hint="Use one of the listed namespaces, or describe the task instead.",
+                namespaces=sorted(seen),
+            )
+        result.total_matches = len(members)
+        if len(members) > self.max_limit:
+            result.warnings.append(
+                f"namespace {space!r} has {len(members)} tools; the first {self.max_limit} are shown: "
+                "describe the task to rank them"
+            )
+        hits = [ScoredTool(t, 1.0, 1.0, why="namespace") for t in members[: self.max_limit]]
+        self._fill(result, hits, loaded, allow)
 
     def kinds_default(self) -> tuple[str, ...]:
         """The kinds a request without ``kinds`` ranks."""
@@ -519,6 +623,10 @@ class Gateway:
             if pending
             else "Describe the task in other words, or pick a category."
         )
+        names = self._all_names(allow)
+        if names is not None:
+            extra["available"] = names
+            hint = "Nothing matched; these are all the tools available to you: search again with words from one of them."
         return NoMatch(
             f"no tool matches {request.query!r}",
             hint=hint,
@@ -526,6 +634,20 @@ class Gateway:
             categories=categories,
             **extra,
         )
+
+    def _all_names(self, allow: Allow | None) -> list[str] | None:
+        """Every tool name the caller may see, when there are at most ``list_names_below``
+        (seed 003's fallback for small catalogs); ``None`` otherwise."""
+        cap = self.list_names_below
+        if cap <= 0:
+            return None
+        names: list[str] = []
+        for tool in self.catalog:
+            if tool.kind == "tool" and self.visibility.admits(tool, allow):
+                names.append(tool.name)
+                if len(names) > cap:
+                    return None
+        return sorted(names)
 
     def _fill(self, result: FindResult, hits: list[ScoredTool], loaded: set[str], allow: Allow | None = None) -> None:
         result.hits = list(hits)
@@ -743,8 +865,8 @@ class Gateway:
 
     # -- what the model sees ------------------------------------------------------
     def meta_tools(self, format: str = "generic", *, use_tool: bool = False, call_tool: bool = False) -> list[dict[str, Any]]:
-        """The meta-tool definitions in ``format``: ``find_tools``, plus ``call_tool``
-        and/or ``use_tool`` when asked."""
+        """The meta-tool definitions in ``format``: ``find_tools`` (named as this gateway's
+        dialect says), plus ``call_tool`` and/or ``use_tool`` when asked."""
         return [formats.render(t, format) for t in self.meta_tool_records(use_tool=use_tool, call_tool=call_tool)]
 
     def meta_tool_records(self, *, use_tool: bool = False, call_tool: bool = False) -> list[Tool]:
@@ -754,10 +876,11 @@ class Gateway:
             max_limit=self.max_limit,
             use_tool=use_tool,
             call_tool=call_tool,
+            dialect=self.dialect,
         )
 
     def system_prompt(self) -> str:
-        return system_prompt(self.catalog.categories())
+        return system_prompt(self.catalog.categories(), self.find_name)
 
 
 def _weak_call(method: Callable[[], Any]) -> Callable[[], None]:

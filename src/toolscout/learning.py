@@ -220,6 +220,9 @@ class UsageLearner:
         self.max_sink = max_sink
         self.max_events = max_events
         self.version = 0
+        self.ranking_version = 0
+        """Bumped only by what can change a ranking (a credited call, a reload, a credited
+        event evicted): a search alone is not evidence, so a result cache survives it."""
         self._lock = threading.RLock()
         self._events: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._recent: OrderedDict[str, list[str]] = OrderedDict()  # session -> event keys
@@ -266,13 +269,16 @@ class UsageLearner:
             event["c"][tool] = bool(event["c"].get(tool)) or bool(ok)
             event["t"] = max(event["t"], now or time.time())
             self.version += 1
+            self.ranking_version += 1
         self._save(key, event)
 
     def _add(self, key: str, event: dict[str, Any]) -> None:
         self._events[key] = event
         self._events.move_to_end(key)
         while len(self._events) > self.max_events:
-            self._events.popitem(last=False)
+            _, dropped = self._events.popitem(last=False)
+            if dropped.get("c"):
+                self.ranking_version += 1
         self.version += 1
 
     def _save(self, key: str, event: dict[str, Any]) -> None:
@@ -308,6 +314,7 @@ class UsageLearner:
             for key, event in keep:
                 self._events[key] = event
             self.version += 1
+            self.ranking_version += 1
 
     def reload(self) -> None:
         """Read events other processes wrote to a shared store."""
@@ -316,6 +323,21 @@ class UsageLearner:
 
     def __len__(self) -> int:
         return len(self._events)
+
+    def hot_tools(self, n: int) -> list[str]:
+        """The ``n`` tools most sessions called successfully, most first (seed 001's "keep
+        your most-used tools loaded"). One session counts once per tool however often it
+        calls, so one busy or hostile session cannot make a tool hot; ties by name."""
+        if n <= 0:
+            return []
+        callers: dict[str, set[str]] = {}
+        with self._lock:
+            for event in self._events.values():
+                for tool, ok in event.get("c", {}).items():
+                    if ok:
+                        callers.setdefault(tool, set()).add(event.get("s", ""))
+        ranked = sorted(callers.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        return [tool for tool, _ in ranked[:n]]
 
     # -- deriving -----------------------------------------------------------------------
     def _derive(self, tools: Sequence[Any], generation: int) -> _Derived | None:

@@ -15,19 +15,31 @@ from typing import Any
 
 from . import formats
 from .model import KINDS, DeferPolicy, Tool
-from .request import DEFAULT_LIMIT, DEFAULT_SEARCH_TYPE, MAX_LIMIT, SEARCH_TYPES
+from .request import (
+    DEFAULT_LIMIT,
+    DEFAULT_SEARCH_TYPE,
+    DIALECTS,
+    MAX_LIMIT,
+    RFC,
+    SEARCH_TYPES,
+    Dialect,
+)
 
 __all__ = [
     "CALL_TOOL",
+    "FIND_NAMES",
     "FIND_TOOLS",
     "META_NAMES",
     "USE_TOOL",
+    "call_tool_tool",
     "find_tools_tool",
     "meta_tool_records",
     "system_prompt",
 ]
 
 META_NAMES = ("find_tools", "call_tool", "use_tool")
+FIND_NAMES = frozenset(d.name for d in DIALECTS.values())
+"""Every name the find meta-tool can be presented under (see :data:`request.DIALECTS`)."""
 
 
 _KIND_TEXT = {
@@ -39,12 +51,16 @@ _KIND_TEXT = {
 
 @lru_cache(maxsize=16)
 def find_tools_tool(
-    default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT, kinds: tuple[str, ...] = ()
+    default_limit: int = DEFAULT_LIMIT,
+    max_limit: int = MAX_LIMIT,
+    kinds: tuple[str, ...] = (),
+    dialect: Dialect = RFC,
 ) -> Tool:
     """The ``find_tools`` meta-tool; its argument names, enum and defaults come from
     :mod:`toolscout.request`, the module that parses them. ``kinds`` (the kinds the catalog
     holds, when more than tools) adds the ``kinds`` argument: a tools-only catalog keeps
-    the schema, and its token cost, as before."""
+    the schema, and its token cost, as before. ``dialect`` names the tool and its
+    arguments as seed 001 or Spring AI do (same meaning, same parser)."""
     properties: dict[str, Any] = {}
     if kinds:
         properties["kinds"] = {
@@ -53,7 +69,7 @@ def find_tools_tool(
             "description": "What to find: " + "; ".join(_KIND_TEXT[k] for k in kinds) + ".",
         }
     return Tool(
-        "find_tools",
+        dialect.name,
         "Search the tool catalog by capability and load the schemas of matching tools. "
         "Call it before using any tool you have not loaded yet.",
         {
@@ -64,17 +80,17 @@ def find_tools_tool(
                     "description": "What you want to do, in a few words, or an exact tool name. "
                     "'select:a,b' loads tools by name.",
                 },
-                "limit": {
+                dialect.limit: {
                     "type": "integer",
                     "description": f"Max tools to return (1-{max_limit}, default {default_limit}).",
                 },
-                "search_type": {
+                dialect.search_type: {
                     "type": "string",
                     "enum": list(SEARCH_TYPES),
                     "description": f"Default '{DEFAULT_SEARCH_TYPE}'. 'regex' matches name patterns "
                     "like 'get_.*_data'.",
                 },
-                "category": {"type": "string", "description": "Only search this category."},
+                dialect.category: {"type": "string", "description": "Only search this category."},
                 "exclude": {
                     "type": "array",
                     "items": {"type": "string"},
@@ -92,20 +108,26 @@ def find_tools_tool(
 
 FIND_TOOLS = find_tools_tool()
 
-CALL_TOOL = Tool(
-    "call_tool",
-    "Run a tool returned by find_tools, by its exact name, with arguments matching its schema.",
-    {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "Exact tool name from find_tools."},
-            "arguments": {"type": "object", "description": "Arguments for the tool."},
+@lru_cache(maxsize=4)
+def call_tool_tool(find_name: str = "find_tools") -> Tool:
+    """``call_tool``, naming the find meta-tool as the model sees it."""
+    return Tool(
+        "call_tool",
+        f"Run a tool returned by {find_name}, by its exact name, with arguments matching its schema.",
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": f"Exact tool name from {find_name}."},
+                "arguments": {"type": "object", "description": "Arguments for the tool."},
+            },
+            "required": ["name", "arguments"],
         },
-        "required": ["name", "arguments"],
-    },
-    source="toolscout",
-    defer=DeferPolicy.NEVER,
-)
+        source="toolscout",
+        defer=DeferPolicy.NEVER,
+    )
+
+
+CALL_TOOL = call_tool_tool()
 
 USE_TOOL = Tool(
     "use_tool",
@@ -130,18 +152,19 @@ def meta_tool_records(
     max_limit: int = MAX_LIMIT,
     use_tool: bool = False,
     call_tool: bool = False,
+    dialect: Dialect = RFC,
 ) -> list[Tool]:
     """``find_tools`` (with a ``kinds`` argument only when the catalog holds more than
-    tools), plus ``call_tool`` and/or ``use_tool`` when asked."""
+    tools; named as ``dialect`` says), plus ``call_tool`` and/or ``use_tool`` when asked."""
     kinds = tuple(k for k in KINDS if k in kinds_present) if set(kinds_present) - {"tool"} else ()
-    chosen = [find_tools_tool(default_limit, max_limit, kinds)]
+    chosen = [find_tools_tool(default_limit, max_limit, kinds, dialect)]
     if call_tool:
-        chosen.append(CALL_TOOL)
+        chosen.append(call_tool_tool(dialect.name))
     if use_tool:
         chosen.append(USE_TOOL)
     return chosen
 
 
-def system_prompt(categories: Mapping[str, int]) -> str:
+def system_prompt(categories: Mapping[str, int], find_name: str = "find_tools") -> str:
     """The system prompt that tells a model to search before it calls."""
-    return formats.system_prompt(categories)
+    return formats.system_prompt(categories, find_name)

@@ -244,7 +244,10 @@ class Tool:
         descriptions: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
         kind: Kind | str = "tool",
+        input_examples: Iterable[Mapping[str, Any]] | None = None,
     ) -> None:
+        if input_examples is not None:  # kept in meta: most tools have none, and meta is shared
+            meta = {**(meta or {}), "input_examples": [dict(e) for e in input_examples]}
         if not isinstance(name, str) or not name.strip():
             raise DeclarationError(
                 f"a tool needs a non-empty string name, not {_shown(name)}", field="name"
@@ -351,6 +354,8 @@ class Tool:
                     canonical_json(json.loads(self._schema_json)),
                     canonical_json(json.loads(self._output_json)) if self._output_json else "",
                     canonical_json(self.annotations.to_mcp()) if self.annotations else "",
+                    # Examples are rendered where a format takes them; absent, the hash is as before.
+                    *((canonical_json(list(self.input_examples)),) if self.input_examples else ()),
                     # A skill or agent is announced as such in find results; a tool's hash is
                     # unchanged from before kinds existed (stored versions and snapshots stay valid).
                     *(() if self.kind == "tool" else (self.kind,)),
@@ -358,6 +363,16 @@ class Tool:
             )
             object.__setattr__(self, "_version", hashlib.sha256(payload.encode()).hexdigest()[:16])
         return self._version  # type: ignore[return-value]
+
+    @property
+    def input_examples(self) -> tuple[dict[str, Any], ...]:
+        """Example arguments (pydantic-ai's and Anthropic's ``input_examples``): shown to
+        models whose format takes them, which helps them fill nested or unusual schemas.
+        Only objects count; anything else a source sent is ignored."""
+        found = self.meta.get("input_examples") if self.meta else None
+        if not isinstance(found, list):
+            return ()
+        return tuple(e for e in found if isinstance(e, dict))
 
     def summary(self, width: int = 160) -> str:
         """First sentence of the description, for one-line listings."""

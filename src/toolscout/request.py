@@ -20,16 +20,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import EmptyQuery, InvalidArguments, InvalidRequest
+from .errors import ConfigError, EmptyQuery, InvalidArguments, InvalidRequest
 from .model import KINDS
 
 __all__ = [
     "DEFAULT_LIMIT",
     "DEFAULT_SEARCH_TYPE",
+    "DIALECTS",
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
     "SEARCH_TYPES",
     "CallRequest",
+    "Dialect",
     "FindRequest",
     "UseRequest",
     "clean_text",
@@ -54,6 +56,53 @@ _ALIASES: dict[str, str] = {
     "searchType": "search_type",
 }
 _FIND_KEYS = frozenset({"query", "limit", "search_type", "category", "exclude", "kinds"})
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How the find meta-tool presents itself: its name and the names of its arguments.
+
+    Models learnt tool search under more than one spelling (RFC 0001's ``find_tools``, seed
+    001's ``tool_search_tool`` with ``max_results``/``category_filter``, Spring AI's
+    camelCase ``toolSearchTool``). A gateway answers under the one it is configured with,
+    everywhere, and reads that dialect's argument names without a note; every other known
+    spelling is still read, with a note saying so."""
+
+    key: str
+    name: str
+    limit: str = "limit"
+    search_type: str = "search_type"
+    category: str = "category"
+
+    def renames(self) -> dict[str, str]:
+        """This dialect's argument names -> the RFC's (empty for the RFC itself)."""
+        pairs = {self.limit: "limit", self.search_type: "search_type", self.category: "category"}
+        return {k: v for k, v in pairs.items() if k != v}
+
+
+DIALECTS: dict[str, Dialect] = {
+    "rfc": Dialect("rfc", "find_tools"),
+    "seed001": Dialect("seed001", "tool_search_tool", limit="max_results", category="category_filter"),
+    "spring": Dialect("spring", "toolSearchTool", limit="maxResults", search_type="searchType", category="categoryFilter"),
+}
+"""The dialects by key: ``rfc`` (the default), ``seed001``, ``spring``."""
+RFC = DIALECTS["rfc"]
+
+
+def dialect(key: str | Dialect | None) -> Dialect:
+    """A dialect by key (or one given as is); a :class:`~toolscout.errors.ConfigError`
+    naming the known keys otherwise."""
+    if key is None:
+        return RFC
+    if isinstance(key, Dialect):
+        return key
+    found = DIALECTS.get(key) or next((d for d in DIALECTS.values() if d.name == key), None)
+    if found is None:
+        raise ConfigError(
+            f"unknown meta-tool dialect {key!r}",
+            hint=f"Use one of: {', '.join(DIALECTS)}.",
+        )
+    return found
 _SEARCH_TYPE_SET = frozenset(SEARCH_TYPES)
 
 
@@ -230,11 +279,23 @@ class FindRequest:
     gateway's default (tools only unless configured otherwise)."""
 
     @classmethod
-    def parse(cls, arguments: Any, *, default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> FindRequest:
+    def parse(
+        cls,
+        arguments: Any,
+        *,
+        default_limit: int = DEFAULT_LIMIT,
+        max_limit: int = MAX_LIMIT,
+        dialect: Dialect = RFC,
+    ) -> FindRequest:
         """``find_tools`` arguments (a dict or its JSON text) -> a request, or a
-        :class:`~toolscout.errors.RequestError` naming what to fix."""
+        :class:`~toolscout.errors.RequestError` naming what to fix. ``dialect``: the
+        spelling the meta-tool was presented in; its own argument names need no note."""
         args = parse_arguments(arguments)
         notes: list[str] = []
+        if dialect is not RFC:
+            own = dialect.renames()
+            if any(k in args for k in own):
+                args = {own.get(k, k): v for k, v in args.items() if own.get(k, k) not in args or k not in own}
         if not _FIND_KEYS.issuperset(args):
             args = _renamed(args, notes)
         query = _query(args.get("query"), notes)

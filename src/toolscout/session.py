@@ -6,7 +6,9 @@ then pinned (never-defer) tools, then tools in the order ``find_tools`` revealed
 the bytes of earlier tools never change and provider prompt caches survive.
 
 Deferral follows seed 003. Below ``threshold`` visible tools (default 15) every tool is
-sent as is and no meta-tool is added. At or above it, tools whose policy is
+sent as is and no meta-tool is added. ``threshold="auto"`` (or ``"auto:N%"``) decides by
+cost instead: defer once the visible tools' definitions would take more than 10% (N%) of
+the model's context window (:mod:`toolscout.deferral`). At or above it, tools whose policy is
 ``automatic`` or ``always`` are withheld until found; ``never`` tools and names in
 ``never_defer`` are always sent. ``always`` tools are withheld even below the threshold.
 
@@ -38,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import formats
 from ._sync import run_sync
 from .context import Allow, CallContext
+from .deferral import DeferRule
+from .deferral import context_window as deferral_window
 from .errors import ErrorInfo, NotRevealed, ToolscoutError
 from .ledger import Ledger, count_definitions
 from .model import CallResult, DeferPolicy, Tool
@@ -83,7 +87,8 @@ class ToolOutcome:
 
     @property
     def is_find(self) -> bool:
-        return self.name == "find_tools"
+        """A search's outcome, whatever name the find meta-tool goes by (its dialect)."""
+        return self.find is not None or self.name == "find_tools"
 
     def text(self) -> str:
         return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
@@ -132,7 +137,7 @@ class Session:
         gateway: Gateway,
         *,
         session_id: str | None = None,
-        threshold: int = DEFAULT_THRESHOLD,
+        threshold: int | str = DEFAULT_THRESHOLD,
         never_defer: Iterable[str] = (),
         max_revealed: int = DEFAULT_MAX_REVEALED,
         repeat_limit: int = DEFAULT_REPEAT_LIMIT,
@@ -143,6 +148,9 @@ class Session:
         store: SessionStore | None = None,
         approve: Approve | None = None,
         stubs: bool = False,
+        model: str | None = None,
+        context_window: int | None = None,
+        auto_pin: int = 0,
     ) -> None:
         self.gateway = gateway
         self.approve = approve
@@ -152,6 +160,16 @@ class Session:
         self._stub_cache: dict[tuple[str, str], tuple[str, Tool, dict[str, Any]]] = {}
         self.id = session_id or uuid.uuid4().hex
         self.threshold = threshold
+        self.defer_rule = DeferRule.parse(threshold)
+        """``threshold`` parsed: a tool count, or a share of the context window."""
+        self.context_window = context_window or deferral_window(model)
+        """Tokens of the model's context (``context_window``, else looked up from ``model``):
+        what a budget rule takes its share of."""
+        self.auto_pin = max(0, int(auto_pin))
+        """Pin this many of the gateway's most-used tools (learned usage) at the session's
+        start, and keep tools this session calls repeatedly from eviction (0: off)."""
+        self._auto_pinned: tuple[str, ...] = ()
+        self._calls: dict[str, int] = {}
         self.never_defer = frozenset(never_defer)
         self.max_revealed = max(1, max_revealed)
         self.repeat_limit = max(1, repeat_limit)
@@ -172,6 +190,7 @@ class Session:
         self._generation = -1
         self._visible_count = 0
         self._active = False
+        self._over = False
         self._searches: OrderedDict[str, int] = OrderedDict()
         self._render_cache: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
         self._meta_cache: dict[str, list[dict[str, Any]]] = {}
@@ -185,29 +204,53 @@ class Session:
     @property
     def meta_names(self) -> tuple[str, ...]:
         """The meta-tools this session offers, in list order."""
-        return ("find_tools", *(("call_tool",) if self.call_tool else ()), *(("use_tool",) if self.use_tool else ()))
+        find = self.gateway.find_name
+        return (find, *(("call_tool",) if self.call_tool else ()), *(("use_tool",) if self.use_tool else ()))
 
     def _permitted(self, tool: Tool) -> bool:
         return self.gateway.visibility.admits(tool, self.allow)
 
     def _pinned_by_policy(self, tool: Tool) -> bool:
-        return tool.defer is DeferPolicy.NEVER or tool.name in self.never_defer
+        return tool.defer is DeferPolicy.NEVER or tool.name in self.never_defer or tool.name in self._auto_pinned
+
+    @property
+    def auto_pinned(self) -> tuple[str, ...]:
+        """The tools :attr:`auto_pin` pinned (also in the ledger, as ``auto_pinned``)."""
+        self._sync()
+        return self._auto_pinned
+
+    def _choose_auto_pins(self, visible: list[Tool]) -> None:
+        """Seed 001's "keep hot tools loaded": the most-used tools the learner knows (by
+        distinct sessions that called them successfully), fixed for this session so its list
+        stays append-only."""
+        learner = self.gateway.learner
+        if learner is None:
+            return
+        names = {t.name for t in visible if t.defer is not DeferPolicy.ALWAYS}
+        hot = [n for n in learner.hot_tools(self.auto_pin * 4) if n in names][: self.auto_pin]
+        self._auto_pinned = tuple(hot)
+        if hot:
+            self.ledger.note("auto_pinned", tools=list(hot))
 
     def _sync(self) -> None:
         """Catch up with catalog changes (cheap when nothing changed)."""
         catalog = self.gateway.catalog
         if catalog.generation == self._generation:
             return
+        first = self._generation < 0
         self._generation = catalog.generation
         visible = [t for t in catalog if self._permitted(t)]
         self._visible_count = len(visible)
-        self._active = self._visible_count >= self.threshold or any(
-            t.defer is DeferPolicy.ALWAYS for t in visible
+        self._over = self.defer_rule.exceeded(
+            len(visible), lambda: self.baseline_tokens(self.format or "generic"), self.context_window
         )
+        self._active = self._over or any(t.defer is DeferPolicy.ALWAYS for t in visible)
+        if first and self.auto_pin:
+            self._choose_auto_pins(visible)
         pinned = [
             t.name
             for t in visible
-            if self._pinned_by_policy(t) or (t.defer is DeferPolicy.AUTOMATIC and not self.over_threshold)
+            if self._pinned_by_policy(t) or (t.defer is DeferPolicy.AUTOMATIC and not self._over)
         ]
         known = set(self._pinned)
         # Keep earlier pinned tools where they were; new pinned ones go after them.
@@ -240,7 +283,9 @@ class Session:
 
     @property
     def over_threshold(self) -> bool:
-        return self._visible_count >= self.threshold
+        """Whether the visible tools are past the deferral rule (count or budget)."""
+        self._sync()
+        return self._over
 
     @property
     def deferring(self) -> bool:
@@ -357,7 +402,7 @@ class Session:
         if cached is not None and cached[0] == tool.version:
             return cached[1], cached[2]
         wire = wire_name(tool.name, format)
-        line = f"{tool.summary(100)} (Load first: find_tools select:{wire})"
+        line = f"{tool.summary(100)} (Load first: {self.gateway.find_name} select:{wire})"
         record = Tool(tool.name, line, source=tool.source, annotations=tool.annotations, defer=DeferPolicy.ALWAYS)
         rendered = formats.render(record, format)
         self._stub_cache[key] = (tool.version, record, rendered)
@@ -432,7 +477,10 @@ class Session:
             if len(self._revealed) >= self.max_revealed:
                 # Evict the least recently used tool outside this batch; a batch larger
                 # than the cap loads only what fits (the rest are listed, not loaded).
-                victim = next((n for n in self._recency if n not in batch), None)
+                # With auto_pin, tools this session keeps calling go last.
+                victim = next((n for n in self._recency if n not in batch and not self._hot(n)), None)
+                if victim is None:
+                    victim = next((n for n in self._recency if n not in batch), None)
                 if victim is None:
                     continue
                 self._drop(victim)
@@ -446,6 +494,10 @@ class Session:
     def _touch(self, name: str) -> None:
         if name in self._recency:
             self._recency.move_to_end(name)
+
+    def _hot(self, name: str) -> bool:
+        """A tool this session called at least twice (kept from eviction with ``auto_pin``)."""
+        return bool(self.auto_pin) and self._calls.get(name, 0) >= 2
 
     # -- handling calls ---------------------------------------------------------------
     def context(self, edge: CallContext | None = None) -> CallContext:
@@ -486,7 +538,7 @@ class Session:
         label = name if isinstance(name, str) else shown(name)
         ctx = self.context(edge)
         try:
-            if name == "find_tools":
+            if name == self.gateway.find_name:
                 outcome = self._find(arguments, ctx)
             elif name == "call_tool" and self.call_tool:
                 outcome = await self._call(CallRequest.from_call_tool(arguments), ctx, direct=False)
@@ -549,12 +601,14 @@ class Session:
             via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
             raise NotRevealed(
                 f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session",
-                hint=f"Call find_tools with query 'select:{self.wire(tool.name)}' (or describe the task){via}.",
+                hint=f"Call {self.gateway.find_name} with query 'select:{self.wire(tool.name)}' (or describe the task){via}.",
             )
         self._touch(tool.name)
         if request.name != tool.name:  # the catalog name: the gateway resolves it at once
             request = CallRequest(tool.name, request.arguments)
         result = await self.gateway.execute(request, ctx)
+        if result.ok and self.auto_pin:
+            self._calls[tool.name] = self._calls.get(tool.name, 0) + 1
         return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
     async def _use(self, request: UseRequest, ctx: CallContext) -> ToolOutcome:
@@ -568,11 +622,15 @@ class Session:
         request = found.request
         if found.error is not None or request is None:
             return ToolOutcome(
-                name="find_tools", ok=False, content=[{"type": "text", "text": found.text()}], error=found.error, find=found
+                name=self.gateway.find_name,
+                ok=False,
+                content=[{"type": "text", "text": found.text()}],
+                error=found.error,
+                find=found,
             )
         added = self._reveal(*(t.name for t in found.found))
         outcome = ToolOutcome(
-            name="find_tools",
+            name=self.gateway.find_name,
             ok=True,
             content=[{"type": "text", "text": self._found_text(found)}],
             revealed=added,

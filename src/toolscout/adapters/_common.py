@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ..errors import ConfigError, InvalidRequest, MissingExtra
+from ..errors import ConfigError, InvalidRequest, MissingExtra, ToolscoutError
 from ..session import Session, ToolOutcome
 
 
@@ -51,24 +51,29 @@ def model_version(model: str, pattern: str) -> tuple[int, int] | None:
 
 
 class NativeChoice:
-    """``native=True``, ``False`` or ``"auto"``, decided once per adapter (a conversation
-    must not switch between native and portable deferral half-way).
+    """``native=True``, ``False``, ``"hosted"`` or ``"auto"``, decided once per adapter (a
+    conversation must not switch between native and portable deferral half-way).
 
-    ``"auto"``: the provider's own tool search when the installed SDK types it (else
-    portable; no SDK installed means plain dicts, which carry it) and the model, once known
-    (``model=`` or the first ``run()``), supports it by ``supports(model)``; ``find_tools``
-    otherwise. ``True`` with an SDK that is too old raises :class:`ConfigError` at once.
+    ``True``: the provider's deferral format, searched by toolscout (``find_tools`` answered
+    with the provider's loading blocks). ``"hosted"``: the provider's deferral format and
+    the provider's *own* search tool: the provider ranks, toolscout still executes every
+    call. ``"auto"``: hosted where the installed SDK types it (else portable; no SDK
+    installed means plain dicts, which carry it) and the model, once known (``model=`` or
+    the first ``run()``), has hosted search by ``supports(model)``; ``find_tools``
+    otherwise. ``True``/``"hosted"`` with an SDK that is too old raise
+    :class:`ConfigError` at once.
     """
 
     def __init__(
         self, native: bool | str, dist: str, minimum: tuple[int, ...], feature: str, extra: str,
         supports: Callable[[str], bool], model: str | None,
     ) -> None:
-        if native not in (True, False, "auto"):
-            raise ConfigError(f"{feature}: native must be True, False or 'auto', not {native!r}")
-        if native is True:
+        if native not in (True, False, "auto", "hosted"):
+            raise ConfigError(f"{feature}: native must be True, False, 'hosted' or 'auto', not {native!r}")
+        if native is True or native == "hosted":
             require_version(dist, minimum, feature, extra)
         self.value: bool | None = None if native == "auto" else bool(native)
+        self.hosted: bool = native == "hosted"
         self.args = (dist, minimum, feature, extra)
         self.supports, self.model = supports, model
 
@@ -81,7 +86,30 @@ class NativeChoice:
                 self.value = False
             else:
                 self.value = model is None or bool(self.supports(model))
+            self.hosted = self.value
         return self.value
+
+    @property
+    def mode(self) -> str:
+        """``portable``, ``client`` (provider format, toolscout searches) or ``hosted``."""
+        if not self.decide():
+            return "portable"
+        return "hosted" if self.hosted else "client"
+
+
+def mark_called_loaded(session: Session, names: Iterable[str]) -> None:
+    """Hosted search: the provider loaded these tools (it lets a model call only tools its
+    search returned or that were never deferred), so the session runs them. Wire names are
+    mapped back to catalog names; names the caller may not see are refused later, as
+    always, by the session."""
+    found = []
+    for name in names:
+        try:
+            found.append(session.gateway.resolve(name, allow=session.allow).name)
+        except ToolscoutError:
+            continue
+    if found:
+        session.mark_loaded(*found)
 
 
 def field(obj: Any, key: str, default: Any = None) -> Any:

@@ -12,6 +12,13 @@ mode needs ``anthropic>=0.80``, the first release whose ``messages.create`` type
 ``defer_loading`` and ``tool_reference`` outside the beta namespace (before it they were
 beta-only, behind the ``advanced-tool-use-2025-11-20`` header); an older SDK is refused up
 front.
+
+Hosted mode (``native="hosted"``, and what ``native="auto"`` picks for models with tool
+search) sends the same ``defer_loading`` definitions with Anthropic's own search tool
+(``tool_search_tool_bm25_20251119``, or ``..._regex_...`` with ``hosted_search="regex"``)
+instead of ``find_tools``: the API searches and loads, the model then calls a tool by name,
+and toolscout still runs that call (visibility, approval, audit). Only visible tools are
+ever sent, so a hidden tool cannot be found by the provider either.
 """
 
 from __future__ import annotations
@@ -20,11 +27,27 @@ from collections.abc import Callable
 from typing import Any
 
 from .._sync import run_sync
+from ..errors import ConfigError
 from ..naming import wire_name
 from ..session import Session, ToolOutcome
-from ._common import Call, NativeChoice, answer, as_dict, field, model_version, require
+from ._common import (
+    Call,
+    NativeChoice,
+    answer,
+    as_dict,
+    field,
+    mark_called_loaded,
+    model_version,
+    require,
+)
 
 __all__ = ["MessagesAdapter"]
+
+HOSTED_SEARCH = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+"""Anthropic's server-side tool search tools (``hosted_search=``)."""
 
 NATIVE_MIN_SDK = (0, 80)
 """The first ``anthropic`` release typing ``defer_loading`` and ``tool_reference`` in
@@ -43,8 +66,11 @@ class MessagesAdapter:
     """``client.messages.create(..., tools=adapter.tools())`` then
     ``messages.append(adapter.tool_results(response))``.
 
-    ``native="auto"`` picks native deferral when the SDK and the model support it (see
-    :func:`native_model`; ``native_models`` replaces that rule) and ``find_tools`` otherwise.
+    ``native=True``: deferral with ``tool_reference``, searched by toolscout.
+    ``native="hosted"``: deferral searched by Anthropic's own tool search
+    (``hosted_search``: ``"bm25"`` or ``"regex"``). ``native="auto"`` picks hosted when
+    the SDK and the model support it (see :func:`native_model`; ``native_models`` replaces
+    that rule) and ``find_tools`` otherwise.
     """
 
     format = "anthropic"
@@ -56,11 +82,15 @@ class MessagesAdapter:
         native: bool | str = False,
         model: str | None = None,
         native_models: Callable[[str], bool] | None = None,
+        hosted_search: str = "bm25",
     ) -> None:
         self._native = NativeChoice(
             native, "anthropic", NATIVE_MIN_SDK, "MessagesAdapter(native=True)", "anthropic",
             native_models or native_model, model,
         )
+        if hosted_search not in HOSTED_SEARCH:
+            raise ConfigError(f"hosted_search must be one of {', '.join(HOSTED_SEARCH)}, not {hosted_search!r}")
+        self.hosted_search = hosted_search
         self.session = session
         self._deferred_key: tuple[int, int] | None = None
         self._deferred: list[dict[str, Any]] = []
@@ -70,10 +100,17 @@ class MessagesAdapter:
         """Native deferral (decided at the first use for ``native="auto"``)."""
         return self._native.decide()
 
+    @property
+    def mode(self) -> str:
+        """``portable``, ``client`` (``tool_reference``, toolscout searches) or ``hosted``."""
+        return self._native.mode
+
     def tools(self) -> list[dict[str, Any]]:
         session = self.session
         if not self.native or not session.deferring:
             return session.tools(self.format)
+        if self.mode == "hosted":
+            return self._hosted_tools()
         head = session.tools(self.format, record=False, meta=True)
         visible = len(session.meta_tools(self.format)) + len(session.pinned)
         sent = head[:visible]
@@ -87,6 +124,17 @@ class MessagesAdapter:
             [*session.tool_names()[:visible], *held],
         )
         return sent + self._deferred_defs()
+
+    def _hosted_tools(self) -> list[dict[str, Any]]:
+        """Anthropic's search tool, the pinned tools, then every deferred tool (the API keeps
+        those out of the model's context until its search loads them)."""
+        session = self.session
+        search = dict(HOSTED_SEARCH[self.hosted_search])
+        pinned = [d for d in (session.render(n, self.format) for n in session.pinned) if d is not None]
+        held = list(session.loaded)
+        loaded = [d for d in (session.render(n, self.format) for n in held) if d is not None]
+        session.record_turn(self.format, [search, *pinned, *loaded], [search["name"], *session.pinned, *held])
+        return [search, *pinned, *self._deferred_defs()]
 
     def _deferred_defs(self) -> list[dict[str, Any]]:
         """Every deferred tool, flagged ``defer_loading`` (cached per catalog generation)."""
@@ -102,13 +150,16 @@ class MessagesAdapter:
     async def atool_results(self, message: Any) -> dict[str, Any] | None:
         """The ``user`` message answering every ``tool_use`` block of ``message``
         (``None`` when it called no tool)."""
+        content = field(message, "content") or []
         calls = [
             Call(field(b, "id") or f"toolu_{i}", field(b, "name", ""), field(b, "input"))
-            for i, b in enumerate(field(message, "content") or [])
+            for i, b in enumerate(content)
             if field(b, "type") == "tool_use"
         ]
         if not calls:
             return None
+        if self.mode == "hosted":  # what the provider's search loaded is what the model may call
+            mark_called_loaded(self.session, [*_referenced(content), *(c.name for c in calls)])
         blocks = [self._result(call, outcome) for call, outcome in await answer(self.session, calls, self.format)]
         return {"role": "user", "content": blocks}
 
@@ -116,6 +167,8 @@ class MessagesAdapter:
         return run_sync(self.atool_results(message))
 
     def _result(self, call: Call, outcome: ToolOutcome) -> dict[str, Any]:
+        if self.mode == "hosted":  # no find_tools to answer with tool_reference blocks
+            return _text_result(call, outcome)
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id}
         session = self.session
         if self.native and outcome.is_find and outcome.ok and session.deferring:
@@ -127,10 +180,7 @@ class MessagesAdapter:
                 session.mark_loaded(*refs)
                 block["content"] = [{"type": "tool_reference", "tool_name": wire_name(n, self.format)} for n in refs]
                 return block
-        block["content"] = [{"type": "text", "text": outcome.text() or "(no output)"}]
-        if not outcome.ok:
-            block["is_error"] = True
-        return block
+        return _text_result(call, outcome)
 
     def run(
         self, client: Any, *, model: str, messages: list[Any], max_tokens: int = 1024, max_turns: int = 10, **create: Any
@@ -149,3 +199,25 @@ class MessagesAdapter:
                 break
             messages.append(results)
         return response
+
+
+def _text_result(call: Call, outcome: ToolOutcome) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id}
+    block["content"] = [{"type": "text", "text": outcome.text() or "(no output)"}]
+    if not outcome.ok:
+        block["is_error"] = True
+    return block
+
+
+def _referenced(content: list[Any]) -> list[str]:
+    """Tool names in the ``tool_reference`` blocks of the provider's own search results."""
+    names: list[str] = []
+    for block in content:
+        if field(block, "type") != "tool_search_tool_result":
+            continue
+        inner = field(block, "content")
+        for ref in field(inner, "tool_references") or []:
+            name = field(ref, "tool_name")
+            if isinstance(name, str):
+                names.append(name)
+    return names

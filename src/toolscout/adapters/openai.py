@@ -6,6 +6,12 @@ declares a client-executed ``tool_search`` tool: the model emits ``tool_search_c
 items, and the adapter answers with ``tool_search_output`` items carrying the found
 tools' definitions, which the API then keeps loaded for the rest of the conversation.
 
+Hosted mode (``native="hosted"``, and what ``native="auto"`` picks for models that have it)
+declares OpenAI's own server-executed ``tool_search`` over the same ``defer_loading``
+definitions, optionally grouped into ``namespace`` tools (``namespaces="server"`` or
+``"category"``, each namespace deferred or not): OpenAI searches, toolscout still runs
+every call.
+
 Every name the model reads is the wire name of the format sent (``openai`` or
 ``openai-responses``), and every such name is callable. Native mode needs an SDK whose
 request types know ``tool_search`` (``openai>=2.25``); an older one is refused up front.
@@ -13,12 +19,23 @@ request types know ``tool_search`` (``openai>=2.25``); an older one is refused u
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._sync import run_sync
+from ..errors import ConfigError
+from ..namespaces import BY, group
 from ..session import Session, ToolOutcome
-from ._common import Call, NativeChoice, answer, as_dict, field, model_version, require
+from ._common import (
+    Call,
+    NativeChoice,
+    answer,
+    as_dict,
+    field,
+    mark_called_loaded,
+    model_version,
+    require,
+)
 
 __all__ = ["ChatCompletionsAdapter", "ResponsesAdapter"]
 
@@ -93,8 +110,12 @@ class ResponsesAdapter:
 
     ``native=True`` uses the API's client-executed ``tool_search`` (deferred tools are
     loaded through ``tool_search_output`` items instead of the ``tools`` list).
-    ``native="auto"`` uses it when the SDK and the model support it (see
-    :func:`native_model`; ``native_models`` replaces that rule), ``find_tools`` otherwise.
+    ``native="hosted"`` uses OpenAI's own server-executed ``tool_search`` instead (OpenAI
+    ranks; toolscout runs the calls). ``native="auto"`` uses hosted search when the SDK and
+    the model support it (see :func:`native_model`; ``native_models`` replaces that rule),
+    ``find_tools`` otherwise. ``namespaces="server"`` (or ``"category"``) groups the
+    deferred tools into ``namespace`` tools in hosted mode; ``namespace_defer`` maps a
+    namespace to ``False`` to send its tools loaded from the first turn.
     """
 
     format = "openai-responses"
@@ -106,17 +127,28 @@ class ResponsesAdapter:
         native: bool | str = False,
         model: str | None = None,
         native_models: Callable[[str], bool] | None = None,
+        namespaces: str | None = None,
+        namespace_defer: Mapping[str, bool] | None = None,
     ) -> None:
         self._native = NativeChoice(
             native, "openai", NATIVE_MIN_SDK, "ResponsesAdapter(native=True)", "openai",
             native_models or native_model, model,
         )
+        if namespaces is not None and namespaces not in BY:
+            raise ConfigError(f"namespaces must be one of {', '.join(BY)} or None, not {namespaces!r}")
+        self.namespaces = namespaces
+        self.namespace_defer = dict(namespace_defer or {})
         self.session = session
 
     @property
     def native(self) -> bool:
         """Native ``tool_search`` (decided at the first use for ``native="auto"``)."""
         return self._native.decide()
+
+    @property
+    def mode(self) -> str:
+        """``portable``, ``client`` (toolscout searches) or ``hosted`` (OpenAI searches)."""
+        return self._native.mode
 
     def _search_tool(self) -> dict[str, Any]:
         find = self.session.meta_tools(self.format)[0]
@@ -131,6 +163,8 @@ class ResponsesAdapter:
         session = self.session
         if not self.native or not session.deferring:
             return session.tools(self.format)
+        if self.mode == "hosted":
+            return self._hosted_tools()
         search = self._search_tool()
         pinned = [session.render(n, self.format) for n in session.pinned]
         sent = [search, *(d for d in pinned if d is not None)]
@@ -146,6 +180,31 @@ class ResponsesAdapter:
         )
         return sent
 
+    def _hosted_tools(self) -> list[dict[str, Any]]:
+        """OpenAI's search tool, the pinned tools, then every deferred tool (flat, or in
+        namespaces). A namespace set not to defer is sent loaded, and its tools run."""
+        session = self.session
+        search: dict[str, Any] = {"type": "tool_search"}
+        pinned = [d for d in (session.render(n, self.format) for n in session.pinned) if d is not None]
+        deferred = session.deferred()
+        body: list[dict[str, Any]] = []
+        upfront: list[str] = []
+        if self.namespaces is None:
+            body = [{**session.render(t.name, self.format), "defer_loading": True} for t in deferred]  # type: ignore[dict-item]
+        else:
+            for ns in group(deferred, self.namespaces):
+                defer = self.namespace_defer.get(ns.name, True)
+                members = [{**session.render(t.name, self.format), "defer_loading": defer} for t in ns.tools]  # type: ignore[dict-item]
+                body.append({"type": "namespace", "name": ns.name, "description": ns.description, "tools": members})
+                if not defer:
+                    upfront.extend(t.name for t in ns.tools)
+        if upfront:
+            session.mark_loaded(*upfront)
+        held = list(session.loaded)
+        loaded = [d for d in (session.render(n, self.format) for n in held) if d is not None]
+        session.record_turn(self.format, [search, *pinned, *loaded], ["tool_search", *session.pinned, *held])
+        return [search, *pinned, *body]
+
     async def aoutput_items(self, response: Any) -> list[dict[str, Any]]:
         """The input items answering every call in ``response.output``."""
         calls: list[Call] = []
@@ -158,10 +217,12 @@ class ResponsesAdapter:
             elif kind == "custom_tool_call":
                 calls.append(Call(call_id, field(item, "name", ""), field(item, "input")))
             elif kind == "tool_search_call" and field(item, "execution") == "client":
-                calls.append(Call(call_id, "find_tools", field(item, "arguments")))
+                calls.append(Call(call_id, self.session.gateway.find_name, field(item, "arguments")))
             else:
                 continue
             kinds.setdefault(call_id, kind)
+        if self.mode == "hosted":  # the provider's search loaded what the model calls
+            mark_called_loaded(self.session, [c.name for c in calls if kinds.get(c.id) != "tool_search_call"])
         out: list[dict[str, Any]] = []
         for call, outcome in await answer(self.session, calls, self.format):
             kind = kinds[call.id]

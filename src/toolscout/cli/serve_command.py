@@ -155,6 +155,37 @@ def serve(
             "(default: http://HOST:PORT/oauth/callback).",
         ),
     ] = None,
+    meta_dialect: Annotated[
+        str,
+        typer.Option(
+            "--meta-dialect",
+            help="How the search meta-tool is named: rfc (find_tools), seed001 (tool_search_tool, max_results, "
+            "category_filter) or spring (toolSearchTool, maxResults, categoryFilter).",
+        ),
+    ] = "rfc",
+    result_cache: Annotated[
+        int,
+        typer.Option(min=0, help="Search results kept for repeated queries (0: off); any catalog change invalidates."),
+    ] = 1024,
+    list_names_below: Annotated[
+        int,
+        typer.Option(min=0, help="When nothing matches and a caller sees at most this many tools, list their names (0: off)."),
+    ] = 0,
+    defer: Annotated[
+        str,
+        typer.Option(
+            help="When sessions defer tools: 0 (always search, default), a tool count, or auto[:N%] (when the "
+            "visible tools' definitions exceed N% of --context-window; 10% by default).",
+        ),
+    ] = "0",
+    context_window: Annotated[
+        int | None,
+        typer.Option(min=1, help="The clients' model context window in tokens, for --defer auto (default 128000)."),
+    ] = None,
+    auto_pin: Annotated[
+        int,
+        typer.Option(min=0, max=20, help="Pin the N most-used tools (learned usage) in every new session (0: off)."),
+    ] = 0,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 

@@ -1,4 +1,5 @@
-"""Anthropic Messages API tools: ``name``, ``description``, ``input_schema`` (full JSON Schema).
+"""Anthropic Messages API tools: ``name``, ``description``, ``input_schema`` (full JSON Schema)
+and ``input_examples`` when the tool has some.
 
 Names Anthropic would reject are sent as their wire name (:mod:`.names`)."""
 
@@ -17,4 +18,7 @@ def render_anthropic(tool: Tool) -> dict[str, Any]:
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = tool.input_schema
+    examples = tool.input_examples
+    if examples:
+        out["input_examples"] = list(examples)
     return out

@@ -105,6 +105,9 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         approve_kinds=config.approve_kinds,
         learn=False if config.no_learn else "auto",
         usage_store=store,
+        meta_dialect=config.meta_dialect,
+        result_cache=config.result_cache or None,
+        list_names_below=config.list_names_below,
     )
     if isinstance(aggregator.catalog, SharedCatalog):  # the listener rebuilds the index: the loop never waits
         gateway.index.wait_for_rebuild = False
@@ -118,6 +121,9 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         use_tool=config.use_tool,
         session_store=sessions,
         stubs=config.stubs,
+        threshold=config.defer,
+        auto_pin=config.auto_pin,
+        context_window=config.context_window,
     )
     return App(config, aggregator, gateway, server, sessions)
 

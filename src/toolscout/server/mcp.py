@@ -80,11 +80,16 @@ class GatewayServer:
         cold_start_wait: float = COLD_START_WAIT,
         session_store: Any = None,
         stubs: bool = False,
+        threshold: int | str = 0,
+        auto_pin: int = 0,
+        context_window: int | None = None,
     ) -> None:
         """``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
         stateful sessions where every replica sees them (see :mod:`.shared_sessions`).
         ``stubs``: stateful sessions list every tool not yet found as a stub (name and one
-        line, no parameters) instead of leaving it out."""
+        line, no parameters) instead of leaving it out. ``threshold``: when sessions start
+        deferring (0: always, the gateway's default; a count or ``"auto:N%"`` lists a small
+        catalog in full, see :mod:`toolscout.deferral`); ``auto_pin``: pin the most-used tools."""
         from mcp.server.lowlevel.server import NotificationOptions, Server
 
         self.gateway = gateway
@@ -92,7 +97,14 @@ class GatewayServer:
         self.max_revealed = max_revealed
         self.use_tool = use_tool
         self.cold_start_wait = cold_start_wait
-        options: dict[str, Any] = {"threshold": 0, "call_tool": True, "use_tool": use_tool, "stubs": stubs}
+        options: dict[str, Any] = {
+            "threshold": threshold,
+            "call_tool": True,
+            "use_tool": use_tool,
+            "stubs": stubs,
+            "auto_pin": auto_pin,
+            "context_window": context_window,
+        }
         self.sessions = InMemorySessionStore(gateway, max_sessions=max_sessions, max_revealed=max_revealed, **options)
         self.stateless = Session(gateway, session_id="stateless", progressive=False, **options)
         # Stateless requests that name their conversation (``_meta["toolscout/session"]``) get
@@ -218,7 +230,7 @@ class GatewayServer:
         tools = [dict(t) for t in self.stateless.meta_tools("mcp")]
         hints = least_permissive(self.gateway.catalog)
         for t in tools:
-            t["annotations"] = {"readOnlyHint": True, "openWorldHint": False} if t["name"] == "find_tools" else hints
+            t["annotations"] = {"readOnlyHint": True, "openWorldHint": False} if t["name"] == self.gateway.find_name else hints
         self._meta_cache = (gen, tools)
         return tools
 
@@ -259,9 +271,9 @@ class GatewayServer:
     async def _dispatch(self, ctx: Any, params: Any) -> dict[str, Any]:
         """Hand the call to the connection's session; progress goes back to this caller."""
         session = self.session(ctx, params)
-        if params.name == "find_tools":
+        if params.name == self.gateway.find_name:
             await self._wait_for_sources()
-            outcome = await session.ahandle("find_tools", params.arguments, context=_FIND_CONTEXT)
+            outcome = await session.ahandle(params.name, params.arguments, context=_FIND_CONTEXT)
             if outcome.revealed:
                 await _notify_list_changed(ctx)
             return self._find_result(outcome)
@@ -400,7 +412,7 @@ class GatewayServer:
             accept_shared_sessions(self.lowlevel.session_manager, self.shared)
         counters = None
         if metrics:
-            counters = Metrics(aggregator=self.aggregator, catalog=self.gateway.catalog)
+            counters = Metrics(aggregator=self.aggregator, catalog=self.gateway.catalog, find_cache=self.gateway.result_cache)
             counters.watch_mcp(self)
             if self.aggregator is not None:
                 counters.watch_cache(self.aggregator)

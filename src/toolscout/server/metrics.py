@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import MissingExtra
+from ..meta_tools import FIND_NAMES
 
 __all__ = ["BUCKETS", "Metrics"]
 
@@ -25,7 +26,7 @@ STATES = ("idle", "connecting", "ready", "failed", "closed", "disabled")
 class Metrics:
     """The gateway's counters and histograms in one registry; :meth:`render` is the scrape."""
 
-    def __init__(self, *, aggregator: Any = None, catalog: Any = None) -> None:
+    def __init__(self, *, aggregator: Any = None, catalog: Any = None, find_cache: Any = None) -> None:
         try:
             from prometheus_client import CollectorRegistry, Counter, Histogram
         except ImportError:  # pragma: no cover - the extra is installed with [all]
@@ -34,6 +35,9 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.aggregator = aggregator
         self.catalog = catalog
+        self.find_cache = find_cache
+        """The gateway's search-result cache (``None`` when off): its hits, misses and hit
+        rate are read at scrape time."""
         self.latency = {
             "find": Histogram(
                 "toolscout_find_seconds",
@@ -92,7 +96,7 @@ class Metrics:
             started = time.perf_counter()
             raw = await dispatch(ctx, params)
             name = getattr(params, "name", "")
-            op = {"find_tools": "find", "use_tool": "use"}.get(name, "call")
+            op = "find" if name in FIND_NAMES else "use" if name == "use_tool" else "call"
             self.observe("mcp", op, time.perf_counter() - started, _mcp_error(op, raw))
             return raw
 
@@ -144,11 +148,24 @@ class _StateCollector:
         return []  # unchecked collector: its families depend on the configured servers
 
     def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         aggregator, catalog = self.metrics.aggregator, self.metrics.catalog
         if catalog is not None:
             yield GaugeMetricFamily("toolscout_catalog_tools", "Tools in the catalog.", value=len(catalog))
+        cache = self.metrics.find_cache
+        if cache is not None:
+            stats = cache.stats()
+            lookups = CounterMetricFamily(
+                "toolscout_find_cache_lookups", "Search-result cache lookups: result=hit or miss.", labels=["result"]
+            )
+            lookups.add_metric(["hit"], float(stats.hits))
+            lookups.add_metric(["miss"], float(stats.misses))
+            yield lookups
+            yield GaugeMetricFamily(
+                "toolscout_find_cache_hit_ratio", "Share of searches answered from the result cache.", value=stats.hit_rate
+            )
+            yield GaugeMetricFamily("toolscout_find_cache_entries", "Entries in the search-result cache.", value=stats.size)
         if aggregator is None:
             return
         state = GaugeMetricFamily(

@@ -15,6 +15,8 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..meta_tools import FIND_NAMES
+
 __all__ = ["CallRecord", "RecentCalls"]
 
 MAX_TEXT = 300
@@ -82,7 +84,7 @@ class RecentCalls:
             started = time.perf_counter()
             name = str(getattr(params, "name", ""))
             arguments = getattr(params, "arguments", None)
-            op = {"find_tools": "find", "use_tool": "use"}.get(name, "call")
+            op = "find" if name in FIND_NAMES else "use" if name == "use_tool" else "call"
             target = name
             if isinstance(arguments, dict):
                 key = {"find": "query", "use": "query"}.get(op, "name" if name == "call_tool" else "")

@@ -31,7 +31,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from .. import approval
+from ..deferral import DeferRule
 from ..errors import ConfigError
+from ..request import dialect
 from ..sources.mcp.cache import default_cache_path
 from ..sources.mcp.config import GatewayConfig, load_config
 from .guard import is_loopback
@@ -96,6 +98,12 @@ class ServeConfig(BaseModel):
     max_revealed: int = Field(default=64, ge=1, le=1000)
     vault_keys: str | None = None
     oauth_callback_url: str | None = None
+    meta_dialect: str = "rfc"
+    result_cache: int = Field(default=1024, ge=0)
+    list_names_below: int = Field(default=0, ge=0)
+    defer: str = "0"
+    context_window: int | None = Field(default=None, ge=1)
+    auto_pin: int = Field(default=0, ge=0, le=20)
 
     _sources: GatewayConfig | None = PrivateAttr(default=None)
 
@@ -122,6 +130,23 @@ class ServeConfig(BaseModel):
         except ConfigError as exc:
             raise ValueError(exc.message) from None
         return value
+
+    @field_validator("meta_dialect")
+    @classmethod
+    def _dialect(cls, value: str) -> str:
+        try:
+            return dialect(value).key
+        except ConfigError as exc:
+            raise ValueError(f"{exc.message}; {exc.hint}") from None
+
+    @field_validator("defer", mode="before")
+    @classmethod
+    def _defer(cls, value: Any) -> str:
+        try:
+            DeferRule.parse(value)
+        except ConfigError as exc:
+            raise ValueError(f"{exc.message}; {exc.hint or ''}".rstrip("; ")) from None
+        return str(value)
 
     @model_validator(mode="after")
     def _rules(self, info: ValidationInfo) -> ServeConfig:

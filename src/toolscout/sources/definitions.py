@@ -121,6 +121,11 @@ def _definition_tool(d: Mapping[str, Any], source: str, origin: str | None, wher
     if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
         raise DeclarationError(f"{where}: '{name}' tags must be a list of strings", field="tags")
     meta = {k: v for k, v in d.items() if k not in _KNOWN}
+    if "inputExamples" in meta and "input_examples" not in meta:  # the camelCase spelling
+        meta["input_examples"] = meta.pop("inputExamples")
+    examples = meta.get("input_examples")
+    if examples is not None and not (isinstance(examples, list) and all(isinstance(e, Mapping) for e in examples)):
+        raise DeclarationError(f"{where}: '{name}' input_examples must be a list of objects", field="input_examples")
     if isinstance(d.get("_meta"), Mapping):
         meta["_meta"] = dict(d["_meta"])
     if body.get("strict") is True:
