@@ -139,6 +139,14 @@ def serve(
         int,
         typer.Option(min=1, max=1000, help="Tools revealed per stateful session at most (oldest dropped first)."),
     ] = 64,
+    trust_hints: Annotated[
+        bool,
+        typer.Option(
+            "--trust-hints/--distrust-hints",
+            help="Whether upstreams' MCP hints (readOnlyHint, destructiveHint) decide a tool's kind for approval; "
+            "with --distrust-hints a tool whose kind the config does not set needs approval (docs/overrides.md).",
+        ),
+    ] = True,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 

@@ -102,6 +102,7 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         approve_kinds=config.approve_kinds,
         learn=False if config.no_learn else "auto",
         usage_store=store,
+        trust_hints=config.trust_hints,
     )
     if isinstance(aggregator.catalog, SharedCatalog):  # the listener rebuilds the index: the loop never waits
         gateway.index.wait_for_rebuild = False

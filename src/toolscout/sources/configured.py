@@ -49,6 +49,7 @@ from .declarations import load_declarations
 from .functions import function_tool
 from .mcp.upstream import backoff_delay
 from .openapi import tools_from_openapi
+from .overrides import OverrideProblem, apply_overrides, pins_for, unknown_overrides, with_pins
 from .skills import load_skills
 from .source_config import (
     AgentsSource,
@@ -341,7 +342,15 @@ class ConfiguredSources:
             }
             if full != own:
                 changes["original_name"] = tool.call_name
-            out.append((tool.replace(**changes), handler))
+            try:  # what the model will read, so what the screen reads next
+                out.append((apply_overrides(tool.replace(**changes), entry, own, prefix), handler))
+            except OverrideProblem as exc:
+                raise _Problem(f"overrides.{own}", str(exc)) from None
+        unknown = unknown_overrides(entry, (t.name for t, _ in pairs))
+        if unknown:
+            raise _Problem(
+                f"overrides.{unknown[0]}", f"no tool named {unknown[0]!r} in this source (overrides name tools by their own name, before the prefix)"
+            )
         mode = entry.poisoning or self.config.poisoning
         screen = self._screen() if state.remote else Screen()  # a fresh screen pins nothing
         return screen.apply(f"source {name}", out, mode, entry.poisoning_allow), skipped
@@ -361,7 +370,7 @@ class ConfiguredSources:
                 continue
             tools.append(tool)
             if handler is not None:
-                handlers[tool.name] = self._wrap(state, tool.name, handler)
+                handlers[tool.name] = self._wrap(state, tool.name, handler, tool.call_name)
         try:
             self.catalog.replace_source(name, tools, handlers=handlers)
         except ToolscoutError as exc:  # a shared catalog (PostgreSQL) that cannot be written now
@@ -373,11 +382,12 @@ class ConfiguredSources:
         state.state, state.last_error, state.failures = "ready", None, 0
         state.fetched_at = time.time()
 
-    def _wrap(self, state: _State, tool_name: str, handler: Any) -> Handler:
+    def _wrap(self, state: _State, tool_name: str, handler: Any, own: str | None = None) -> Handler:
         """The handler with the source's timeout, its call count, and secrets kept out of
         the error a model reads."""
         timeout = state.entry.timeout
         redact = self._redactor(state)
+        handler = with_pins(handler, pins_for(state.entry, own or tool_name))  # the gateway refused a model's value
 
         async def run(arguments: dict[str, Any]) -> Any:
             state.calls += 1

@@ -29,14 +29,17 @@ from pydantic import (
 )
 
 from ...errors import ConfigError
+from ...model import PermissionKind
 from ..source_config import (
     AgentsSource,
+    Approval,
     DeclarationSource,
     OpenAPISource,
     PythonSource,
     SkillsSource,
     SourceEntry,
     SourceOptions,
+    ToolOverride,
 )
 
 __all__ = ["GatewayConfig", "ServerConfig", "load_config", "parse_config"]
@@ -65,6 +68,10 @@ class ServerConfig(SourceOptions):
     # the cache keeps quarantined entries, and a policy change needs no refetch.
     poisoning: Literal["warn", "quarantine", "off"] | None = Field(default=None, exclude=True)
     poisoning_allow: list[str] = Field(default_factory=list, alias="poisoningAllow", exclude=True)
+    # Applied to each listing, never part of it: out of the cache key (docs/overrides.md).
+    permission: PermissionKind | None = Field(default=None, exclude=True)
+    approval: Approval | None = Field(default=None, exclude=True)
+    overrides: dict[str, ToolOverride] = Field(default_factory=dict, exclude=True)
 
     @field_validator("url")
     @classmethod
