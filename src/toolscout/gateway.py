@@ -39,13 +39,13 @@ from .errors import (
     EmptyQuery,
     InvalidArguments,
     InvalidRequest,
+    MetadataOnly,
     NoMatch,
     RequestError,
     ToolFailed,
     ToolscoutError,
     ToolTimeout,
     UnknownTool,
-    UpstreamUnavailable,
 )
 from .learning import UsageLearner
 from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
@@ -630,14 +630,14 @@ class Gateway:
         resolved and admitted (:meth:`resolve`), with ``ctx`` current. Never raises."""
         started = time.perf_counter()
         try:
+            handler = self.catalog.handler(tool.name)
+            if handler is None:  # before validation and approval: nobody approves a call that cannot run
+                raise MetadataOnly(
+                    f"tool {tool.name!r} is metadata only: nothing in this gateway runs it (its declaration names "
+                    "no handler, http request or upstream tool, and no handler is registered for it)",
+                )
             args = self.validate(tool, arguments)
             await self._approve(tool, args, ctx.approve)
-            handler = self.catalog.handler(tool.name)
-            if handler is None:
-                raise UpstreamUnavailable(
-                    f"tool {tool.name!r} is declared but has no handler in this process",
-                    hint="Register a handler for it, or connect its server.",
-                )
             with using(ctx):  # the one place the current context is set: handlers read it
                 value = await self._invoke(tool, handler, args, ctx.timeout)
         except ToolscoutError as exc:

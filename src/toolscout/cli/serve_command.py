@@ -270,7 +270,8 @@ def servers(
     for name, row in rows.items():
         fetched = row.get("fetched_at")
         age = f"{'cache' if row.get('from_cache') else 'live'}, {_age(fetched)}" if fetched else "-"
-        cells = (name, str(row.get("transport")), str(row["state"]), str(row.get("tools", 0)), age, row.get("last_error") or "")
+        tools = str(row.get("tools", 0)) + (f" ({row['metadata_only']} metadata only)" if row.get("metadata_only") else "")
+        cells = (name, str(row.get("transport")), str(row["state"]), tools, age, row.get("last_error") or "")
         table.add_row(*(Text(c) for c in cells))  # names and upstream errors are not markup
     table.columns[-1].overflow = "fold"  # the whole error, not an ellipsis
     out().print(table)

@@ -227,9 +227,11 @@ class GatewayServer:
 
     def listed(self, ctx: Any) -> list[Tool]:
         """The catalog tools this session sees in tools/list (always-load, then revealed;
-        with ``stubs``, every other tool as a stub until found)."""
+        with ``stubs``, every other tool as a stub until found), each one callable: a
+        metadata-only tool (nothing runs it) is found, never listed."""
         session = self.session(ctx)
-        return [session.stub(t, "mcp") if stub else t for t, stub in session.listed()]
+        handler = self.gateway.catalog.handler  # metadata-only tools are never listed as callable
+        return [session.stub(t, "mcp") if stub else t for t, stub in session.listed() if handler(t.name) is not None]
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types

@@ -45,6 +45,7 @@ from ..model import DeferPolicy, Tool
 from ..security import Screen, blocking, findings_of, is_quarantined
 from ._yaml import load_yaml
 from .agents import load_agents
+from .bindings import BindingProblem, UpstreamHandler, bind
 from .declarations import load_declarations
 from .functions import function_tool
 from .mcp.upstream import backoff_delay
@@ -112,9 +113,13 @@ class ConfiguredSources:
         *,
         screen: Callable[[], Screen] | None = None,
         on_listed: Callable[[], None] | None = None,
+        upstream: UpstreamHandler | None = None,
     ) -> None:
         """``screen`` gives the screen whose rug-pull pins a fetched spec uses (the
-        aggregator's); ``on_listed`` is told whenever a fetch ends (cold-start waiters)."""
+        aggregator's); ``on_listed`` is told whenever a fetch ends (cold-start waiters);
+        ``upstream(server, tool)`` is the handler of an upstream's tool, for declarations
+        that describe one (``upstream: server/tool``)."""
+        self._upstream = upstream
         self.config = config
         self.catalog = catalog
         self._screen = screen or Screen
@@ -250,7 +255,16 @@ class ConfiguredSources:
             raise _Problem("path", str(exc)) from None
         if not tools and not skipped:
             raise _Problem("path", f"{entry.path} holds no tools")
-        return [(t, None) for t in tools], [str(e) for e in skipped]
+        path = self._path(entry.path)
+        folders = [path.parent, *(self._path(p) for p in entry.python_path)]
+        pairs: _Pairs = []
+        for tool in tools:  # what runs each one (bindings.py); none: metadata only
+            try:
+                handler = bind(tool, python_path=folders, environ=os.environ, upstream=self._upstream, timeout=entry.timeout)
+            except BindingProblem as exc:
+                raise _Problem(exc.field, f"{entry.path}: {exc.message}") from None
+            pairs.append((tool, handler))
+        return pairs, [str(e) for e in skipped]
 
     def _skills(self, entry: SkillsSource) -> _Read:
         """Skill folders or agent cards (:mod:`.skills`, :mod:`.agents`) with their handlers."""
@@ -481,6 +495,7 @@ class ConfiguredSources:
                 "connected_at": None,
                 "calls": state.calls,
                 "tools": self.tool_count(name),
+                "metadata_only": sum(1 for t in self.catalog if t.source_id == name and t.name not in state.handlers),
                 "skipped": len(state.skipped),
                 "skipped_tools": [redact(s) for s in state.skipped[:20]],
                 "fetched_at": state.fetched_at,

@@ -135,6 +135,14 @@ class DeclarationSource(SourceOptions):
     lang: str | None = None
     skip_invalid: bool = Field(default=False, alias="skipInvalid")
     watch: bool = True
+    # Where a declaration's ``handler: package.module:function`` is imported from, besides
+    # the declaration file's own folder (docs/sources.md#what-runs-a-declared-tool).
+    python_path: list[str] = Field(default_factory=list, alias="pythonPath")
+
+    @field_validator("python_path", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
     def location(self) -> str:
         return self.path

@@ -71,7 +71,9 @@ class Aggregator:
         self._listing = asyncio.Event()  # set and replaced whenever a listing ends
         self._unsaved: set[str] = set()  # listed, but a shared catalog refused the write
         self._background: set[asyncio.Task[None]] = set()
-        self.sources = ConfiguredSources(config, catalog, screen=lambda: self.screen, on_listed=self._listing_ended)
+        self.sources = ConfiguredSources(
+            config, catalog, screen=lambda: self.screen, on_listed=self._listing_ended, upstream=self._described
+        )
 
     # -- loading ----------------------------------------------------------------------
     def load_cached(self) -> list[str]:
@@ -259,6 +261,10 @@ class Aggregator:
         self.quarantined[name] = held
         self.catalog.replace_source(name, tools, handlers=handlers)
         return kept
+
+    def _described(self, server: str, tool: str) -> Handler | None:
+        """The handler of ``server``'s own ``tool``, for a declaration that describes it."""
+        return self._handler(server, tool) if server in self.upstreams else None
 
     def _handler(self, server: str, original: str) -> Handler:
         up = self.upstreams[server]
