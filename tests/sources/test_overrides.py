@@ -204,3 +204,19 @@ def test_the_screen_reads_the_overridden_text() -> None:
     assert add is not None and findings_of(add) == [] and add.description == "Add two numbers."
     assert aggregator.catalog.get("up_sub") is None  # the operator's own text is screened too
     assert [t.name for t in aggregator.quarantined["up"]] == ["up_sub"] and is_quarantined(aggregator.quarantined["up"][0])
+
+
+def test_the_documented_sample_parses_and_distrusts_hints(tmp_path: Path) -> None:
+    """docs/overrides.md's config is valid as shown, and its ``trustHints`` reaches serve."""
+    import json
+
+    from _paths import ROOT
+    from toolscout.server.serve_config import ServeConfig
+
+    text = (ROOT / "docs" / "overrides.md").read_text(encoding="utf-8")
+    sample = json.loads(text.split("```json\n")[1].split("```")[0])
+    config = parse_config(sample)
+    assert config.servers["github"].overrides["create_issue"].pin == {"owner": "acme", "repo": "tracker"}
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps(sample))
+    assert ServeConfig.load(path).trust_hints is False
