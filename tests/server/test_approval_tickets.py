@@ -141,12 +141,35 @@ async def test_a_stateless_answer_expires() -> None:
         assert isinstance(late, types.InputRequiredResult) and ran == []
 
 
-def test_a_ticket_is_bound_to_its_session_tool_and_arguments() -> None:
+@pytest.mark.asyncio
+async def test_a_ticket_is_bound_to_its_session_tool_and_arguments() -> None:
     tickets = ApprovalTickets()
-    _, ticket = tickets.issue("s1", "delete_account", {"user": "ann"})
-    assert tickets.redeem(ticket, "s2", "delete_account", {"user": "ann"}) is None
-    assert tickets.redeem(ticket, "s1", "purge", {"user": "ann"}) is None
-    assert tickets.redeem(ticket, "s1", "delete_account", {"user": "ann", "x": 1}) is None
-    assert tickets.redeem(ticket, "s1", "delete_account", {"user": "ann"}) is not None
-    assert tickets.redeem(ticket, "s1", "delete_account", {"user": "ann"}) is None  # used up
-    assert ApprovalTickets().redeem(tickets.issue("s1", "t", {})[1], "s1", "t", {}) is None  # another server's key
+    _, ticket = await tickets.issue("s1", "delete_account", {"user": "ann"})
+    assert await tickets.redeem(ticket, "s2", "delete_account", {"user": "ann"}) is None
+    assert await tickets.redeem(ticket, "s1", "purge", {"user": "ann"}) is None
+    assert await tickets.redeem(ticket, "s1", "delete_account", {"user": "ann", "x": 1}) is None
+    assert await tickets.redeem(ticket, "s1", "delete_account", {"user": "ann"}) is not None
+    assert await tickets.redeem(ticket, "s1", "delete_account", {"user": "ann"}) is None  # used up
+    other = ApprovalTickets()  # another gateway's key
+    assert await other.redeem((await tickets.issue("s1", "t", {}))[1], "s1", "t", {}) is None
+
+
+@pytest.mark.asyncio
+async def test_replicas_sharing_redis_accept_a_ticket_once_wherever_it_lands(redis_server: Any) -> None:
+    """Asked on one replica, answered on another: it runs there, once; the same answer sent
+    to the first replica afterwards is asked again (the nonce was claimed in Redis)."""
+    from toolscout.redis_sessions import RedisSessionStore
+
+    redis_server.flush()
+    gateway, ran = build(approve_kinds="dangerous", trust_hints=False)
+    one = GatewayServer(gateway, session_store=RedisSessionStore(redis_server.url, gateway))
+    two = GatewayServer(gateway, session_store=RedisSessionStore(redis_server.url, gateway))
+    async with (
+        Client(one.lowlevel, mode="auto", elicitation_callback=_accepting([])) as first,
+        Client(two.lowlevel, mode="auto", elicitation_callback=_accepting([])) as second,
+    ):
+        asked = await _ask(first, {"user": "ann"})
+        done = await _answer(second, {"user": "ann"}, asked)
+        assert isinstance(done, types.CallToolResult) and not done.is_error and ran == ["delete_account ann"]
+        replayed = await _answer(first, {"user": "ann"}, asked)
+        assert isinstance(replayed, types.InputRequiredResult) and ran == ["delete_account ann"]

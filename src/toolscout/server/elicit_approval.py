@@ -35,34 +35,40 @@ class ApprovalTickets:
 
     A 2026-07-28 client answers an approval by retrying the call with the answer and the
     ``requestState`` the question came with. That state is a ticket, HMAC-signed with this
-    server's key, naming the session, the tool, a hash of the canonical arguments, an
+    gateway's key, naming the session, the tool, a hash of the canonical arguments, an
     expiry and a nonce; the answer is keyed by the nonce. An answer counts only with a
     ticket that verifies, matches this call exactly, has not expired and whose nonce was
-    never used (each is used once): anything else is asked again, never run. The key is
-    random per process unless given (replicas behind one address share it), and used nonces
-    are remembered in memory until their ticket expires.
+    never used (each is used once): anything else is asked again, never run.
+
+    Alone, the key is random per process and used nonces are remembered in memory. With
+    ``shared`` (the :class:`~toolscout.redis_sessions.RedisSessionStore` replicas share), the
+    key is one secret in Redis and a nonce is claimed there, so any replica checks a ticket
+    and none accepts it twice; if Redis cannot be reached the approval fails closed.
     """
 
-    def __init__(self, key: bytes | None = None, *, ttl: float = 300.0, clock: Callable[[], float] = time.time) -> None:
-        self.key = key or secrets.token_bytes(32)
+    def __init__(
+        self, key: bytes | None = None, *, ttl: float = 300.0, clock: Callable[[], float] = time.time, shared: Any = None
+    ) -> None:
+        self.shared = shared
+        self.key = key if key is not None or shared is not None else secrets.token_bytes(32)
         self.ttl = ttl
         self.clock = clock
-        self._used: dict[str, float] = {}  # nonce -> when its ticket expires
+        self._used: dict[str, float] = {}  # nonce -> when its ticket expires (without ``shared``)
 
-    def issue(self, session: str, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
+    async def issue(self, session: str, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
         """A fresh ``(nonce, ticket)`` for this exact call in ``session``."""
         nonce = secrets.token_urlsafe(12)
         body = {"s": session, "t": tool, "a": _digest(arguments), "e": round(self.clock() + self.ttl, 3), "n": nonce}
         payload = base64.urlsafe_b64encode(canonical_json(body).encode()).decode().rstrip("=")
-        return nonce, f"{payload}.{self._sign(payload)}"
+        return nonce, f"{payload}.{await self._sign(payload)}"
 
-    def redeem(self, ticket: Any, session: str, tool: str, arguments: dict[str, Any]) -> str | None:
-        """The ticket's nonce if it is this server's, for this call, unexpired and unused
+    async def redeem(self, ticket: Any, session: str, tool: str, arguments: dict[str, Any]) -> str | None:
+        """The ticket's nonce if it is this gateway's, for this call, unexpired and unused
         (it is used up now); else ``None``."""
         if not isinstance(ticket, str) or ticket.count(".") != 1 or len(ticket) > 2048:
             return None
         payload, signature = ticket.split(".")
-        if not hmac.compare_digest(signature, self._sign(payload)):
+        if not hmac.compare_digest(signature, await self._sign(payload)):
             return None
         try:
             body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
@@ -70,20 +76,27 @@ class ApprovalTickets:
             return None
         now = self.clock()
         nonce = body.get("n") if isinstance(body, dict) else None
-        if not isinstance(nonce, str) or (body["s"], body["t"], body["a"]) != (session, tool, _digest(arguments)):
+        if not isinstance(nonce, str) or (body.get("s"), body.get("t"), body.get("a")) != (session, tool, _digest(arguments)):
             return None
-        if not isinstance(body.get("e"), int | float) or body["e"] < now or nonce in self._used:
+        expires = body.get("e")
+        if not isinstance(expires, int | float) or expires < now:
             return None
-        self._forget_expired(now)
-        self._used[nonce] = body["e"]
-        return nonce
+        return nonce if await self._claim(nonce, expires, now) else None
 
-    def _sign(self, payload: str) -> str:
-        return hmac.new(self.key, payload.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def _forget_expired(self, now: float) -> None:
+    async def _claim(self, nonce: str, expires: float, now: float) -> bool:
+        if self.shared is not None:
+            return bool(await self.shared.aclaim(f"approval:{nonce}", max(expires - now, 0.001)))
+        if nonce in self._used:
+            return False
         if len(self._used) > 1024:
             self._used = {n: e for n, e in self._used.items() if e >= now}
+        self._used[nonce] = expires
+        return True
+
+    async def _sign(self, payload: str) -> str:
+        if self.key is None:
+            self.key = (await self.shared.asecret("approval-tickets")).encode()
+        return hmac.new(self.key, payload.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def _digest(arguments: dict[str, Any]) -> str:
@@ -119,11 +132,11 @@ class ElicitApproval:
         if self.stateful:
             answer = await self.ctx.session.elicit_form(message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id)
             return approval_of(answer)
-        nonce = self.tickets.redeem(getattr(self.params, "request_state", None), self.session, tool.name, arguments)
+        nonce = await self.tickets.redeem(getattr(self.params, "request_state", None), self.session, tool.name, arguments)
         answer = (getattr(self.params, "input_responses", None) or {}).get(_KEY + nonce) if nonce else None
         if answer is not None:
             return approval_of(answer)
-        nonce, self.state = self.tickets.issue(self.session, tool.name, arguments)
+        nonce, self.state = await self.tickets.issue(self.session, tool.name, arguments)
         self.needed = {
             _KEY + nonce: {
                 "method": "elicitation/create",

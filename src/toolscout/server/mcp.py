@@ -99,7 +99,7 @@ class GatewayServer:
         # a session of their own: nothing to reveal, but learning sees who searched and called.
         self.tagged = InMemorySessionStore(gateway, max_sessions=max_sessions, progressive=False, **options)
         self.shared = session_store
-        self.tickets = ApprovalTickets(approval_key)
+        self.tickets = ApprovalTickets(approval_key, shared=session_store if approval_key is None else None)
         """Signs stateless approval questions (:class:`ApprovalTickets`): an answer runs
         one call, once, in the session it was asked in."""
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
