@@ -264,6 +264,8 @@ def _check_storable(config: GatewayConfig, source: str) -> None:
     for name, server in [*config.servers.items(), *config.sources().items(), (None, config)]:
         try:
             json.dumps(server.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+            if isinstance(server, ServerConfig):  # its overrides stay out of its dump (the cache key)
+                json.dumps({k: v.model_dump(mode="json") for k, v in server.overrides.items()}, ensure_ascii=False).encode("utf-8")
         except (ValueError, TypeError, RecursionError) as exc:
             where = f"server '{name}'" if name is not None else "top level"
             raise ConfigError(
