@@ -185,7 +185,9 @@ async def test_an_upstream_override_for_a_tool_it_does_not_list_is_reported(upst
 @pytest.mark.asyncio(loop_scope="module")
 async def test_the_operators_kind_wins_over_the_upstreams_hints(upstream: Aggregator) -> None:
     echo = upstream.catalog.get("up_echo")
-    assert echo.annotations.read_only and echo.effective_permission == "dangerous"  # type: ignore[union-attr]
+    assert echo.permission == "dangerous" and echo.effective_permission == "dangerous"  # type: ignore[union-attr]
+    # tools/list tells clients the same: the upstream's readOnlyHint no longer stands
+    assert echo.annotations.to_mcp() == {"title": "Echo", "readOnlyHint": False, "destructiveHint": True}  # type: ignore[union-attr]
     gateway = Gateway(upstream.catalog, call_timeout=None, approve_kinds="dangerous")
     result = await gateway.execute(CallRequest.parse("up_echo", {"text": "hi"}))
     assert result.error is not None and result.error.code == "approval_required"

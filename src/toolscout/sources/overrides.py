@@ -49,6 +49,8 @@ def apply_overrides(tool: Tool, entry: SourceOptions, own: str, prefix: str) -> 
     if override is None and permission == tool.permission and rule is None:
         return tool
     changes: dict[str, Any] = {"permission": permission}
+    if permission != tool.permission and permission is not None:
+        changes["annotations"] = _hints_for(tool, permission)
     meta = dict(tool.meta)
     if rule is not None:
         meta[APPROVAL] = rule
@@ -72,6 +74,19 @@ def apply_overrides(tool: Tool, entry: SourceOptions, own: str, prefix: str) -> 
         return tool.replace(**changes)
     except ValueError as exc:  # Tool refused a field (a lone surrogate in a description...)
         raise OverrideProblem(str(exc)) from None
+
+
+def _hints_for(tool: Tool, kind: str) -> dict[str, Any]:
+    """The tool's MCP hints made to agree with the kind the operator set, so a client
+    that reads ``tools/list`` is not told "read-only" about a tool the gateway gates."""
+    hints = tool.annotations.to_mcp() if tool.annotations is not None else {}
+    if kind == "read":
+        hints.update(readOnlyHint=True, destructiveHint=False)
+    elif kind == "dangerous":
+        hints.update(readOnlyHint=False, destructiveHint=True)
+    else:  # write, execute, network: not read-only, not known to destroy
+        hints.update(readOnlyHint=False, destructiveHint=False)
+    return hints
 
 
 def _without(tool: Tool, override: ToolOverride) -> dict[str, Any]:
