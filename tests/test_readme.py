@@ -19,3 +19,42 @@ def test_library_example_runs():
     assert lines[0].startswith("get_forecast ")
     assert lines[1] == "True {'city': 'Lisbon', 'days': 3, 'forecast': 'sunny'}"
     assert lines[2:] == ["invalid_arguments", "empty_query"]
+
+
+def _block(after: str, lang: str) -> str:
+    found = re.search(re.escape(after) + r".*?```" + lang + r"\n(.*?)```", README.read_text(), re.S)
+    assert found is not None, after
+    return found.group(1)
+
+
+def test_the_gateway_sample_config_runs_its_declaration(tmp_path, monkeypatch):
+    """The README's gateway config and tools.yaml are examples/gateway's files, and the
+    declaration runs (issue 24, item 1): not 'declared but has no handler'."""
+    import asyncio
+    import shutil
+    import sys
+
+    from toolscout.catalog import Catalog
+    from toolscout.gateway import Gateway
+    from toolscout.request import CallRequest
+    from toolscout.sources.mcp.aggregator import Aggregator
+    from toolscout.sources.mcp.config import load_config
+
+    example = ROOT / "examples" / "gateway"
+    assert _block("The same file serves tools", "json") == (example / "servers.json").read_text()
+    assert _block("all of it is in [examples/gateway/]", "yaml") == (example / "tools.yaml").read_text()
+    shutil.copytree(example, tmp_path / "gateway", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv("PETS_TOKEN", "t0ken-for-the-sample")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(tmp_path / "gateway")
+    for name in [m for m in sys.modules if m == "mytools" or m.startswith("mytools.")]:
+        monkeypatch.delitem(sys.modules, name)
+    aggregator = Aggregator(load_config(tmp_path / "gateway" / "servers.json"), Catalog())
+    aggregator.sources.load(strict=True)
+    gateway = Gateway(aggregator.catalog)
+    logs = asyncio.run(gateway.execute(CallRequest.parse("ops_tail_logs", {"service": "web", "lines": 1})))
+    assert logs.ok and logs.text() == "2026-11-27T06:00:09Z web GET / 200"
+    miles = asyncio.run(gateway.execute(CallRequest.parse("units_km_to_miles", {"km": 1.609344})))
+    assert miles.ok and miles.text() == "1.0"
+    for name in [m for m in sys.modules if m == "mytools" or m.startswith("mytools.")]:
+        del sys.modules[name]

@@ -35,7 +35,7 @@ from .model import PERMISSION_KINDS
 if TYPE_CHECKING:
     from .model import Tool
 
-__all__ = ["DEFAULT_KINDS", "Approve", "Decision", "decide", "parse_kinds"]
+__all__ = ["DEFAULT_KINDS", "UNKNOWN_KIND", "Approve", "Decision", "decide", "needs_approval", "parse_kinds"]
 
 DEFAULT_KINDS: frozenset[str] = frozenset({"dangerous"})
 """Kinds gated when an approver is given and ``approve_kinds`` is not."""
@@ -60,6 +60,32 @@ class Decision:
 Approve = Callable[["Tool", dict[str, Any]], "Decision | bool | tuple[bool, str] | Awaitable[Any]"]
 """``approve(tool, arguments)``, sync or async: a :class:`Decision`, a bool, or
 ``(allowed, reason)``. Sync approvers run in a worker thread (one may wait for a person)."""
+
+UNKNOWN_KIND = "unknown"
+"""What an approval prompt and ``approval_required`` name as the kind of a tool nobody the
+operator trusts has classified (hints distrusted, no ``permission`` set)."""
+
+
+def needs_approval(tool: Tool, gated: frozenset[str], *, trust_hints: bool = True) -> str | None:
+    """The kind to name when a call to ``tool`` needs approval, else ``None``.
+
+    First rule that applies: the operator's ``approval`` for the tool (``Tool.meta``, set
+    from the gateway config: ``never`` runs it unasked, ``always`` asks every time); then
+    its kind: with ``trust_hints`` (the default) the declared ``permission``, else what its
+    MCP hints imply, asked about when in ``gated``. Without ``trust_hints`` only a
+    ``permission`` the operator set (a declaration, a function, the config) counts; a tool
+    without one is always asked about, whatever its hints say, so an upstream's own word
+    never waives approval."""
+    rule = tool.meta.get("approval") if tool.meta else None
+    if rule == "never":
+        return None
+    kind = tool.effective_permission if trust_hints else tool.permission
+    if rule == "always":
+        return kind or UNKNOWN_KIND
+    if kind is None:
+        return None if trust_hints else UNKNOWN_KIND
+    return kind if kind in gated else None
+
 
 def parse_kinds(value: str | Iterable[str] | None) -> frozenset[str] | None:
     """``"dangerous,write"``, a list, ``"none"`` (gate nothing) or ``None`` (the default

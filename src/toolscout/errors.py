@@ -18,6 +18,7 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
     │   ├── ToolFailed            tool_error
     │   ├── ToolTimeout           timeout
     │   └── UpstreamUnavailable   upstream_unavailable
+    ├── MetadataOnly              metadata_only (declared for search, nothing runs it)
     ├── PolicyDenied              denied
     │   └── ApprovalDenied        approval_denied
     ├── ApprovalRequired          approval_required
@@ -59,6 +60,7 @@ __all__ = [
     "InvalidRegex",
     "InvalidRequest",
     "LookupFailed",
+    "MetadataOnly",
     "MissingExtra",
     "NameCollision",
     "NoMatch",
@@ -196,6 +198,15 @@ class ToolTimeout(ExecutionFailed):
 class UpstreamUnavailable(ExecutionFailed):
     code = "upstream_unavailable"
     default_hint = "The server behind this tool is down; retry later or use another tool."
+
+
+class MetadataOnly(ToolscoutError):
+    """The tool is described (a declaration without ``handler``, ``http`` or ``upstream``)
+    but nothing in this gateway runs it: refused before validation and approval, so nobody
+    is asked to approve a call that cannot run."""
+
+    code = "metadata_only"
+    default_hint = "This tool is listed for reference only and cannot be called here; use another tool or tell the user."
 
 
 class PolicyDenied(ToolscoutError):

@@ -39,13 +39,13 @@ from .errors import (
     EmptyQuery,
     InvalidArguments,
     InvalidRequest,
+    MetadataOnly,
     NoMatch,
     RequestError,
     ToolFailed,
     ToolscoutError,
     ToolTimeout,
     UnknownTool,
-    UpstreamUnavailable,
 )
 from .find_cache import FindCache, normalise_query
 from .learning import UsageLearner
@@ -132,6 +132,38 @@ def _pointer(path: Collection[Any]) -> str:
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path) if path else "/"
 
 
+def _problems(err: Any) -> list[dict[str, Any]]:
+    """One schema error as problems, each with its own pointer: a ``required`` error is
+    one problem per missing property (jsonschema reports each one as its own error, all
+    pointing at the object; a model fixes one pointer at a time)."""
+    path = list(err.absolute_path)
+    if err.validator == "required" and isinstance(err.instance, Mapping):
+        absent = [r for r in err.validator_value if r not in err.instance]
+        missing = [r for r in absent if err.message == f"{r!r} is a required property"] or absent[:1]
+        return [
+            {"pointer": _pointer([*path, m]), "message": f"{m!r} is a required property", "expected": "present"}
+            for m in missing
+        ] or [{"pointer": _pointer(path), "message": err.message[:300], "expected": "present"}]
+    problem: dict[str, Any] = {"pointer": _pointer(path), "message": err.message[:300]}
+    if err.validator in ("type", "enum"):
+        problem["expected"] = err.validator_value
+    return [problem]
+
+
+def _fixed_given(tool: Tool, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Arguments the model gave that the gateway's configuration sets or hides
+    (``meta["fixed_arguments"]``, from per-tool overrides): refused, never silently
+    replaced, so the model learns it cannot choose them."""
+    fixed = tool.meta.get("fixed_arguments") if tool.meta else None
+    if not fixed:
+        return []
+    return [
+        {"pointer": _pointer([name]), "message": f"{name!r} is set by the gateway's configuration; leave it out",
+         "expected": "absent"}
+        for name in fixed if name in arguments
+    ]
+
+
 def _deprecated(old: str, new: str) -> None:
     warnings.warn(f"Gateway.{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
 
@@ -161,6 +193,8 @@ class Gateway:
     ``approve`` (``approve(tool, arguments)``, sync or async) is asked before a call to a
     tool whose permission kind is in ``approve_kinds`` (default ``{"dangerous"}`` once
     some approver is given; ``"none"`` gates nothing): see :mod:`toolscout.approval`.
+    ``trust_hints=False`` distrusts upstreams' MCP hints: a tool without an operator-set
+    ``permission`` needs approval whatever its hints claim.
     """
 
     def __init__(
@@ -184,6 +218,7 @@ class Gateway:
         meta_dialect: str | Dialect | None = None,
         result_cache: int | FindCache | None = None,
         list_names_below: int = 0,
+        trust_hints: bool = True,
     ) -> None:
         self.catalog = catalog
         self.dialect: Dialect = dialect(meta_dialect)
@@ -220,6 +255,9 @@ class Gateway:
         self.approve_kinds = approval.parse_kinds(approve_kinds)
         """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
         the gateway or the caller (``ctx.approve``) has an approver, else none."""
+        self.trust_hints = trust_hints
+        """``False``: MCP hints never decide a kind for approval; a tool without a
+        ``permission`` the operator set needs approval (:func:`approval.needs_approval`)."""
 
     def _refresh_index(self) -> None:
         """Rebuild the index now (a shared catalog calls this after applying a change). Held
@@ -714,14 +752,14 @@ class Gateway:
         resolved and admitted (:meth:`resolve`), with ``ctx`` current. Never raises."""
         started = time.perf_counter()
         try:
+            handler = self.catalog.handler(tool.name)
+            if handler is None:  # before validation and approval: nobody approves a call that cannot run
+                raise MetadataOnly(
+                    f"tool {tool.name!r} is metadata only: nothing in this gateway runs it (its declaration names "
+                    "no handler, http request or upstream tool, and no handler is registered for it)",
+                )
             args = self.validate(tool, arguments)
             await self._approve(tool, args, ctx.approve)
-            handler = self.catalog.handler(tool.name)
-            if handler is None:
-                raise UpstreamUnavailable(
-                    f"tool {tool.name!r} is declared but has no handler in this process",
-                    hint="Register a handler for it, or connect its server.",
-                )
             with using(ctx):  # the one place the current context is set: handlers read it
                 value = await self._invoke(tool, handler, args, ctx.timeout)
         except ToolscoutError as exc:
@@ -739,8 +777,8 @@ class Gateway:
     async def _approve(self, tool: Tool, args: dict[str, Any], approve: approval.Approve | None) -> None:
         """Raise unless this call may run: approved, or of a kind that needs no approval.
         Asked after validation, so a person only ever approves a call that would run."""
-        kind = tool.effective_permission
-        if kind is None or kind not in self.gated_kinds(approve):
+        kind = approval.needs_approval(tool, self.gated_kinds(approve), trust_hints=self.trust_hints)
+        if kind is None:
             return
         approver = approve or self.approve
         if approver is None:
@@ -757,27 +795,17 @@ class Gateway:
         a copy for the handler, or :class:`InvalidArguments` listing each problem with its
         JSON pointer and expected type."""
         arguments = dict(arguments)  # the handler gets its own copy
+        problems = _fixed_given(tool, arguments)
         validator = self._validator(tool)
-        if validator is None:
-            return arguments
-        problems = []
         try:
-            for err in sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path]):
-                path = list(err.absolute_path)
-                if err.validator == "required" and isinstance(err.instance, Mapping):
-                    missing = [r for r in err.validator_value if r not in err.instance]
-                    path = [*path, missing[0]] if missing else path
-                problem: dict[str, Any] = {"pointer": _pointer(path), "message": err.message[:300]}
-                if err.validator in ("type", "enum"):
-                    problem["expected"] = err.validator_value
-                elif err.validator == "required":
-                    problem["expected"] = "present"
-                problems.append(problem)
+            for err in sorted(validator.iter_errors(arguments) if validator is not None else (), key=lambda e: [str(p) for p in e.path]):
+                problems.extend(_problems(err))
                 if len(problems) >= 20:
                     break
+            del problems[20:]
         except Exception as exc:  # the tool's own schema is broken (bad or unresolvable $ref, ...)
             self._skip_validation(tool, f"{type(exc).__name__}: {str(exc)[:200]}")
-            return arguments
+            problems = _fixed_given(tool, arguments)
         if problems:
             summary = "; ".join(f"{p['pointer']}: {p['message']}" for p in problems[:3])
             raise InvalidArguments(f"invalid arguments for {tool.name}: {summary}", errors=problems)

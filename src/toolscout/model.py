@@ -87,8 +87,10 @@ def permission_from_annotations(annotations: Annotations | None) -> PermissionKi
     """The permission kind MCP behaviour hints imply, for tools that declare none.
 
     Without it an upstream MCP tool has no kind, and ``Policy(permissions={"read"})`` lets
-    a destructive tool through. First rule that applies: ``readOnlyHint`` true -> read;
-    ``destructiveHint`` true -> dangerous; ``readOnlyHint`` false -> write if
+    a destructive tool through. First rule that applies: ``readOnlyHint`` and
+    ``destructiveHint`` both true -> dangerous (hints that contradict each other are read
+    the unsafe way: an upstream must not opt out of approval by adding ``readOnlyHint``);
+    ``readOnlyHint`` true -> read; ``destructiveHint`` true -> dangerous; ``readOnlyHint`` false -> write if
     ``destructiveHint`` is false, else dangerous (MCP's default for a tool that modifies
     is destructive); ``destructiveHint`` false -> write; ``openWorldHint`` true alone ->
     network; otherwise ``None``. ``idempotentHint`` never decides: a retry-safe write is
@@ -96,6 +98,8 @@ def permission_from_annotations(annotations: Annotations | None) -> PermissionKi
     """
     if annotations is None:
         return None
+    if annotations.read_only and annotations.destructive:
+        return "dangerous"
     if annotations.read_only:
         return "read"
     if annotations.destructive:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -483,6 +484,26 @@ class RedisSessionStore:
         except self._errors() as exc:
             raise self._failed(exc, "mark") from None
         self._ok()
+
+    async def aclaim(self, name: str, ttl: float) -> bool:
+        """Claim ``name`` for ``ttl`` seconds across every replica: ``True`` only for the
+        first claim (a single-use approval ticket's nonce)."""
+        client, _ = self._async()
+        try:
+            return bool(await client.set(self.key(f"claimed:{name}"), "1", nx=True, px=max(1, round(ttl * 1000))))
+        except self._errors() as exc:
+            raise self._failed(exc, "claim") from None
+
+    async def asecret(self, name: str) -> str:
+        """A random secret every replica sharing this Redis reads alike (the first to ask
+        makes it): what signs stateless approval tickets, so any replica can check one."""
+        client, _ = self._async()
+        key = self.key(f"secret:{name}")
+        try:
+            await client.set(key, secrets.token_hex(32), nx=True)
+            return str(await client.get(key))
+        except self._errors() as exc:
+            raise self._failed(exc, "secret") from None
 
     def ping(self) -> bool:
         """Whether Redis answers now (for readiness checks); never raises."""

@@ -64,7 +64,9 @@ def build(**gateway_options: Any) -> tuple[Gateway, list[str]]:
         (None, None),
         ({"title": "Only a title"}, None),
         ({"readOnlyHint": True}, "read"),
-        ({"readOnlyHint": True, "destructiveHint": True}, "read"),  # destructive means nothing when read-only
+        # Contradicting hints are read the unsafe way: an upstream must not opt out of approval
+        # by adding readOnlyHint to a destructive tool (issue 23, item 5).
+        ({"readOnlyHint": True, "destructiveHint": True}, "dangerous"),
         ({"readOnlyHint": True, "openWorldHint": True}, "read"),
         ({"destructiveHint": True}, "dangerous"),
         ({"destructiveHint": True, "idempotentHint": True}, "dangerous"),

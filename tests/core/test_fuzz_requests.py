@@ -19,7 +19,7 @@ from toolscout.session import Session
 CODES = {
     "empty_query", "invalid_regex", "invalid_arguments", "invalid_request", "no_match",
     "unknown_tool", "not_revealed", "ambiguous", "tool_error", "timeout",
-    "upstream_unavailable", "denied",
+    "upstream_unavailable", "denied", "metadata_only",
 }  # fmt: skip
 
 _scalars = st.one_of(

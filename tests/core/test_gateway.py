@@ -192,7 +192,8 @@ def test_hanging_tool_times_out():
 
 
 def test_declared_tool_without_handler(gw: Gateway):
-    assert gw.call("declared_only", {}).error.code == "upstream_unavailable"
+    # Refused as metadata only, before its arguments are even checked (issue 24, item 1).
+    assert gw.call("declared_only", {"anything": object()}).error.code == "metadata_only"
 
 
 async def test_acall_inside_running_loop_and_sync_call_too(gw: Gateway):

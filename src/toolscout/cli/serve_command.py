@@ -186,6 +186,14 @@ def serve(
         int,
         typer.Option(min=0, max=20, help="Pin the N most-used tools (learned usage) in every new session (0: off)."),
     ] = 0,
+    trust_hints: Annotated[
+        bool,
+        typer.Option(
+            "--trust-hints/--distrust-hints",
+            help="Whether upstreams' MCP hints (readOnlyHint, destructiveHint) decide a tool's kind for approval; "
+            "with --distrust-hints a tool whose kind the config does not set needs approval (docs/overrides.md).",
+        ),
+    ] = True,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -309,7 +317,8 @@ def servers(
     for name, row in rows.items():
         fetched = row.get("fetched_at")
         age = f"{'cache' if row.get('from_cache') else 'live'}, {_age(fetched)}" if fetched else "-"
-        cells = (name, str(row.get("transport")), str(row["state"]), str(row.get("tools", 0)), age, row.get("last_error") or "")
+        tools = str(row.get("tools", 0)) + (f" ({row['metadata_only']} metadata only)" if row.get("metadata_only") else "")
+        cells = (name, str(row.get("transport")), str(row["state"]), tools, age, row.get("last_error") or "")
         table.add_row(*(Text(c) for c in cells))  # names and upstream errors are not markup
     table.columns[-1].overflow = "fold"  # the whole error, not an ellipsis
     out().print(table)

@@ -108,6 +108,7 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         meta_dialect=config.meta_dialect,
         result_cache=config.result_cache or None,
         list_names_below=config.list_names_below,
+        trust_hints=config.trust_hints,
     )
     if isinstance(aggregator.catalog, SharedCatalog):  # the listener rebuilds the index: the loop never waits
         gateway.index.wait_for_rebuild = False

@@ -7,14 +7,19 @@ client that supports elicitation calls a tool whose permission kind needs approv
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import json
+import secrets
+import time
+from collections.abc import Callable
 from typing import Any
 
 from .. import approval
 from ..model import Tool, canonical_json
 
-__all__ = ["APPROVAL_SCHEMA", "ElicitApproval", "approval_of", "can_elicit"]
+__all__ = ["APPROVAL_SCHEMA", "ApprovalTickets", "ElicitApproval", "approval_of", "can_elicit"]
 
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -25,38 +30,123 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 }
 
 
+class ApprovalTickets:
+    """Stateless approvals that cannot be replayed: each question carries a signed ticket.
+
+    A 2026-07-28 client answers an approval by retrying the call with the answer and the
+    ``requestState`` the question came with. That state is a ticket, HMAC-signed with this
+    gateway's key, naming the session, the tool, a hash of the canonical arguments, an
+    expiry and a nonce; the answer is keyed by the nonce. An answer counts only with a
+    ticket that verifies, matches this call exactly, has not expired and whose nonce was
+    never used (each is used once): anything else is asked again, never run.
+
+    Alone, the key is random per process and used nonces are remembered in memory. With
+    ``shared`` (the :class:`~toolscout.redis_sessions.RedisSessionStore` replicas share), the
+    key is one secret in Redis and a nonce is claimed there, so any replica checks a ticket
+    and none accepts it twice; if Redis cannot be reached the approval fails closed.
+    """
+
+    def __init__(
+        self, key: bytes | None = None, *, ttl: float = 300.0, clock: Callable[[], float] = time.time, shared: Any = None
+    ) -> None:
+        self.shared = shared
+        self.key = key if key is not None or shared is not None else secrets.token_bytes(32)
+        self.ttl = ttl
+        self.clock = clock
+        self._used: dict[str, float] = {}  # nonce -> when its ticket expires (without ``shared``)
+
+    async def issue(self, session: str, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
+        """A fresh ``(nonce, ticket)`` for this exact call in ``session``."""
+        nonce = secrets.token_urlsafe(12)
+        body = {"s": session, "t": tool, "a": _digest(arguments), "e": round(self.clock() + self.ttl, 3), "n": nonce}
+        payload = base64.urlsafe_b64encode(canonical_json(body).encode()).decode().rstrip("=")
+        return nonce, f"{payload}.{await self._sign(payload)}"
+
+    async def redeem(self, ticket: Any, session: str, tool: str, arguments: dict[str, Any]) -> str | None:
+        """The ticket's nonce if it is this gateway's, for this call, unexpired and unused
+        (it is used up now); else ``None``."""
+        if not isinstance(ticket, str) or ticket.count(".") != 1 or len(ticket) > 2048:
+            return None
+        payload, signature = ticket.split(".")
+        if not hmac.compare_digest(signature, await self._sign(payload)):
+            return None
+        try:
+            body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        except ValueError:
+            return None
+        now = self.clock()
+        nonce = body.get("n") if isinstance(body, dict) else None
+        if not isinstance(nonce, str) or (body.get("s"), body.get("t"), body.get("a")) != (session, tool, _digest(arguments)):
+            return None
+        expires = body.get("e")
+        if not isinstance(expires, int | float) or expires < now:
+            return None
+        return nonce if await self._claim(nonce, expires, now) else None
+
+    async def _claim(self, nonce: str, expires: float, now: float) -> bool:
+        if self.shared is not None:
+            return bool(await self.shared.aclaim(f"approval:{nonce}", max(expires - now, 0.001)))
+        if nonce in self._used:
+            return False
+        if len(self._used) > 1024:
+            self._used = {n: e for n, e in self._used.items() if e >= now}
+        self._used[nonce] = expires
+        return True
+
+    async def _sign(self, payload: str) -> str:
+        if self.key is None:
+            self.key = (await self.shared.asecret("approval-tickets")).encode()
+        return hmac.new(self.key, payload.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _digest(arguments: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(arguments).encode()).hexdigest()[:32]
+
+
 class ElicitApproval:
     """Asks the client's user through MCP elicitation whether a call may run.
 
     Stateful clients (2025-11-25) get an ``elicitation/create`` request during the call.
     Stateless ones (2026-07-28) cannot take a request mid-call: the call answers with an
-    ``input_required`` result carrying the elicitation (:attr:`needed`), and the client
-    retries with the answer under a key bound to the tool and its arguments, so an answer
-    never approves a different call. Accept runs it; decline or cancel is ``approval_denied``.
+    ``input_required`` result carrying the elicitation (:attr:`needed`) and a signed
+    ticket as ``requestState`` (:class:`ApprovalTickets`: bound to the session, the tool and
+    its arguments, expiring, single use); the client retries with the answer and the
+    ticket, so an answer never approves a different call, nor the same call twice. Accept
+    runs it; decline or cancel is ``approval_denied``.
     """
 
-    def __init__(self, ctx: Any, params: Any, stateful: bool) -> None:
+    def __init__(
+        self, ctx: Any, params: Any, stateful: bool, *, tickets: ApprovalTickets | None = None, session: str = "", trust_hints: bool = True
+    ) -> None:
         self.ctx, self.params, self.stateful = ctx, params, stateful
+        self.tickets = tickets or ApprovalTickets()
+        self.session, self.trust_hints = session, trust_hints
         self.needed: dict[str, Any] | None = None
+        self.state: str | None = None
 
     async def __call__(self, tool: Tool, arguments: dict[str, Any]) -> approval.Decision:
         shown = json.dumps(arguments, ensure_ascii=False, default=str)
         shown = shown if len(shown) <= 500 else shown[:499] + "…"
-        message = f"Allow {tool.name} ({tool.effective_permission}) to run with {shown}?"
+        kind = (tool.effective_permission if self.trust_hints else tool.permission) or approval.UNKNOWN_KIND
+        message = f"Allow {tool.name} ({kind}) to run with {shown}?"
         if self.stateful:
             answer = await self.ctx.session.elicit_form(message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id)
             return approval_of(answer)
-        key = "toolscout-approve-" + hashlib.sha256(f"{tool.name}\x1f{canonical_json(arguments)}".encode()).hexdigest()[:16]
-        answer = (getattr(self.params, "input_responses", None) or {}).get(key)
+        nonce = await self.tickets.redeem(getattr(self.params, "request_state", None), self.session, tool.name, arguments)
+        answer = (getattr(self.params, "input_responses", None) or {}).get(_KEY + nonce) if nonce else None
         if answer is not None:
             return approval_of(answer)
+        nonce, self.state = await self.tickets.issue(self.session, tool.name, arguments)
         self.needed = {
-            key: {
+            _KEY + nonce: {
                 "method": "elicitation/create",
                 "params": {"mode": "form", "message": message, "requestedSchema": APPROVAL_SCHEMA},
             }
         }
         return approval.Decision.deny("waiting for the client's answer")
+
+
+_KEY = "toolscout-approve-"
 
 
 def approval_of(answer: Any) -> approval.Decision:

@@ -42,7 +42,7 @@ from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .capabilities import CAPABILITIES_URI, capabilities
 from .edge import edge_fields
-from .elicit_approval import ElicitApproval
+from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
 from .guard import BearerGuard, HostOriginGuard
 from .metrics import Metrics
@@ -83,6 +83,7 @@ class GatewayServer:
         threshold: int | str = 0,
         auto_pin: int = 0,
         context_window: int | None = None,
+        approval_key: bytes | None = None,
     ) -> None:
         """``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
         stateful sessions where every replica sees them (see :mod:`.shared_sessions`).
@@ -111,6 +112,9 @@ class GatewayServer:
         # a session of their own: nothing to reveal, but learning sees who searched and called.
         self.tagged = InMemorySessionStore(gateway, max_sessions=max_sessions, progressive=False, **options)
         self.shared = session_store
+        self.tickets = ApprovalTickets(approval_key, shared=session_store if approval_key is None else None)
+        """Signs stateless approval questions (:class:`ApprovalTickets`): an answer runs
+        one call, once, in the session it was asked in."""
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
         self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -236,9 +240,11 @@ class GatewayServer:
 
     def listed(self, ctx: Any) -> list[Tool]:
         """The catalog tools this session sees in tools/list (always-load, then revealed;
-        with ``stubs``, every other tool as a stub until found)."""
+        with ``stubs``, every other tool as a stub until found), each one callable: a
+        metadata-only tool (nothing runs it) is found, never listed."""
         session = self.session(ctx)
-        return [session.stub(t, "mcp") if stub else t for t, stub in session.listed()]
+        handler = self.gateway.catalog.handler  # metadata-only tools are never listed as callable
+        return [session.stub(t, "mcp") if stub else t for t, stub in session.listed() if handler(t.name) is not None]
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -279,13 +285,31 @@ class GatewayServer:
             return self._find_result(outcome)
         # Ask the client's user only where some kind is gated without it (the gateway's
         # approve_kinds, or its own approver's default): offering elicitation gates nothing.
-        asking = ElicitApproval(ctx, params, self._stateful(ctx)) if self.gateway.gated_kinds() and _can_elicit(ctx) else None
+        asking = None
+        if self._may_ask(params) and _can_elicit(ctx):
+            asking = ElicitApproval(
+                ctx, params, self._stateful(ctx), tickets=self.tickets, session=session.id, trust_hints=self.gateway.trust_hints
+            )
         edge = CallContext(progress=getattr(ctx.session, "report_progress", None), approve=asking,
                            **edge_fields(getattr(getattr(ctx, "request", None), "scope", None)))
         outcome = await session.ahandle(params.name, params.arguments, context=edge)
-        if asking is not None and asking.needed:  # ask, and run when the client retries with the answer
-            return {"resultType": "input_required", "inputRequests": asking.needed}
+        if asking is not None and asking.needed:  # ask, and run when the client retries with the answer and ticket
+            return {"resultType": "input_required", "inputRequests": asking.needed, "requestState": asking.state}
         return self._call_result(outcome)
+
+    def _may_ask(self, params: Any) -> bool:
+        """Whether this call may need the user's approval: some kind is gated, hints are
+        distrusted, or the operator set an approval rule on the tool called."""
+        gateway = self.gateway
+        if gateway.gated_kinds() or not gateway.trust_hints:
+            return True
+        name = params.name
+        if name in ("call_tool", "use_tool"):
+            name = (params.arguments or {}).get("name") if name == "call_tool" else None
+            if name is None:
+                return any(t.meta.get("approval") == "always" for t in gateway.catalog if t.meta)
+        tool = gateway.lookup(name) if isinstance(name, str) else None
+        return tool is not None and bool(tool.meta) and tool.meta.get("approval") == "always"
 
     async def _wait_for_sources(self) -> None:
         """Cold start: before the first searches, give upstreams that have never listed

@@ -104,6 +104,7 @@ class ServeConfig(BaseModel):
     defer: str = "0"
     context_window: int | None = Field(default=None, ge=1)
     auto_pin: int = Field(default=0, ge=0, le=20)
+    trust_hints: bool = True
 
     _sources: GatewayConfig | None = PrivateAttr(default=None)
 

@@ -45,10 +45,12 @@ from ..model import DeferPolicy, Tool
 from ..security import Screen, blocking, findings_of, is_quarantined
 from ._yaml import load_yaml
 from .agents import load_agents
+from .bindings import BindingProblem, UpstreamHandler, bind
 from .declarations import load_declarations
 from .functions import function_tool
 from .mcp.upstream import backoff_delay
 from .openapi import tools_from_openapi
+from .overrides import OverrideProblem, apply_overrides, pins_for, unknown_overrides, with_pins
 from .skills import load_skills
 from .source_config import (
     AgentsSource,
@@ -111,9 +113,13 @@ class ConfiguredSources:
         *,
         screen: Callable[[], Screen] | None = None,
         on_listed: Callable[[], None] | None = None,
+        upstream: UpstreamHandler | None = None,
     ) -> None:
         """``screen`` gives the screen whose rug-pull pins a fetched spec uses (the
-        aggregator's); ``on_listed`` is told whenever a fetch ends (cold-start waiters)."""
+        aggregator's); ``on_listed`` is told whenever a fetch ends (cold-start waiters);
+        ``upstream(server, tool)`` is the handler of an upstream's tool, for declarations
+        that describe one (``upstream: server/tool``)."""
+        self._upstream = upstream
         self.config = config
         self.catalog = catalog
         self._screen = screen or Screen
@@ -249,7 +255,16 @@ class ConfiguredSources:
             raise _Problem("path", str(exc)) from None
         if not tools and not skipped:
             raise _Problem("path", f"{entry.path} holds no tools")
-        return [(t, None) for t in tools], [str(e) for e in skipped]
+        path = self._path(entry.path)
+        folders = [path.parent, *(self._path(p) for p in entry.python_path)]
+        pairs: _Pairs = []
+        for tool in tools:  # what runs each one (bindings.py); none: metadata only
+            try:
+                handler = bind(tool, python_path=folders, environ=os.environ, upstream=self._upstream, timeout=entry.timeout)
+            except BindingProblem as exc:
+                raise _Problem(exc.field, f"{entry.path}: {exc.message}") from None
+            pairs.append((tool, handler))
+        return pairs, [str(e) for e in skipped]
 
     def _skills(self, entry: SkillsSource) -> _Read:
         """Skill folders or agent cards (:mod:`.skills`, :mod:`.agents`) with their handlers."""
@@ -341,7 +356,15 @@ class ConfiguredSources:
             }
             if full != own:
                 changes["original_name"] = tool.call_name
-            out.append((tool.replace(**changes), handler))
+            try:  # what the model will read, so what the screen reads next
+                out.append((apply_overrides(tool.replace(**changes), entry, own, prefix), handler))
+            except OverrideProblem as exc:
+                raise _Problem(f"overrides.{own}", str(exc)) from None
+        unknown = unknown_overrides(entry, (t.name for t, _ in pairs))
+        if unknown:
+            raise _Problem(
+                f"overrides.{unknown[0]}", f"no tool named {unknown[0]!r} in this source (overrides name tools by their own name, before the prefix)"
+            )
         mode = entry.poisoning or self.config.poisoning
         screen = self._screen() if state.remote else Screen()  # a fresh screen pins nothing
         return screen.apply(f"source {name}", out, mode, entry.poisoning_allow), skipped
@@ -361,7 +384,7 @@ class ConfiguredSources:
                 continue
             tools.append(tool)
             if handler is not None:
-                handlers[tool.name] = self._wrap(state, tool.name, handler)
+                handlers[tool.name] = self._wrap(state, tool.name, handler, tool.call_name)
         try:
             self.catalog.replace_source(name, tools, handlers=handlers)
         except ToolscoutError as exc:  # a shared catalog (PostgreSQL) that cannot be written now
@@ -373,11 +396,12 @@ class ConfiguredSources:
         state.state, state.last_error, state.failures = "ready", None, 0
         state.fetched_at = time.time()
 
-    def _wrap(self, state: _State, tool_name: str, handler: Any) -> Handler:
+    def _wrap(self, state: _State, tool_name: str, handler: Any, own: str | None = None) -> Handler:
         """The handler with the source's timeout, its call count, and secrets kept out of
         the error a model reads."""
         timeout = state.entry.timeout
         redact = self._redactor(state)
+        handler = with_pins(handler, pins_for(state.entry, own or tool_name))  # the gateway refused a model's value
 
         async def run(arguments: dict[str, Any]) -> Any:
             state.calls += 1
@@ -471,6 +495,7 @@ class ConfiguredSources:
                 "connected_at": None,
                 "calls": state.calls,
                 "tools": self.tool_count(name),
+                "metadata_only": sum(1 for t in self.catalog if t.source_id == name and t.name not in state.handlers),
                 "skipped": len(state.skipped),
                 "skipped_tools": [redact(s) for s in state.skipped[:20]],
                 "fetched_at": state.fetched_at,

@@ -19,6 +19,7 @@ parsed at all (YAML/JSON syntax) always raises.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,17 @@ __all__ = ["load_declarations"]
 _BOOL_FIELDS = ("available", "searchable", "required")
 _SCHEMA_KEYS = ("input_schema", "parameters", "inputSchema")
 _OUTPUT_KEYS = ("output_schema", "outputSchema")
+_BINDINGS = ("handler", "http", "upstream")
+"""What runs a declared tool (at most one; none: the tool is metadata only). Kept in
+``Tool.meta`` under :data:`BINDING` and bound by :mod:`toolscout.sources.bindings`."""
+BINDING = "binding"
 _KNOWN = {"name", "description", "desc", "display", "category", "source", "tags", "platforms",
-          "permission", "defer", "kind", "annotations", "meta", *(_BOOL_FIELDS), *(_SCHEMA_KEYS), *(_OUTPUT_KEYS)}
+          "permission", "defer", "kind", "annotations", "meta", *(_BOOL_FIELDS), *(_SCHEMA_KEYS), *(_OUTPUT_KEYS),
+          *_BINDINGS}
+_HANDLER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_UPSTREAM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}/[A-Za-z0-9_.\-/]{1,128}$")
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+_HTTP_KEYS = {"method", "url", "headers", "body"}
 _SNAKE_HINTS = {"read_only": "readOnlyHint", "destructive": "destructiveHint",
                 "idempotent": "idempotentHint", "open_world": "openWorldHint"}
 
@@ -232,6 +242,9 @@ def _entry_tool(
     meta = {**{k: v for k, v in entry.items() if k not in _KNOWN}, **meta}
     if "required" in entry:
         meta["required"] = entry["required"]
+    binding = _binding(entry, name)
+    if binding is not None:
+        meta[BINDING] = binding
     chosen = _choose(descriptions, lang)
     annotations = _annotations(entry, name)
     try:
@@ -303,3 +316,40 @@ def _annotations(entry: Mapping[str, Any], name: str) -> Annotations | None:
     if bad:
         raise _EntryError(f"'{name}': annotation {bad[0]} must be true or false", "annotations")
     return Annotations.from_mcp(mcp)
+
+
+def _binding(entry: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """The entry's ``handler``, ``http`` or ``upstream``, its shape checked (what it names is
+    checked when the source loads: the module imported, the server looked up)."""
+    given = [k for k in _BINDINGS if k in entry]
+    if not given:
+        return None
+    if len(given) > 1:
+        raise _EntryError(f"'{name}': give one of handler, http or upstream, not {' and '.join(given)}", given[1])
+    key = given[0]
+    value = entry[key]
+    if key == "handler":
+        if not isinstance(value, str) or not _HANDLER.match(value):
+            raise _EntryError(f"'{name}': handler must be 'package.module:function'", key)
+        return {"handler": value}
+    if key == "upstream":
+        if not isinstance(value, str) or not _UPSTREAM.match(value):
+            raise _EntryError(f"'{name}': upstream must be 'server/tool' (a server in mcpServers, its own tool name)", key)
+        return {"upstream": value}
+    if not isinstance(value, Mapping) or not isinstance(value.get("url"), str):
+        raise _EntryError(f"'{name}': http must be a mapping with a 'url'", key)
+    unknown = sorted(set(value) - _HTTP_KEYS)
+    if unknown:
+        raise _EntryError(f"'{name}': http has no field {unknown[0]!r} (method, url, headers, body)", key)
+    if not value["url"].startswith(("http://", "https://")):
+        raise _EntryError(f"'{name}': http.url must start with http:// or https://", key)
+    method = value.get("method", "GET")
+    if not isinstance(method, str) or method.upper() not in _METHODS:
+        raise _EntryError(f"'{name}': http.method must be one of {', '.join(_METHODS)}", key)
+    headers = value.get("headers", {})
+    if not isinstance(headers, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        raise _EntryError(f"'{name}': http.headers must map names to strings", key)
+    out: dict[str, Any] = {"http": {"method": method.upper(), "url": value["url"], "headers": dict(headers)}}
+    if "body" in value:
+        out["http"]["body"] = value["body"]
+    return out

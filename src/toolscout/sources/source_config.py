@@ -15,9 +15,9 @@ import fnmatch
 import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..model import DeferPolicy
+from ..model import DeferPolicy, PermissionKind
 
 __all__ = [
     "AgentsSource",
@@ -27,6 +27,7 @@ __all__ = [
     "SkillsSource",
     "SourceEntry",
     "SourceOptions",
+    "ToolOverride",
     "expand_env",
 ]
 
@@ -34,6 +35,39 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_MASK = "***"
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+Approval = Literal["always", "never"]
+
+
+class ToolOverride(BaseModel):
+    """What the operator changes about one tool of a source (``overrides`` in the source's
+    entry, keyed by the source's own name for the tool; docs/overrides.md). The model sees
+    the changed tool; calls go to the source under its own name, with its own arguments."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str | None = None
+    description: str | None = None
+    hide: list[str] = Field(default_factory=list)
+    pin: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    category: str | None = None
+    permission: PermissionKind | None = None
+    approval: Approval | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _tool_name(cls, value: str | None) -> str | None:
+        if value is not None and not _TOOL_NAME.match(value):
+            raise ValueError("a tool name: letters, digits, '_', '-', '.' or '/', at most 128 characters")
+        return value
+
+    @model_validator(mode="after")
+    def _hidden_not_pinned(self) -> ToolOverride:
+        both = sorted(set(self.hide) & set(self.pin))
+        if both:
+            raise ValueError(f"{both[0]!r} is both hidden and pinned; a pinned parameter is hidden already")
+        return self
 
 
 class SourceOptions(BaseModel):
@@ -51,6 +85,11 @@ class SourceOptions(BaseModel):
     timeout: float | None = Field(default=60.0, gt=0)
     poisoning: Literal["warn", "quarantine", "off"] | None = None
     poisoning_allow: list[str] = Field(default_factory=list, alias="poisoningAllow")
+    # What the operator says about the source's tools, over what the tools say of themselves
+    # (docs/overrides.md): a kind for every tool, approval always/never, per-tool overrides.
+    permission: PermissionKind | None = None
+    approval: Approval | None = None
+    overrides: dict[str, ToolOverride] = Field(default_factory=dict)
 
     @field_validator("prefix")
     @classmethod
@@ -96,6 +135,14 @@ class DeclarationSource(SourceOptions):
     lang: str | None = None
     skip_invalid: bool = Field(default=False, alias="skipInvalid")
     watch: bool = True
+    # Where a declaration's ``handler: package.module:function`` is imported from, besides
+    # the declaration file's own folder (docs/sources.md#what-runs-a-declared-tool).
+    python_path: list[str] = Field(default_factory=list, alias="pythonPath")
+
+    @field_validator("python_path", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
     def location(self) -> str:
         return self.path

@@ -29,6 +29,7 @@ from ...errors import AuthorizationRequired, ToolFailed, ToolscoutError
 from ...model import Annotations, DeferPolicy, Tool, canonical_json
 from ...security import Screen, is_quarantined
 from ..configured import ConfiguredSources, poisoning_status
+from ..overrides import OverrideProblem, apply_overrides, pins_for, unknown_overrides
 from .cache import ToolListCache
 from .config import GatewayConfig, ServerConfig
 from .per_user import CredentialBroker
@@ -65,12 +66,15 @@ class Aggregator:
         self._refreshing: dict[str, asyncio.Lock] = {name: asyncio.Lock() for name in self.upstreams}
         self.screen = Screen.on_store(cache.store if cache is not None else None)  # poisoning scan, rug-pull pins
         self.quarantined: dict[str, list[Tool]] = {name: [] for name in self.upstreams}
+        self.unknown_overrides: dict[str, list[str]] = {name: [] for name in self.upstreams}
         self._queued: set[str] = set()  # servers with a refresh waiting: more changes coalesce
         self._list_error: dict[str, str | None] = dict.fromkeys(self.upstreams)
         self._listing = asyncio.Event()  # set and replaced whenever a listing ends
         self._unsaved: set[str] = set()  # listed, but a shared catalog refused the write
         self._background: set[asyncio.Task[None]] = set()
-        self.sources = ConfiguredSources(config, catalog, screen=lambda: self.screen, on_listed=self._listing_ended)
+        self.sources = ConfiguredSources(
+            config, catalog, screen=lambda: self.screen, on_listed=self._listing_ended, upstream=self._described
+        )
         self.credentials: CredentialBroker | None = None  # per-user upstream credentials (use_credentials)
 
     def use_credentials(self, broker: CredentialBroker) -> None:
@@ -230,8 +234,15 @@ class Aggregator:
             tool, problem = _to_tool(name, cfg, prefix, raw, check=not trusted)
             if tool is None:
                 skipped.append(problem)
-            else:
-                good.append((tool, raw))
+                continue
+            try:  # what the model will read, so what the screen reads next
+                good.append((apply_overrides(tool, cfg, raw["name"], prefix), raw))
+            except OverrideProblem as exc:
+                skipped.append(f"{raw['name']}: {exc} (kept out: the override in the config cannot be honoured)")
+        listed = [r.get("name") for r in raw_tools if isinstance(r, Mapping)]
+        self.unknown_overrides[name] = unknown_overrides(cfg, (n for n in listed if isinstance(n, str)))
+        for key in self.unknown_overrides[name]:
+            log.warning("upstream %s: the config overrides tool %r, which the server does not list", name, key)
         good = self.screen.apply(f"upstream {name}", good, cfg.poisoning or self.config.poisoning, cfg.poisoning_allow)
         return good, skipped
 
@@ -259,13 +270,20 @@ class Aggregator:
         self.catalog.replace_source(name, tools, handlers=handlers)
         return kept
 
+    def _described(self, server: str, tool: str) -> Handler | None:
+        """The handler of ``server``'s own ``tool``, for a declaration that describes it."""
+        return self._handler(server, tool) if server in self.upstreams else None
+
     def _handler(self, server: str, original: str) -> Handler:
         up = self.upstreams[server]
         per_user = up.config.credentials != "gateway"
+        pins = pins_for(up.config, original)  # the gateway refused a model's value for these
 
         async def forward(arguments: dict[str, Any]) -> UpstreamResult:
             from mcp.shared.exceptions import MCPError  # the mcp extra
 
+            if pins:
+                arguments = {**arguments, **pins}
             try:  # the caller's reporter, if any, gets the upstream's progress notifications
                 if per_user:
                     raw = await self._per_user_call(server, original, arguments)
@@ -312,6 +330,7 @@ class Aggregator:
                 from_cache=self.from_cache[name],
                 transport=up.config.transport,
                 kind="mcp",
+                unknown_overrides=list(self.unknown_overrides[name]),
                 **self._poisoning_status(name),
             )
             out[name] = row

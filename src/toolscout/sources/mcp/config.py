@@ -29,14 +29,17 @@ from pydantic import (
 )
 
 from ...errors import ConfigError
+from ...model import PermissionKind
 from ..source_config import (
     AgentsSource,
+    Approval,
     DeclarationSource,
     OpenAPISource,
     PythonSource,
     SkillsSource,
     SourceEntry,
     SourceOptions,
+    ToolOverride,
 )
 
 __all__ = ["CREDENTIAL_MODES", "GatewayConfig", "ServerConfig", "UpstreamOAuth", "load_config", "parse_config"]
@@ -99,6 +102,10 @@ class ServerConfig(SourceOptions):
     token_env: str | None = Field(default=None, alias="tokenEnv", min_length=1, exclude=True)
     max_user_connections: int = Field(default=16, ge=1, le=10_000, alias="maxUserConnections", exclude=True)
     user_idle_timeout: float = Field(default=300.0, gt=0, alias="userIdleTimeout", exclude=True)
+    # Applied to each listing, never part of it: out of the cache key (docs/overrides.md).
+    permission: PermissionKind | None = Field(default=None, exclude=True)
+    approval: Approval | None = Field(default=None, exclude=True)
+    overrides: dict[str, ToolOverride] = Field(default_factory=dict, exclude=True)
 
     @field_validator("url")
     @classmethod
@@ -297,6 +304,8 @@ def _check_storable(config: GatewayConfig, source: str) -> None:
     for name, server in [*config.servers.items(), *config.sources().items(), (None, config)]:
         try:
             json.dumps(server.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+            if isinstance(server, ServerConfig):  # its overrides stay out of its dump (the cache key)
+                json.dumps({k: v.model_dump(mode="json") for k, v in server.overrides.items()}, ensure_ascii=False).encode("utf-8")
         except (ValueError, TypeError, RecursionError) as exc:
             where = f"server '{name}'" if name is not None else "top level"
             raise ConfigError(

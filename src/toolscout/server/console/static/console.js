@@ -133,7 +133,7 @@
           h("td", {}, badge(s.state, stateClass(s.state))),
           h("td", {}, s.kind || "mcp"),
           h("td", {}, s.transport || "-"),
-          h("td", { class: "n" }, num(s.tools)),
+          h("td", { class: "n" }, num(s.tools), s.metadata_only ? h("span", { class: "muted" }, ` (${num(s.metadata_only)} metadata only)`) : null),
           h("td", { class: "n" }, num(s.skipped)),
           h("td", { class: "n" }, num(s.calls)),
           h("td", { class: "n" }, s.flagged ? badge(String(s.flagged), "warn") : "0"),

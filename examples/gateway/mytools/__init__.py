@@ -1,0 +1,1 @@
+"""The functions the sample gateway config (servers.json, tools.yaml) runs."""
