@@ -324,6 +324,7 @@ def test_serve_http_says_where_to_connect(tmp_path: Path) -> None:
         proc.terminate()
         proc.communicate(timeout=60)
     assert f"toolscout MCP gateway on http://127.0.0.1:{port}/mcp, HTTP API under /v1" in banner
+    assert f"web console at http://127.0.0.1:{port}/ui" in banner
     assert f"streamable HTTP at http://127.0.0.1:{port}/mcp" in banner and "1 source (up: mcp)" in banner
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
+import socket
 import sys
 import time
 from pathlib import Path
@@ -15,9 +17,9 @@ import typer
 
 from ..errors import ToolscoutError
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
-from . import app
+from . import _logs, app
 from ._console import err, out
-from ._exits import choice, fail, fail_with, warn
+from ._exits import USAGE, choice, fail, fail_with, warn
 from .catalog_commands import QueryEncoderOpt
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
@@ -139,6 +141,9 @@ def serve(
         int,
         typer.Option(min=1, max=1000, help="Tools revealed per stateful session at most (oldest dropped first)."),
     ] = 64,
+    log_json: Annotated[
+        bool, typer.Option("--log-json", help="Log one JSON object per line on stderr (for a log collector).")
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -149,10 +154,10 @@ def serve(
     \b
     Example: toolscout serve --config servers.json --transport http --port 8765
     """
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     settings = _settings(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
-    if settings.verbose:  # only our own events: HTTP client libraries log full URLs (credentials)
-        logging.getLogger("toolscout").setLevel(logging.INFO)
+    _logs.setup(logging.WARNING, json_lines=settings.log_json, verbose=settings.verbose)
+    if settings.transport == "http":  # before anything is built or printed: one line, no banner
+        _check_port(settings.bind, settings.port)
     from ..server.app import build_app  # serve's own stack: MCP server, upstreams, screen, ~150 ms
 
     try:
@@ -172,13 +177,29 @@ def serve(
     except ToolscoutError as exc:  # metrics without toolscout[metrics]
         raise fail_with(exc) from None
     auth = ", header 'Authorization: Bearer <token>'" if settings.token else ""
+    base = settings.url.removesuffix("/mcp")
     err().print(
-        f"toolscout MCP gateway on {settings.url}, HTTP API under /v1\n"
+        f"toolscout MCP gateway on {settings.url}, HTTP API under /v1, web console at {base}/ui\n"
         f"Serving find_tools and call_tool for {_upstreams(served.aggregator)} from {config}.\n"
         f"Connect a client: streamable HTTP at {settings.url}{auth}. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
     asyncio.run(served.serve(asgi))
+
+
+def _check_port(host: str, port: int) -> None:
+    """A port another process holds is a usage error (exit 2) reported in one line before
+    the banner: uvicorn would only find out after the banner, with a multi-line log."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind((host, port))
+    except OSError as exc:
+        where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+        busy = exc.errno == errno.EADDRINUSE
+        what = "is in use by another process" if busy else f"cannot be bound ({exc.strerror or exc})"
+        raise fail("address_in_use" if busy else "config_error", f"{where} {what}; pick another --port.", status=USAGE) from None
 
 
 def _warn_degraded(served: App) -> None:
@@ -231,7 +252,7 @@ def servers(
     \b
     Example: toolscout servers --config servers.json
     """
-    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
+    _logs.setup(logging.ERROR)
     from ..server.app import build_aggregator  # serve's own stack: upstreams, screen, ~150 ms
 
     try:  # the store serve would use: --cache, else the file's store or cache
