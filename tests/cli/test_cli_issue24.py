@@ -3,6 +3,8 @@ a real subprocess with ``COLUMNS=80`` and stdout a pipe, as a script or ``| grep
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import select
@@ -13,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from _paths import FIXTURES
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 ENV = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
@@ -37,7 +41,7 @@ def test_a_missing_argument_is_a_usage_error_in_the_one_style() -> None:
     done = cli("search", "demo")
     assert done.returncode == 2 and done.stdout == ""
     first, hint = done.stderr.splitlines()
-    assert first == "usage_error: Missing argument 'query'."
+    assert first == "usage_error: Missing argument 'QUERY'."
     assert "toolscout search --help" in hint and "Error:" not in done.stderr
 
 
@@ -102,3 +106,40 @@ def test_serve_logs_one_line_per_event(tmp_path: Path, json_lines: bool) -> None
         assert any("upstream up" in e["message"] for e in events)
     else:
         assert all(line.split()[1] == "warning" and line.split()[2] == "mcp:" for line in lines), logged
+
+
+# -- output a pipe can read ---------------------------------------------------------------------
+
+
+def test_piped_search_output_is_plain_and_unwrapped() -> None:
+    """At 80 columns a boxed table split ``twilio_send_verification_code`` and every summary."""
+    done = cli("search", "demo", "send an email")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("twilio_send_verification_code ") for line in lines), done.stdout
+    assert "Send a one-time verification code by SMS, voice or email." in done.stdout
+    assert not any(ch in done.stdout for ch in "│┃━─")
+
+
+def test_search_reports_the_search_time_apart_from_the_build() -> None:
+    title, *rest = cli("search", "demo", "send an email").stdout.splitlines()
+    assert ", search " in title and " ms (keyword)" in title
+    assert any(line.startswith("Catalog loaded and indexed in ") for line in rest)
+    search_ms = float(title.split(", search ")[1].split(" ms")[0])
+    assert search_ms < 200  # the index build (hundreds of ms) is no longer counted in
+
+
+def test_search_nl_and_csv_print_one_row_each() -> None:
+    rows = [json.loads(line) for line in cli("search", "demo", "send an email", "--nl", "-n", "3").stdout.splitlines()]
+    assert len(rows) == 3 and set(rows[0]) == {"tool", "score", "tokens", "summary"}
+    assert isinstance(rows[0]["score"], float) and rows[0]["tool"] == "sendgrid_send_email"
+    table = list(csv.reader(io.StringIO(cli("search", "demo", "send an email", "--csv", "-n", "3").stdout)))
+    assert table[0] == ["tool", "score", "tokens", "summary"] and len(table) == 4
+    assert [r[0] for r in table[1:]] == [r["tool"] for r in rows]
+
+
+def test_tokens_and_eval_tables_have_nl_and_csv() -> None:
+    tokens = [json.loads(line) for line in cli("tokens", "demo", "--nl").stdout.splitlines()]
+    assert [row["sent"] for row in tokens][1] == "meta-tools only"
+    evaluated = cli("eval", str(FIXTURES / "eval_small"), "--csv").stdout.splitlines()
+    assert evaluated[0] == "split,queries,R@1,R@5,nDCG@10,Hit@1,p50_ms,p95_ms" and evaluated[1].startswith("all,4,")

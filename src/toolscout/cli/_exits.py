@@ -12,6 +12,7 @@ text, never read as rich markup: ``[red]x`` or ``toolscout[embed]`` must reach t
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
@@ -146,10 +147,33 @@ _UsageError = _click_class("UsageError")
 _ClickException = _click_class("ClickException")
 
 
+_EXAMPLE = re.compile(r"\n\s*\x08\n(\s*Example: .*)$", re.S)
+"""A docstring's last paragraph, ``\\b`` (keep as written) then ``Example: ...``."""
+
+
+def example_last(cmd: Any) -> Any:
+    """Move ``cmd``'s example from its help text to its epilog, so ``--help`` ends with it
+    (after the options) while the docstring keeps it next to the description."""
+    found = _EXAMPLE.search(cmd.help or "")
+    if found is not None and not cmd.epilog:
+        cmd.help = cmd.help[: found.start()].rstrip()
+        cmd.epilog = "\x08\n" + "\n".join(line.strip() for line in found.group(1).strip().splitlines())
+    return cmd
+
+
 class OneStyleGroup(TyperGroup):
     """The command group that prints click's own errors (a missing argument, a bad option
     value, an unknown command) as ``usage_error: message`` plus a hint, like every error of
-    ours, instead of click's ``Usage: ... Error: ...`` block: one style a script can parse."""
+    ours, instead of click's ``Usage: ... Error: ...`` block: one style a script can parse.
+    Every command's help ends with its example (:func:`example_last`)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        return example_last(found) if found is not None else None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        example_last(self)
+        super().format_help(ctx, formatter)
 
     def main(
         self,

@@ -18,8 +18,9 @@ import typer
 from ..errors import ToolscoutError
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from . import _logs, app
-from ._console import err, out
+from ._console import err
 from ._exits import USAGE, choice, fail, fail_with, warn
+from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 from .catalog_commands import QueryEncoderOpt
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
@@ -246,6 +247,8 @@ def servers(
     connect: Annotated[bool, typer.Option(help="Connect to each server (else report the cache only).")] = True,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for all servers.")] = 30.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    nl: NlOpt = False,
+    as_csv: CsvOpt = False,
 ) -> None:
     """Show each upstream server's state, tool count and last error.
 
@@ -276,17 +279,14 @@ def servers(
         if failed:  # as the table does: scripts check the exit code, not the JSON
             raise typer.Exit(1)
         return
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table("server", "transport", "state", "tools", "tool list", "last error")
+    columns = [Column("server"), Column("transport"), Column("state"), Column("tools", right=True),
+               Column("tool_list", "tool list"), Column("last_error", "last error")]
+    grid = Grid(columns)
     for name, row in rows.items():
         fetched = row.get("fetched_at")
         age = f"{'cache' if row.get('from_cache') else 'live'}, {_age(fetched)}" if fetched else "-"
-        cells = (name, str(row.get("transport")), str(row["state"]), str(row.get("tools", 0)), age, row.get("last_error") or "")
-        table.add_row(*(Text(c) for c in cells))  # names and upstream errors are not markup
-    table.columns[-1].overflow = "fold"  # the whole error, not an ellipsis
-    out().print(table)
+        grid.rows.append([name, row.get("transport"), row["state"], row.get("tools", 0), age, row.get("last_error") or ""])
+    emit(grid, nl=nl, as_csv=as_csv)  # names and upstream errors whole, never markup
     if failed:
         raise typer.Exit(1)
 
