@@ -28,7 +28,7 @@ def test_the_reference_covers_every_command() -> None:
     for name in ("search", "show", "tokens", "demo", "eval", "serve", "servers", "audit", "catalog sync"):
         assert f"toolscout {name}" in paths
     page = DOC.read_text(encoding="utf-8")
-    assert "## Exit codes" in page and all(f"### `{path}`" in page for path in paths)
+    assert "## Exit codes" in page and all(f"## `{path}`" in page for path in paths)
 
 
 def _leaf(tokens: list[str]) -> tuple[object, list[str]]:
@@ -47,7 +47,7 @@ def test_every_command_has_help_with_an_example_that_parses(path: str, cmd: obje
     text = help_text(path, cmd, width=80)
     summary = (getattr(cmd, "help", None) or "").strip()
     assert summary, f"{path} has no help"
-    examples = re.findall(r"^\s*Example: (toolscout\b.*)$", summary, re.M)
+    examples = re.findall(r"^\s*Example: (toolscout\b.*)$", f"{summary}\n{getattr(cmd, 'epilog', None) or ''}", re.M)
     assert examples, f"{path} help has no 'Example: toolscout ...' line"
     shown = {line.strip() for line in text.splitlines()}
     for example in examples:
@@ -56,3 +56,10 @@ def test_every_command_has_help_with_an_example_that_parses(path: str, cmd: obje
         leaf, args = _leaf(shlex.split(example))
         assert not hasattr(leaf, "list_commands"), f"{path}: example names no command: {example}"
         leaf.make_context(example, args)  # raises a usage error for unknown options or bad values
+
+
+@pytest.mark.parametrize(("path", "cmd"), COMMANDS, ids=[p for p, _ in COMMANDS])
+def test_every_help_ends_with_its_example(path: str, cmd: object) -> None:
+    """README says every --help ends with an example: after the options, not mid-help."""
+    last = help_text(path, cmd, width=80).rstrip().splitlines()[-1].strip()
+    assert last.startswith(f"Example: {path}"), f"{path} --help ends with {last!r}"

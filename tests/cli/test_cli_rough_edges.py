@@ -256,8 +256,9 @@ def test_search_format_changes_the_table(tmp_path: Path) -> None:
     openai = run("search", str(path), "read a file", "--format", "openai")
     generic = run("search", str(path), "read a file", "--format", "generic")
     assert openai.exit_code == generic.exit_code == 0
-    assert "as openai names it" in openai.output and "(catalog: files.read)" in openai.output
-    assert "as generic names it" in generic.output and "catalog:" not in generic.output
+    assert "as openai names it" in openai.output and "catalog name" in openai.output
+    assert "files_read" in openai.output and "files.read" in openai.output
+    assert "as generic names it" in generic.output and "catalog name" not in generic.output
     assert "1 openai definition sent:" in openai.output and "1 generic definition sent:" in generic.output
 
 
@@ -324,6 +325,7 @@ def test_serve_http_says_where_to_connect(tmp_path: Path) -> None:
         proc.terminate()
         proc.communicate(timeout=60)
     assert f"toolscout MCP gateway on http://127.0.0.1:{port}/mcp, HTTP API under /v1" in banner
+    assert f"web console at http://127.0.0.1:{port}/ui" in banner
     assert f"streamable HTTP at http://127.0.0.1:{port}/mcp" in banner and "1 source (up: mcp)" in banner
 
 

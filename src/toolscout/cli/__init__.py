@@ -13,9 +13,11 @@ from typing import Annotated
 import typer
 
 from .. import __version__
+from ._exits import OneStyleGroup
 
 app = typer.Typer(
     name="toolscout",
+    cls=OneStyleGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -12,11 +12,15 @@ text, never read as rich markup: ``[red]x`` or ``toolscout[embed]`` must reach t
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from .. import formats
 from ..errors import ConfigError, InvalidRequest, RequestError, ToolscoutError
@@ -26,6 +30,7 @@ __all__ = [
     "OK",
     "PROBLEM",
     "USAGE",
+    "OneStyleGroup",
     "check_format",
     "check_writable",
     "choice",
@@ -130,3 +135,76 @@ def check_writable(path: Path | None) -> Path | None:
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise typer.BadParameter(f"{str(path)!r} is not writable")
     return path
+
+
+def _click_class(name: str) -> type[Exception]:
+    """typer ships its own copy of click; its exception classes are reached through the
+    public ``typer.BadParameter`` rather than a private module path."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
+
+
+_UsageError = _click_class("UsageError")
+_ClickException = _click_class("ClickException")
+
+
+_EXAMPLE = re.compile(r"\n\s*\x08\n(\s*Example: .*)$", re.S)
+"""A docstring's last paragraph, ``\\b`` (keep as written) then ``Example: ...``."""
+
+
+def example_last(cmd: Any) -> Any:
+    """Move ``cmd``'s example from its help text to its epilog, so ``--help`` ends with it
+    (after the options) while the docstring keeps it next to the description."""
+    found = _EXAMPLE.search(cmd.help or "")
+    if found is not None and not cmd.epilog:
+        cmd.help = cmd.help[: found.start()].rstrip()
+        cmd.epilog = "\x08\n" + "\n".join(line.strip() for line in found.group(1).strip().splitlines())
+    return cmd
+
+
+class OneStyleGroup(TyperGroup):
+    """The command group that prints click's own errors (a missing argument, a bad option
+    value, an unknown command) as ``usage_error: message`` plus a hint, like every error of
+    ours, instead of click's ``Usage: ... Error: ...`` block: one style a script can parse.
+    Every command's help ends with its example (:func:`example_last`)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        return example_last(found) if found is not None else None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        example_last(self)
+        super().format_help(ctx, formatter)
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            done = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _UsageError as exc:
+            if not standalone_mode:
+                raise
+            if type(exc).__name__ == "NoArgsIsHelpError":  # the help itself, not an error
+                print(exc.format_message(), file=sys.stderr)  # type: ignore[attr-defined]
+                raise SystemExit(USAGE) from None
+            ctx = getattr(exc, "ctx", None)
+            where = ctx.command_path if ctx is not None else "toolscout"
+            usage = ctx.get_usage().strip() + "; " if ctx is not None else ""
+            hint = f"{usage}'{where} --help' says more."
+            raise SystemExit(fail("usage_error", exc.format_message(), hint, status=USAGE).exit_code) from None
+        except _ClickException as exc:  # a file option that cannot be opened, ...
+            if not standalone_mode:
+                raise
+            raise SystemExit(fail("usage_error", exc.format_message(), status=USAGE).exit_code) from None  # type: ignore[attr-defined]
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            print("aborted", file=sys.stderr)
+            raise SystemExit(PROBLEM) from None
+        if not standalone_mode:
+            return done
+        raise SystemExit(done if isinstance(done, int) else OK)

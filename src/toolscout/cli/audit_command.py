@@ -158,7 +158,7 @@ def _print_table(result: dict[str, Any], versions: dict[str, str]) -> None:
 @app.command()
 def audit(
     catalog: Annotated[
-        str | None, typer.Argument(help="Declaration file, store file, data directory, or 'demo'.")
+        str | None, typer.Argument(metavar="CATALOG", help="Declaration file, store file, data directory, or 'demo'.")
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help="Audit the upstream servers of an mcpServers JSON file.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,14 +23,15 @@ from ..storage import SharedStore, Store, is_store_url, open_store
 from ..tokens import count_tool_tokens, savings_report
 from . import app
 from ._console import err, out
-from ._exits import check_format, choice, fail, fail_with, plural, warn
+from ._exits import OneStyleGroup, check_format, choice, fail, fail_with, plural, warn
+from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 
 if TYPE_CHECKING:
     from ..gateway import FindResult
 
 
 CatalogArg = Annotated[
-    str, typer.Argument(help="Declaration file, store file, data directory, postgresql:// store, or 'demo'.")
+    str, typer.Argument(metavar="CATALOG", help="Declaration file, store file, data directory, postgresql:// store, or 'demo'.")
 ]
 DEFAULT_FORMAT = "openai"
 QueryEncoderOpt = Annotated[
@@ -70,7 +72,7 @@ def _load(spec: str) -> Catalog:
 @app.command()
 def search(
     catalog: CatalogArg,
-    query: Annotated[str, typer.Argument(help="What the tool should do, a tool name, or select:a,b.")],
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What the tool should do, a tool name, or select:a,b.")],
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, help=f"How many tools, at least 1 (more than {MAX_LIMIT} is capped).")
     ] = DEFAULT_LIMIT,
@@ -99,21 +101,31 @@ def search(
         ),
     ] = "default",
     query_encoder: QueryEncoderOpt = "auto",
+    nl: NlOpt = False,
+    as_csv: CsvOpt = False,
 ) -> None:
     """Search a catalog the way a model's find_tools call would. The table shows each tool
-    by the name the model sees in --format and what its definition costs in tokens.
+    by the name the model sees in --format and what its definition costs in tokens; the
+    time is the search's alone (loading and indexing the catalog is reported apart).
 
     \b
     Example: toolscout search demo "post a message to a slack channel" --limit 3
     """
+    started = time.perf_counter()
     cat = _load(catalog)
     gateway = _gateway(cat, embed or type in ("semantic", "hybrid") or model != "default", model, query_encoder)
     extra = {"kinds": kinds} if kinds else {}
-    result = gateway.find_tools(query, limit, search_type=type, category=category, format=format, **extra)
+
+    def find() -> FindResult:
+        return gateway.find_tools(query, limit, search_type=type, category=category, format=format, **extra)
+
+    find()  # builds the index (and the embeddings): a one-off, timed apart from the search
+    built_ms = (time.perf_counter() - started) * 1000
+    result = find()
     if as_json:
         out().print_json(json.dumps(result.to_dict(), ensure_ascii=False))
     elif result.error is None:
-        _print_found(result, min(limit, MAX_LIMIT), format)
+        _print_found(result, min(limit, MAX_LIMIT), format, built_ms, nl=nl, as_csv=as_csv)
     if result.error is not None:
         code, message = result.error.code, result.error.message
         raise fail(code, message, "\n".join(result.error.text().splitlines()[1:]))
@@ -132,10 +144,7 @@ def _gateway(cat: Catalog, embed: bool, model: str = "default", query_encoder: s
         return Gateway(cat)
 
 
-def _print_found(result: FindResult, limit: int, format: str) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
+def _print_found(result: FindResult, limit: int, format: str, built_ms: float, *, nl: bool, as_csv: bool) -> None:
     refs = result.tool_references
     shown, total = len(refs), result.total_matches
     head = plural(total, "matching tool") if shown == total else f"{shown} of {plural(total, 'matching tool')}"
@@ -147,21 +156,23 @@ def _print_found(result: FindResult, limit: int, format: str) -> None:
     if result.tools:
         sent = plural(len(result.tools), f"{format} definition")
         notes.append(f"{sent} sent: {sum(sizes):,} tokens (o200k); --json prints them.")
-    table = Table(
-        title=Text(f"{head} for {result.query!r}, {result.execution_time_ms:.2f} ms ({result.search_type})"),
-        caption=Text("\n".join(notes)) if notes else None,
-    )
-    table.add_column(f"tool (as {format} names it)", style="bold cyan", overflow="fold")
-    table.add_column("score", justify="right")
-    table.add_column("tokens", justify="right")
-    table.add_column("summary")
+    notes.append(f"Catalog loaded and indexed in {built_ms:,.0f} ms, once; a server pays that at start.")
     size = dict(zip((t.name for t in result.to_send()), sizes, strict=True))
-    for ref in refs:
-        wire = formats.wire_name(ref.tool_name, format)
-        name = wire if wire == ref.tool_name else f"{wire}\n(catalog: {ref.tool_name})"
-        tokens = f"{size[ref.tool_name]:,}" if ref.tool_name in size else "loaded"
-        table.add_row(Text(name), f"{ref.relevance_score:.2f}", tokens, Text(ref.summary))
-    out().print(table)
+    wire = [formats.wire_name(ref.tool_name, format) for ref in refs]
+    renamed = any(w != ref.tool_name for w, ref in zip(wire, refs, strict=True))
+    columns = [
+        Column("tool", f"tool (as {format} names it)", style="bold cyan"),
+        *([Column("catalog_name", "catalog name")] if renamed else []),
+        Column("score", right=True, show=lambda v: f"{v:.2f}"),
+        Column("tokens", right=True, show=lambda v: "loaded" if v is None else f"{v:,}"),
+        Column("summary"),
+    ]
+    rows = [
+        [w, *([ref.tool_name] if renamed else []), round(ref.relevance_score, 4), size.get(ref.tool_name), ref.summary]
+        for w, ref in zip(wire, refs, strict=True)
+    ]
+    title = f"{head} for {result.query!r}, search {result.execution_time_ms:.2f} ms ({result.search_type})"
+    emit(Grid(columns, rows, title=title, notes=notes), nl=nl, as_csv=as_csv)
     for warning in result.warnings:
         warn(warning)
 
@@ -169,7 +180,7 @@ def _print_found(result: FindResult, limit: int, format: str) -> None:
 @app.command()
 def show(
     catalog: CatalogArg,
-    name: Annotated[str, typer.Argument(help="Exact tool name.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Exact tool name.")],
     format: Annotated[
         str | None,
         typer.Option(
@@ -208,6 +219,8 @@ def tokens(
     searches: Annotated[int, typer.Option(min=0, help="Searches in the conversation (0 or more).")] = 3,
     per_search: Annotated[int, typer.Option(min=1, help="Tools each search reveals (1 or more).")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    nl: NlOpt = False,
+    as_csv: CsvOpt = False,
 ) -> None:
     """Count tool-definition tokens (o200k, offline): static list vs find_tools vs searches.
 
@@ -222,15 +235,12 @@ def tokens(
     if as_json:
         out().print_json(json.dumps(report.to_dict()))
         return
-    from rich.table import Table
-
-    table = Table(title=f"Tool-definition tokens, {plural(len(cat), 'tool')}, {format} format (o200k)")
-    table.add_column("what is sent")
-    table.add_column("tokens", justify="right")
-    table.add_column("of the static list", justify="right")
-    for label, count, share in report.rows():
-        table.add_row(label, f"{count:,}", share)
-    out().print(table)
+    columns = [Column("sent", "what is sent"), Column("tokens", right=True, show=lambda v: f"{v:,}"),
+               Column("share", "of the static list", right=True)]
+    title = f"Tool-definition tokens, {plural(len(cat), 'tool')}, {format} format (o200k)"
+    emit(Grid(columns, [list(row) for row in report.rows()], title=title), nl=nl, as_csv=as_csv)
+    if nl or as_csv:
+        return
     if report.to_dict()["estimate"]:
         out().print(f"{format} counts are o200k estimates of the JSON definitions.", style="dim")
     if len(cat) < DEFAULT_THRESHOLD or report.meta_only >= report.static:
@@ -247,13 +257,14 @@ catalog_app = typer.Typer(
     "\b\nExample: toolscout catalog sync tools.yaml --store postgresql://toolscout@db/toolscout --prefix crm",
     no_args_is_help=True,
     rich_markup_mode=None,
+    cls=OneStyleGroup,
 )
 app.add_typer(catalog_app, name="catalog")
 
 
 @catalog_app.command("sync")
 def sync(
-    source: Annotated[str, typer.Argument(help="Declaration file, OpenAPI document, or directory holding tools.jsonl.")],
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="Declaration file, OpenAPI document, or directory holding tools.jsonl.")],
     store: Annotated[str, typer.Option("--store", help="postgresql://user@host:port/dbname")],
     prefix: Annotated[str | None, typer.Option("--prefix", help="Name tools {prefix}_{name}; also the source id.")] = None,
     source_id: Annotated[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -17,38 +17,27 @@ from . import app
 from ._console import err as _err
 from ._console import out as _out
 from ._exits import check_writable, choice, fail_with, plural
-
-if TYPE_CHECKING:
-    from rich.table import Table
+from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 
 SEMANTIC_MODES = ("semantic", "hybrid")
 
 
-def _table(report: EvalReport) -> Table:
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=Text(f"{report.dataset}: {plural(report.tools, 'tool')}, search_type={report.search_type}"))
-    for col in ("split", "queries", "R@1", "R@5", "nDCG@10", "Hit@1", "p50 ms", "p95 ms"):
-        table.add_column(col, justify="left" if col == "split" else "right")
-    rows = [("all", report.overall), *sorted(report.splits.items())]
-    for label, m in rows:
-        table.add_row(
-            Text(label),
-            str(m.queries),
-            f"{m.r1:.1f}",
-            f"{m.r5:.1f}",
-            f"{m.ndcg10:.1f}",
-            f"{m.hit1:.1f}",
-            f"{m.latency_p50_ms:.2f}",
-            f"{m.latency_p95_ms:.2f}",
-        )
-    return table
+def _grid(report: EvalReport) -> Grid:
+    pct, ms = (lambda v: f"{v:.1f}"), (lambda v: f"{v:.2f}")
+    columns = [Column("split"), Column("queries", right=True), Column("R@1", right=True, show=pct),
+               Column("R@5", right=True, show=pct), Column("nDCG@10", right=True, show=pct),
+               Column("Hit@1", right=True, show=pct), Column("p50_ms", "p50 ms", right=True, show=ms),
+               Column("p95_ms", "p95 ms", right=True, show=ms)]
+    grid = Grid(columns, title=f"{report.dataset}: {plural(report.tools, 'tool')}, search_type={report.search_type}")
+    for label, m in [("all", report.overall), *sorted(report.splits.items())]:
+        grid.rows.append([label, m.queries, round(m.r1, 2), round(m.r5, 2), round(m.ndcg10, 2), round(m.hit1, 2),
+                          round(m.latency_p50_ms, 3), round(m.latency_p95_ms, 3)])
+    return grid
 
 
 @app.command("eval")
 def eval_command(
-    directory: Annotated[Path, typer.Argument(help="Directory holding tools.jsonl and queries.jsonl.")],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Directory holding tools.jsonl and queries.jsonl.")],
     type: Annotated[
         str,
         typer.Option(
@@ -85,6 +74,8 @@ def eval_command(
         Path | None,
         typer.Option("--plot", callback=check_writable, help="Write recall@k curves as a PNG (plot extra)."),
     ] = None,
+    nl: NlOpt = False,
+    as_csv: CsvOpt = False,
 ) -> None:
     """Rank every query of DIR and print R@1, R@5, nDCG@10, Hit@1 (percent) and latency.
     Output paths, extras and search types are checked before the first query runs.
@@ -102,7 +93,7 @@ def eval_command(
         else:
             report = run_eval(directory, search_type=type, split=split, max_queries=max_queries, learn=learn)
         if not as_json:
-            _out().print(_table(report))
+            emit(_grid(report), nl=nl, as_csv=as_csv)
         if compare_with is not None or plot is not None:
             compare_and_plot(directory, report, compare_with, plot, console=_err() if as_json else _out(), split=split, max_queries=max_queries)
     except ToolscoutError as exc:

@@ -1,4 +1,5 @@
-"""docs/cli.md, generated from the commands' own ``--help`` so the page cannot drift from the CLI.
+"""docs/cli.md, generated from the commands' own help (by typer's Markdown generator) so the
+page cannot drift from the CLI.
 
     python -m toolscout.cli.reference > docs/cli.md
 
@@ -12,8 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import typer
+from typer.cli import get_docs_for_click
 
 from . import app
+from ._exits import example_last
 
 WIDTH = 100
 """Help is rendered this wide for the page (a terminal's width would make it machine-dependent)."""
@@ -83,11 +86,17 @@ def help_text(path: str, cmd: Any, width: int = WIDTH) -> str:
 
 
 def render() -> str:
-    """The whole of docs/cli.md."""
-    parts = [INTRO]
-    for path, cmd in commands():
-        parts.append(f"\n### `{path}`\n\n```text\n{help_text(path, cmd).rstrip()}\n```\n")
-    return "".join(parts)
+    """The whole of docs/cli.md: the intro, then typer's own Markdown for every command
+    (``typer.cli``'s generator, the one ``typer ... utils docs`` runs), its headings moved
+    under "Commands"."""
+    root = example_last(_root())
+    ctx = typer.Context(root, info_name="toolscout", terminal_width=WIDTH, max_content_width=WIDTH)
+    generated = get_docs_for_click(obj=root, ctx=ctx, name="toolscout")
+    lines, fenced = [], False
+    for line in generated.replace("\x08", "").strip().splitlines():  # \b: click's keep-as-is mark
+        fenced ^= line.startswith("```")
+        lines.append("#" + line if line.startswith("#") and not fenced else line)
+    return INTRO + "\n" + "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
+import socket
 import sys
 import time
 from pathlib import Path
@@ -15,9 +17,10 @@ import typer
 
 from ..errors import ToolscoutError
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
-from . import app
-from ._console import err, out
-from ._exits import choice, fail, fail_with, warn
+from . import _logs, app
+from ._console import err
+from ._exits import USAGE, choice, fail, fail_with, warn
+from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 from .catalog_commands import QueryEncoderOpt
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
@@ -194,6 +197,9 @@ def serve(
             "with --distrust-hints a tool whose kind the config does not set needs approval (docs/overrides.md).",
         ),
     ] = True,
+    log_json: Annotated[
+        bool, typer.Option("--log-json", help="Log one JSON object per line on stderr (for a log collector).")
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -204,10 +210,10 @@ def serve(
     \b
     Example: toolscout serve --config servers.json --transport http --port 8765
     """
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     settings = _settings(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
-    if settings.verbose:  # only our own events: HTTP client libraries log full URLs (credentials)
-        logging.getLogger("toolscout").setLevel(logging.INFO)
+    _logs.setup(logging.WARNING, json_lines=settings.log_json, verbose=settings.verbose)
+    if settings.transport == "http":  # before anything is built or printed: one line, no banner
+        _check_port(settings.bind, settings.port)
     from ..server.app import build_app  # serve's own stack: MCP server, upstreams, screen, ~150 ms
 
     try:
@@ -227,13 +233,29 @@ def serve(
     except ToolscoutError as exc:  # metrics without toolscout[metrics]
         raise fail_with(exc) from None
     auth = ", header 'Authorization: Bearer <token>'" if settings.token else ""
+    base = settings.url.removesuffix("/mcp")
     err().print(
-        f"toolscout MCP gateway on {settings.url}, HTTP API under /v1\n"
+        f"toolscout MCP gateway on {settings.url}, HTTP API under /v1, web console at {base}/ui\n"
         f"Serving find_tools and call_tool for {_upstreams(served.aggregator)} from {config}.\n"
         f"Connect a client: streamable HTTP at {settings.url}{auth}. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
     asyncio.run(served.serve(asgi))
+
+
+def _check_port(host: str, port: int) -> None:
+    """A port another process holds is a usage error (exit 2) reported in one line before
+    the banner: uvicorn would only find out after the banner, with a multi-line log."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind((host, port))
+    except OSError as exc:
+        where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+        busy = exc.errno == errno.EADDRINUSE
+        what = "is in use by another process" if busy else f"cannot be bound ({exc.strerror or exc})"
+        raise fail("address_in_use" if busy else "config_error", f"{where} {what}; pick another --port.", status=USAGE) from None
 
 
 def _warn_degraded(served: App) -> None:
@@ -280,13 +302,15 @@ def servers(
     connect: Annotated[bool, typer.Option(help="Connect to each server (else report the cache only).")] = True,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for all servers.")] = 30.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    nl: NlOpt = False,
+    as_csv: CsvOpt = False,
 ) -> None:
     """Show each upstream server's state, tool count and last error.
 
     \b
     Example: toolscout servers --config servers.json
     """
-    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
+    _logs.setup(logging.ERROR)
     from ..server.app import build_aggregator  # serve's own stack: upstreams, screen, ~150 ms
 
     try:  # the store serve would use: --cache, else the file's store or cache
@@ -310,18 +334,15 @@ def servers(
         if failed:  # as the table does: scripts check the exit code, not the JSON
             raise typer.Exit(1)
         return
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table("server", "transport", "state", "tools", "tool list", "last error")
+    columns = [Column("server"), Column("transport"), Column("state"), Column("tools", right=True),
+               Column("tool_list", "tool list"), Column("last_error", "last error")]
+    grid = Grid(columns)
     for name, row in rows.items():
         fetched = row.get("fetched_at")
         age = f"{'cache' if row.get('from_cache') else 'live'}, {_age(fetched)}" if fetched else "-"
         tools = str(row.get("tools", 0)) + (f" ({row['metadata_only']} metadata only)" if row.get("metadata_only") else "")
-        cells = (name, str(row.get("transport")), str(row["state"]), tools, age, row.get("last_error") or "")
-        table.add_row(*(Text(c) for c in cells))  # names and upstream errors are not markup
-    table.columns[-1].overflow = "fold"  # the whole error, not an ellipsis
-    out().print(table)
+        grid.rows.append([name, row.get("transport"), row["state"], tools, age, row.get("last_error") or ""])
+    emit(grid, nl=nl, as_csv=as_csv)  # names and upstream errors whole, never markup
     if failed:
         raise typer.Exit(1)
 

@@ -68,7 +68,10 @@ class App:
         import uvicorn
 
         app = self.asgi() if asgi is None else asgi
-        http = uvicorn.Server(uvicorn.Config(app, host=c.bind, port=c.port, log_level="warning", lifespan="on"))
+        # log_config=None: uvicorn's records reach the process's handlers (the CLI prints one line each)
+        http = uvicorn.Server(
+            uvicorn.Config(app, host=c.bind, port=c.port, log_level="warning", lifespan="on", log_config=None)
+        )
         await run_with(self.aggregator, http.serve)
 
 

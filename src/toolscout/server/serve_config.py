@@ -105,6 +105,7 @@ class ServeConfig(BaseModel):
     context_window: int | None = Field(default=None, ge=1)
     auto_pin: int = Field(default=0, ge=0, le=20)
     trust_hints: bool = True
+    log_json: bool = False
 
     _sources: GatewayConfig | None = PrivateAttr(default=None)
 

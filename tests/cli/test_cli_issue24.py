@@ -1,0 +1,145 @@
+"""The CLI as a newcomer and an operator meet it (issue 24, items 4, 5 and 7), each through
+a real subprocess with ``COLUMNS=80`` and stdout a pipe, as a script or ``| grep`` runs it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from _paths import FIXTURES
+
+TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
+ENV = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
+
+
+def cli(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [TOOLSCOUT, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=ENV, **kwargs
+    )
+
+
+def _config(tmp_path: Path) -> Path:
+    cfg = tmp_path / "servers.json"
+    cfg.write_text(json.dumps({"mcpServers": {"up": {"command": sys.executable, "args": ["-c", "pass"]}}}))
+    return cfg
+
+
+# -- one error style ---------------------------------------------------------------------------
+
+
+def test_a_missing_argument_is_a_usage_error_in_the_one_style() -> None:
+    done = cli("search", "demo")
+    assert done.returncode == 2 and done.stdout == ""
+    first, hint = done.stderr.splitlines()
+    assert first == "usage_error: Missing argument 'QUERY'."
+    assert "toolscout search --help" in hint and "Error:" not in done.stderr
+
+
+def test_every_missing_input_speaks_the_same_style(tmp_path: Path) -> None:
+    for args in (("search", str(tmp_path / "none.yaml"), "x"), ("nope",), ("search", "demo", "x", "--limit", "0")):
+        done = cli(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        code, _, message = done.stderr.splitlines()[0].partition(": ")
+        assert code in ("usage_error", "config_error") and message, done.stderr
+
+
+# -- serve -----------------------------------------------------------------------------------
+
+
+def test_serve_on_a_busy_port_exits_2_with_one_line_and_no_banner(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = cli("serve", "-c", str(_config(tmp_path)), "--no-cache", "--transport", "http", "--port", str(port))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [f"address_in_use: 127.0.0.1:{port} is in use by another process; pick another --port."]
+
+
+def _read_until(stream, text: bytes, deadline_s: float = 60.0) -> bytes:
+    """Read ``stream`` until ``text`` shows up or the deadline passes (a bound, not a delay)."""
+    buf = b""
+    end = time.monotonic() + deadline_s
+    while text not in buf and time.monotonic() < end:
+        ready, _, _ = select.select([stream], [], [], max(0.0, end - time.monotonic()))
+        chunk = os.read(stream.fileno(), 65536) if ready else b""
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_serve_logs_one_line_per_event(tmp_path: Path, json_lines: bool) -> None:
+    """An upstream that dies at start: readable lines (or JSON lines), never Python's raw
+    ``WARNING:toolscout.mcp:`` format."""
+    args = [TOOLSCOUT, "serve", "-c", str(_config(tmp_path)), "--no-cache", *(["--log-json"] if json_lines else [])]
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    try:
+        proc.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+        proc.stdin.flush()
+        logged = _read_until(proc.stderr, b"cannot list tools").decode()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+    lines = [line for line in logged.splitlines() if line]
+    assert lines and "WARNING:" not in logged and "Traceback" not in logged, logged
+    if json_lines:
+        events = [json.loads(line) for line in lines]
+        assert {e["level"] for e in events} == {"warning"} and all(e["logger"] == "toolscout.mcp" for e in events)
+        assert any("upstream up" in e["message"] for e in events)
+    else:
+        assert all(line.split()[1] == "warning" and line.split()[2] == "mcp:" for line in lines), logged
+
+
+# -- output a pipe can read ---------------------------------------------------------------------
+
+
+def test_piped_search_output_is_plain_and_unwrapped() -> None:
+    """At 80 columns a boxed table split ``twilio_send_verification_code`` and every summary."""
+    done = cli("search", "demo", "send an email")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("twilio_send_verification_code ") for line in lines), done.stdout
+    assert "Send a one-time verification code by SMS, voice or email." in done.stdout
+    assert not any(ch in done.stdout for ch in "│┃━─")
+
+
+def test_search_reports_the_search_time_apart_from_the_build() -> None:
+    title, *rest = cli("search", "demo", "send an email").stdout.splitlines()
+    assert ", search " in title and " ms (keyword)" in title
+    assert any(line.startswith("Catalog loaded and indexed in ") for line in rest)
+    search_ms = float(title.split(", search ")[1].split(" ms")[0])
+    assert search_ms < 200  # the index build (hundreds of ms) is no longer counted in
+
+
+def test_search_nl_and_csv_print_one_row_each() -> None:
+    rows = [json.loads(line) for line in cli("search", "demo", "send an email", "--nl", "-n", "3").stdout.splitlines()]
+    assert len(rows) == 3 and set(rows[0]) == {"tool", "score", "tokens", "summary"}
+    assert isinstance(rows[0]["score"], float) and rows[0]["tool"] == "sendgrid_send_email"
+    table = list(csv.reader(io.StringIO(cli("search", "demo", "send an email", "--csv", "-n", "3").stdout)))
+    assert table[0] == ["tool", "score", "tokens", "summary"] and len(table) == 4
+    assert [r[0] for r in table[1:]] == [r["tool"] for r in rows]
+
+
+def test_tokens_and_eval_tables_have_nl_and_csv() -> None:
+    tokens = [json.loads(line) for line in cli("tokens", "demo", "--nl").stdout.splitlines()]
+    assert [row["sent"] for row in tokens][1] == "meta-tools only"
+    evaluated = cli("eval", str(FIXTURES / "eval_small"), "--csv").stdout.splitlines()
+    assert evaluated[0] == "split,queries,R@1,R@5,nDCG@10,Hit@1,p50_ms,p95_ms" and evaluated[1].startswith("all,4,")
