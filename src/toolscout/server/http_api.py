@@ -18,7 +18,9 @@ serves it next to ``/mcp`` on one port, behind the same guards.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -26,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse as _StarletteJSON
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
@@ -44,7 +47,7 @@ if TYPE_CHECKING:
     from .metrics import Metrics
     from .recent import RecentCalls
 
-__all__ = ["API_PREFIX", "MAX_BODY_BYTES", "create_app", "mount"]
+__all__ = ["API_PREFIX", "MAX_BODY_BYTES", "JSONResponse", "create_app", "mount"]
 
 log = logging.getLogger("toolscout.http")
 
@@ -75,6 +78,33 @@ _STARTING = ("starting", "listing tools")
 _PING_TIMEOUT = 2.0
 """Seconds readiness waits for the session store's PING (a probe must answer in time)."""
 _TOO_LARGE = f"The body may hold at most {MAX_BODY_BYTES} bytes."
+
+
+class JSONResponse(_StarletteJSON):
+    """A JSON body that can always be sent. Requests echo user text (a query, a tool name)
+    and tools return what they like: a lone UTF-16 surrogate (``"\\ud800"`` in the request's
+    JSON) cannot be encoded as UTF-8, and NaN or infinity is not JSON. Starlette's renderer
+    raises on both (an HTTP 500); here the first is sent as its ``\\uXXXX`` escape (what the
+    client sent) and the second as ``null``."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+        except ValueError:  # NaN or infinity somewhere in a result
+            return json.dumps(_finite(content), ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float as ``None`` (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 # -- models: requests -----------------------------------------------------------------
@@ -245,6 +275,7 @@ def create_app(
     the gateway's catalog when it is a :class:`~toolscout.replica.SharedCatalog`.
     """
     app = FastAPI(
+        default_response_class=JSONResponse,
         title="toolscout HTTP API",
         version=_version(),
         summary="Find and call tools through the toolscout gateway.",

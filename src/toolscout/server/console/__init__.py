@@ -25,14 +25,14 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Query
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from ... import formats
 from ...errors import ToolscoutError
 from ...security import findings_of
 from ...tokens import count_tool_tokens, savings_report
 from ..guard import BearerGuard, HostOriginGuard
-from ..http_api import EDGE, SERVER_FIELDS, create_app, mount
+from ..http_api import EDGE, SERVER_FIELDS, JSONResponse, create_app, mount
 from ..recent import RecentCalls
 
 if TYPE_CHECKING:
