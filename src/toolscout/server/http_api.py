@@ -30,10 +30,11 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse as _StarletteJSON
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
 from .. import formats
+from ..approval import Decision
 from ..context import CallContext
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
 from ..model import CallResult
@@ -139,6 +140,14 @@ class CallBody(BaseModel):
     )
     name: StrictStr = Field(description="The tool's name as find returned it (other spellings resolve too).")
     arguments: dict[str, Any] | None = Field(None, description="Arguments matching the tool's input schema.")
+    approved: StrictBool | None = Field(
+        None,
+        description=(
+            "The caller's answer for a tool whose permission kind needs approval: it asked its user about "
+            "this exact call (as an MCP client answers elicitation). Without it such a call answers "
+            "approval_required and nothing runs; false answers approval_denied."
+        ),
+    )
 
 
 # -- models: responses (documentation and tests; bodies are the library's own dicts) -----
@@ -349,7 +358,8 @@ def create_app(
         except ToolscoutError as exc:
             result = CallResult.failure(body.name if isinstance(body.name, str) else shown(body.name), exc)
         else:
-            result = await gateway.execute(request, EDGE)
+            ctx = EDGE if body.approved is None else EDGE.replace(approve=_answered(body.approved))
+            result = await gateway.execute(request, ctx)
         error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message=result.text()[:300] or "isError"))
         observe("call", started, error, result.tool)
         return JSONResponse(result.to_dict())
@@ -506,6 +516,12 @@ async def _wait_for_sources(aggregator: Any, timeout: float) -> None:
         await aggregator.wait_listed(timeout)
     except Exception as exc:  # a courtesy: the search answers regardless, naming what loads
         log.debug("cold-start wait failed: %s", exc)
+
+
+def _answered(approved: bool) -> Callable[[Any, Any], Decision]:
+    """An approver that gives the answer the caller brought with its request."""
+    decision = Decision.allow("approved by the caller") if approved else Decision.deny("the caller's user declined")
+    return lambda tool, arguments: decision
 
 
 def _error(status: int, info: ErrorInfo, headers: Mapping[str, str] | None = None) -> JSONResponse:
