@@ -131,32 +131,51 @@ def confidences(inp: FusionInput) -> tuple[float, float]:
     return (float(zk[0]) if len(zk) else 0.0, float(zd[0]) if len(zd) else 0.0)
 
 
-def fuse(inp: FusionInput, limit: int, *, exact: Sequence[int] = (), fuzzy: Sequence[int] = ()) -> list[Hit]:
+def fuse(
+    inp: FusionInput,
+    limit: int,
+    *,
+    exact: Sequence[int] = (),
+    fuzzy: Sequence[int] = (),
+    parts: dict[int, dict[str, float]] | None = None,
+) -> list[Hit]:
     """Sum of positive z-scores over the backends (module docstring), best first.
 
     ``fuzzy``: docs whose name is close to an identifier in the query (did-you-mean), lifted
     by one deviation, as a lone hit of a third backend would be. ``exact``: docs the query
     names exactly inside a longer request ("run list_files now"); they go first.
+    ``parts``: filled with each returned doc's terms of the fused sum (``keyword``,
+    ``semantic``, ``name``, ``rank``: the tie term; ``exact name``), which add up to the
+    square of its score.
     """
     scores: dict[int, float] = {}
     why: dict[int, list[str]] = {}
+    terms: dict[int, dict[str, float]] = {}
     for label, docs, raw in (("keyword", inp.kw_docs, inp.kw_scores), ("semantic", inp.dense_docs, inp.dense_scores)):
         z = standardise(raw)
         n = len(docs)
         weight = max(float(z[0]), 0.0) if n else 0.0  # this backend's confidence for the query
         for rank, (d, v) in enumerate(zip(docs.tolist(), z.tolist(), strict=True)):
-            scores[d] = scores.get(d, 0.0) + weight * max(v, 0.0) + _TIE * (n - rank) / n
+            share, tie = weight * max(v, 0.0), _TIE * (n - rank) / n
+            scores[d] = scores.get(d, 0.0) + share + tie
+            mine = terms.setdefault(d, {})
+            mine[label] = mine.get(label, 0.0) + share
+            mine["rank"] = mine.get("rank", 0.0) + tie
             if v > 0:
                 why.setdefault(d, []).append(label)
     for d in fuzzy:
         scores[d] = scores.get(d, 0.0) + 1.0
+        terms.setdefault(d, {})["name"] = 1.0
         why.setdefault(d, []).append("name")
     if exact:
         top = max(scores.values(), default=0.0) + 1.0
         for i, d in enumerate(exact):
             scores[d] = top + len(exact) - i
+            terms[d] = {"exact name": scores[d]}
             why[d] = ["exact name"]
     ranked = sorted(scores, key=lambda d: (-scores[d], d))[:limit]
+    if parts is not None:
+        parts.update((d, terms.get(d, {})) for d in ranked)
     # A fused score grows with confidence x z, i.e. with the square of how far a doc stands
     # out; its square root is back on the linear scale AutoCut's ratio rule assumes (on the
     # raw sum AutoCut cut 1.4-3.0% of relevant tools away on the public sets, keyword's 0-1.4%).
@@ -279,15 +298,18 @@ class HybridSearch:
 
 class SemanticRanking(Ranking):
     """Dense candidates (the pool above the similarity floor); a rescoring signal's boost
-    is a share of the best similarity and may bring in a doc outside the pool. The hits'
-    scores are re-cut from the pool, so a signal's share is reported, not split out."""
-
-    linear = False
+    is a share of the best similarity (the :attr:`bound`) and may bring in a doc outside
+    the pool. A hit's score is its rescored similarity, so each signal's share is split out."""
 
     def __init__(self, search: HybridSearch, query: str, mask: np.ndarray) -> None:
         super().__init__("semantic", query)
         self._search = search
         self._mask = mask
+        self._bound = 1.0
+
+    @property
+    def bound(self) -> float:
+        return self._bound
 
     def cut(self, limit: int) -> tuple[list[Hit], int]:
         mask = self._mask
@@ -299,7 +321,8 @@ class SemanticRanking(Ranking):
         if self.rescores and len(docs):  # bounded: a share of the top similarity
             full = np.zeros(len(mask))
             full[docs] = scores
-            full = np.where(mask, self.adjusted(full, float(scores[0])), 0.0)
+            self._bound = float(scores[0])
+            full = np.where(mask, self.adjusted(full, self._bound), 0.0)
             docs, scores = _top(full, POOL, 0.0)
         hits = [Hit(int(d), float(s), "semantic") for d, s in zip(docs[:limit], scores[:limit], strict=True)]
         return hits, len(hits)
@@ -315,6 +338,8 @@ class HybridRanking(Ranking):
         super().__init__("hybrid", query)
         self._search = search
         self._mask = mask
+        self._fused: dict[int, dict[str, float]] | None = None
+        self._keyword: tuple[np.ndarray, np.ndarray, float] = (np.zeros(0, np.int64), np.zeros(0), 1.0)
 
     def cut(self, limit: int) -> tuple[list[Hit], int]:
         search, query, mask = self._search, self.query, self._mask
@@ -322,6 +347,8 @@ class HybridRanking(Ranking):
         rescore = self if self.rescores else None  # its ``apply`` is the signals' rescoring
         kd, ks = keyword_input(kw, self.text, mask, prior=rescore)  # type: ignore[arg-type]
         keyword = [Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)]
+        self._keyword = (kd, ks, kw.max_score(self.text) or 1.0)
+        self._fused = {h.doc: {"keyword": h.score} for h in keyword}  # until the dense side answers
         if search._is_a_name(query, mask):  # the exact-name signal puts that tool first; skip the model's ~10 ms
             return keyword, len(keyword)
         variants = rewrite(query)  # once: the dense side and the name signals both read it
@@ -331,12 +358,42 @@ class HybridRanking(Ranking):
             return keyword, len(keyword)
         dd, ds = dense
         exact, fuzzy = search._names(variants, mask)
-        hits = fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy)
+        fused: dict[int, dict[str, float]] = {}
+        hits = fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy, parts=fused)
+        self._fused = fused
         return hits, len(hits)
 
     def apply(self, scores: np.ndarray, bound: float) -> np.ndarray:
         """The signals' rescoring of the keyword side (what :func:`keyword_input` calls)."""
         return self.adjusted(scores, bound)
+
+    def parts(self, hits: Sequence[Hit]) -> dict[int, tuple[tuple[str, float], ...]] | None:
+        """Each hit's score taken apart (they add up to it): the fused sum's terms, each
+        scaled by ``score / sum`` (a hit's score is the sum's square root). The keyword
+        side's term is split between BM25F and each rescoring signal in proportion to what
+        each added to the doc's keyword score. ``None`` when the keyword list answered alone."""
+        fused = self._fused
+        if fused is None:
+            return None
+        kd, ks, bound = self._keyword
+        docs = [h.doc for h in hits]
+        kw_score = dict(zip(kd.tolist(), ks.tolist(), strict=True))
+        added = [
+            (r.signal, r.explain(docs, [kw_score.get(d, 0.0) for d in docs], bound)) for r in self.rescores
+        ]
+        out: dict[int, tuple[tuple[str, float], ...]] = {}
+        for h in hits:
+            terms = dict(fused.get(h.doc, {}))
+            total = sum(terms.values())
+            scale = h.score / total if total > 0 else 0.0
+            keyword = terms.pop("keyword", 0.0)
+            score = kw_score.get(h.doc, 0.0)
+            signals = [(name, by_doc.get(h.doc, 0.0) * bound) for name, by_doc in added]
+            shares = [(name, keyword * value / score) for name, value in signals if value and score > 0]
+            rank = terms.pop("rank", 0.0)  # the tie term: last, it only orders
+            rows = [("keyword", keyword - sum(v for _, v in shares)), *shares, *terms.items(), ("rank", rank)]
+            out[h.doc] = tuple((name, value * scale) for name, value in rows if value)
+        return out
 
 
 def enable_hybrid(

@@ -50,7 +50,16 @@ from .keyword import KeywordBackend
 from .ranking import HitsRanking, Ranking, Ranks, ScoredTool
 from .regex import RegexBackend
 from .resolve import NameResolver, parse_select
-from .signals import QueryPrior, Signal, SignalContext, Usage, UsagePrior, default_signals, finish
+from .signals import (
+    Intent,
+    QueryPrior,
+    Signal,
+    SignalContext,
+    Usage,
+    UsagePrior,
+    default_signals,
+    finish,
+)
 from .sparse import release_freed_memory
 
 if TYPE_CHECKING:
@@ -295,6 +304,15 @@ class ToolIndex:
         with self._lock:
             keyword = self._backends["keyword"]
             return keyword.explain(query, name) if can(keyword, Explains) else []
+
+    def matching_text(self, query: str) -> str:
+        """What word matching reads for ``query`` once the signals rewrote it (the text whose
+        terms :meth:`explain` should take apart)."""
+        ranked = Ranking("explain", query)
+        for signal in self.signals:
+            if isinstance(signal, Intent):
+                signal.apply(ranked, query, self._context(self._base, self._base))
+        return ranked.text
 
     def register_mode(self, name: str, ranker: Ranker) -> None:
         """Add a search mode (e.g. ``semantic``, ``hybrid``); ``auto`` prefers ``hybrid``."""

@@ -105,6 +105,12 @@ class Ranking:
         """Whether ``doc`` is counted in :meth:`cut`'s total (asked after the cut)."""
         return False
 
+    def parts(self, hits: Sequence[Hit]) -> dict[int, tuple[tuple[str, float], ...]] | None:
+        """A fused mode's own split of each hit's score into named parts adding up to it,
+        signals' shares included (asked after the cut); ``None``: the finishing step splits
+        a linear score itself, else the mode's score is one part."""
+        return None
+
     def relevance(self, score: float, hits: Sequence[Hit]) -> float:
         """0..1 for a hit's ``score``: by default its share of the best hit's."""
         top = hits[0].score if hits and hits[0].score > 0 else 1.0

@@ -168,9 +168,12 @@ def finish(
         (r.signal, r.explain(docs, [h.score for h in hits], bound) if linear else r.explain(docs, None, 1.0))
         for r in ranked.rescores
     ]
+    inner = ranked.parts(hits)  # a fused mode that can take its own scores apart
     scored: list[ScoredTool] = []
     for h in hits:
         why, usage, parts = h.why, 0.0, ((ranked.mode, h.score),)
+        if inner is not None and h.doc in inner:
+            parts = inner[h.doc]
         if added:
             shares = [(name, by_doc.get(h.doc, 0.0)) for name, by_doc in added]
             for name, value in shares:

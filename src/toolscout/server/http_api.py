@@ -18,7 +18,9 @@ serves it next to ``/mcp`` on one port, behind the same guards.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -26,11 +28,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from fastapi.responses import JSONResponse as _StarletteJSON
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
 from .. import formats
+from ..approval import Decision
 from ..context import CallContext
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
 from ..model import CallResult
@@ -45,7 +49,7 @@ if TYPE_CHECKING:
     from .metrics import Metrics
     from .recent import RecentCalls
 
-__all__ = ["API_PREFIX", "MAX_BODY_BYTES", "create_app", "mount"]
+__all__ = ["API_PREFIX", "MAX_BODY_BYTES", "JSONResponse", "create_app", "mount"]
 
 log = logging.getLogger("toolscout.http")
 
@@ -76,6 +80,33 @@ _STARTING = ("starting", "listing tools")
 _PING_TIMEOUT = 2.0
 """Seconds readiness waits for the session store's PING (a probe must answer in time)."""
 _TOO_LARGE = f"The body may hold at most {MAX_BODY_BYTES} bytes."
+
+
+class JSONResponse(_StarletteJSON):
+    """A JSON body that can always be sent. Requests echo user text (a query, a tool name)
+    and tools return what they like: a lone UTF-16 surrogate (``"\\ud800"`` in the request's
+    JSON) cannot be encoded as UTF-8, and NaN or infinity is not JSON. Starlette's renderer
+    raises on both (an HTTP 500); here the first is sent as its ``\\uXXXX`` escape (what the
+    client sent) and the second as ``null``."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+        except ValueError:  # NaN or infinity somewhere in a result
+            return json.dumps(_finite(content), ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float as ``None`` (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 # -- models: requests -----------------------------------------------------------------
@@ -110,6 +141,14 @@ class CallBody(BaseModel):
     )
     name: StrictStr = Field(description="The tool's name as find returned it (other spellings resolve too).")
     arguments: dict[str, Any] | None = Field(None, description="Arguments matching the tool's input schema.")
+    approved: StrictBool | None = Field(
+        None,
+        description=(
+            "The caller's answer for a tool whose permission kind needs approval: it asked its user about "
+            "this exact call (as an MCP client answers elicitation). Without it such a call answers "
+            "approval_required and nothing runs; false answers approval_denied."
+        ),
+    )
 
 
 # -- models: responses (documentation and tests; bodies are the library's own dicts) -----
@@ -246,6 +285,7 @@ def create_app(
     the gateway's catalog when it is a :class:`~toolscout.replica.SharedCatalog`.
     """
     app = FastAPI(
+        default_response_class=JSONResponse,
         title="toolscout HTTP API",
         version=_version(),
         summary="Find and call tools through the toolscout gateway.",
@@ -319,7 +359,10 @@ def create_app(
         except ToolscoutError as exc:
             result = CallResult.failure(body.name if isinstance(body.name, str) else shown(body.name), exc)
         else:
-            result = await gateway.execute(request, edge_context(http.scope, EDGE))
+            ctx = edge_context(http.scope, EDGE)
+            if body.approved is not None:
+                ctx = ctx.replace(approve=_answered(body.approved))
+            result = await gateway.execute(request, ctx)
         error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message=result.text()[:300] or "isError"))
         observe("call", started, error, result.tool)
         return JSONResponse(result.to_dict())
@@ -476,6 +519,12 @@ async def _wait_for_sources(aggregator: Any, timeout: float) -> None:
         await aggregator.wait_listed(timeout)
     except Exception as exc:  # a courtesy: the search answers regardless, naming what loads
         log.debug("cold-start wait failed: %s", exc)
+
+
+def _answered(approved: bool) -> Callable[[Any, Any], Decision]:
+    """An approver that gives the answer the caller brought with its request."""
+    decision = Decision.allow("approved by the caller") if approved else Decision.deny("the caller's user declined")
+    return lambda tool, arguments: decision
 
 
 def _error(status: int, info: ErrorInfo, headers: Mapping[str, str] | None = None) -> JSONResponse:

@@ -4,8 +4,11 @@ just failed).
 
 Three plain files (``static/``: HTML, CSS, vanilla JS; no build step, no framework, nothing
 fetched from elsewhere) and read-only JSON endpoints under ``/ui/api``; the page also reads
-``/v1/servers`` and ``/v1/capabilities``. The console cannot run a tool: every endpoint is a
-GET, so a browser sends no ``Origin`` and the Host/Origin guard needs no exception.
+``/v1/servers`` and ``/v1/capabilities``. Its call panel runs a tool through ``POST /v1/call``
+(the one call path, with its validation, policy and approval: the person at the console
+answers the approval prompt, sent as the call's ``approved``). That POST carries the page's
+``Origin``: on a loopback bind it passes the Host/Origin guard; on another bind the console's
+origin must be allowed (``--allow-origin``), as for any browser client.
 
 Auth: the static files hold no data and are served to anyone the Host/Origin guard admits
 (a browser cannot attach a bearer token to a page load). ``/ui/api`` sits behind the same
@@ -25,19 +28,20 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Query
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from ... import formats
 from ...errors import ToolscoutError
 from ...security import findings_of
 from ...tokens import count_tool_tokens, savings_report
 from ..guard import BearerGuard, HostOriginGuard
-from ..http_api import EDGE, SERVER_FIELDS, create_app, mount
+from ..http_api import EDGE, SERVER_FIELDS, JSONResponse, create_app, mount
 from ..recent import RecentCalls
 
 if TYPE_CHECKING:
     from ...gateway import Gateway
     from ...model import Tool
+    from ...search.ranking import ScoredTool
 
 __all__ = ["CONSOLE_API", "CONSOLE_PATH", "console_api", "local_app", "with_console"]
 
@@ -155,12 +159,20 @@ def renderings(tool: Tool) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _ASKS(tool: Tool, arguments: dict[str, Any]) -> bool:
+    """The console stands for an approver (its person answers the prompt): the kinds gated
+    for a caller who has one are the kinds the call panel asks about."""
+    return False
+
+
 def tool_detail(gateway: Gateway, tool: Tool) -> dict[str, Any]:
     """Everything the console shows about one tool: record, findings, every format."""
     record = tool.to_dict()
     record["meta"] = {k: v for k, v in record["meta"].items() if k != "toolscout.findings"}
     reason = formats.strict_refusal(tool.input_schema)
+    kind = tool.effective_permission
     return {
+        "approval": kind if kind is not None and kind in gateway.gated_kinds(_ASKS) else None,
         "row": tool_row(tool),
         "record": record,
         "findings": [f.to_dict() for f in findings_of(tool)],
@@ -179,10 +191,30 @@ def backends_of(why: str) -> list[str]:
     return [head] if head else []
 
 
+def score_parts(gateway: Gateway, text: str, hit: ScoredTool | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A hit's score as the console shows it: its named parts (they add up to the score,
+    :attr:`~toolscout.search.ranking.ScoredTool.parts`) and the keyword part taken apart
+    over the query's terms and the fields holding them (BM25F of ``text``, what word
+    matching read, scaled to the keyword part: in a fused mode it is the keyword side's share)."""
+    if hit is None:
+        return [], []
+    parts = [{"signal": name, "score": value} for name, value in (hit.parts or (("score", hit.score),))]
+    keyword = sum(p["score"] for p in parts if p["signal"] == "keyword")
+    explained = gateway.index.explain(text, hit.tool.name) if keyword else []
+    total = sum(score for _, score, _ in explained)
+    scale = keyword / total if total > 0 else 0.0
+    terms = [
+        {"term": term, "score": score * scale, "fields": {f: v * scale for f, v in fields.items()}}
+        for term, score, fields in explained
+    ]
+    return parts, terms
+
+
 def explain_search(gateway: Gateway, arguments: dict[str, Any], format: str) -> dict[str, Any]:
     """A ``find_tools`` call as the model would get it (``result``, rendered in ``format``)
-    and, per hit, the parts of its score: the signals that found it, each query term's
-    BM25F share split over the fields holding it, and its schema in every format."""
+    and, per hit, the parts of its score: each signal's share (they add up to the score),
+    the keyword share split over the query's terms and the fields holding them, and its
+    schema in every format."""
     try:
         formats.renderer(format)
     except ToolscoutError as exc:
@@ -192,31 +224,27 @@ def explain_search(gateway: Gateway, arguments: dict[str, Any], format: str) -> 
     if request is None:  # the arguments could not be parsed
         return {"result": {"error": result.error.to_dict() if result.error else {}}, "hits": []}
     hits: list[dict[str, Any]] = []
+    text = gateway.index.matching_text(request.query)
     if result.error is None:
         scored = {s.tool.name: s for s in result.hits}
         for ref, tool in zip(result.tool_references, result.found, strict=True):
             hit = scored.get(tool.name)
             why = hit.why if hit is not None else ""
-            signals = backends_of(why)
-            terms = []
-            if "keyword" in signals:
-                terms = [
-                    {"term": term, "score": round(score, 4), "fields": {f: round(v, 4) for f, v in parts.items()}}
-                    for term, score, parts in gateway.index.explain(request.query, tool.name)
-                ]
+            parts, terms = score_parts(gateway, text, hit)
             hits.append(
                 {
                     **tool_row(tool),
                     "relevance": ref.relevance_score,
-                    "score": round(hit.score, 4) if hit is not None else None,
+                    "score": hit.score if hit is not None else None,
                     "why": why,
-                    "signals": signals,
+                    "signals": backends_of(why),
+                    "parts": parts,
                     "terms": terms,
                     "findings": [dict(f) for f in ref.findings],
                     "formats": renderings(tool),
                 }
             )
-    return {"result": result.render(format).to_dict(), "hits": hits, "fields": list(_FIELDS)}
+    return {"result": result.render(format).to_dict(), "hits": hits, "fields": list(_FIELDS), "matched_text": text}
 
 
 class _TokenCache:

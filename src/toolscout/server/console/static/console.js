@@ -7,7 +7,7 @@
 "use strict";
 (() => {
   const TOKEN_KEY = "toolscout.token";
-  const VIEWS = ["servers", "catalog", "search", "tokens", "activity"];
+  const VIEWS = ["servers", "catalog", "search", "call", "tokens", "activity"];
   const FIELD_LABELS = {
     name: "name", description: "description", param_names: "parameter names",
     param_text: "parameter text", labels: "category, tags", i18n: "translations",
@@ -15,7 +15,8 @@
   const SIGNALS = {
     keyword: "BM25F over the tool's fields", semantic: "embedding similarity",
     name: "close to a name in the query", regex: "regular expression", "exact name": "the query names it",
-    select: "asked for by name (select:)",
+    select: "asked for by name (select:)", usage: "learned usage: what sessions called for such queries (negative: shown, never called)",
+    rank: "the fused list's tie-break by rank", hybrid: "the fused score", score: "the score",
   };
   let caps = null;
   let generation = 0;
@@ -99,11 +100,26 @@
     }
   }
 
+  async function post(path, body) {
+    const headers = { Accept: "application/json", "Content-Type": "application/json" };
+    if (token()) headers.Authorization = "Bearer " + token();
+    const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), cache: "no-store", credentials: "omit" });
+    if (response.status === 401) throw new Unauthorized();
+    try {
+      return await response.json();
+    } catch {
+      throw new Error(`${path} answered HTTP ${response.status} without JSON`);
+    }
+  }
+
   function errorBox(error) {
     const details = error.details || {};
     return h("div", { class: "card error-box" },
       h("div", {}, badge(error.code || "error", "bad"), " ", error.message || ""),
       error.hint ? h("div", { class: "muted" }, error.hint) : null,
+      details.errors && details.errors.length
+        ? h("ul", { class: "problems" }, details.errors.map((e) => h("li", {}, h("code", {}, e.pointer || e.loc || ""), " ", e.message || e.msg || "")))
+        : null,
       details.suggestions && details.suggestions.length
         ? h("div", {}, "Did you mean: ", details.suggestions.map((s, i) => [i ? ", " : "", h("code", {}, s)])) : null,
       details.categories && Object.keys(details.categories).length
@@ -239,6 +255,7 @@
         t.permission ? badge(t.permission, t.permission === "dangerous" ? "bad" : "") : null,
         detail.visible ? null : badge("hidden by policy or platform", "warn"),
         t.available ? null : badge("unavailable", "warn"), badge(`version ${rec.version}`)),
+      h("div", { class: "actions" }, link("Call this tool", { tool: t.name }, "call")),
       h("p", { class: "description" }, rec.description || "(no description)"),
       detail.findings.length ? [h("h3", {}, "Tool-poisoning findings"), findingsTable(detail.findings)] : null,
       detail.openai_strict ? h("p", { class: "muted" }, "Not OpenAI strict mode: ", detail.openai_strict) : null,
@@ -291,6 +308,17 @@
     return h("div", { class: "results" }, out);
   }
 
+  function partsTable(hit, used) {
+    // Every part of the score, named; they add up to it (the keyword part is split over terms below).
+    const parts = hit.parts || [];
+    const total = parts.reduce((a, p) => a + p.score, 0);
+    return table(["part of the score", "adds", "what it is"], [
+      ...parts.map((p) => h("tr", { "data-part": p.signal }, h("td", {}, h("span", { class: "chip signal" }, p.signal)),
+        h("td", { class: "n" }, fixed(p.score, 3)), h("td", { class: "muted" }, SIGNALS[p.signal] || ""))),
+      h("tr", { class: "total" }, h("td", {}, "score"), h("td", { class: "n" }, fixed(total, 3)), h("td", {}, "")),
+    ], "parts summary");
+  }
+
   function hitCard(hit, rank, fields, format) {
     const signals = hit.signals.map((s) => h("span", { class: "chip signal", title: SIGNALS[s] || s }, s));
     const used = fields.filter((f) => hit.terms.some((t) => t.fields[f]));
@@ -301,11 +329,11 @@
     const legend = sum > 0 ? h("div", { class: "legend" }, used.map((f) => h("span", {}, h("i", { class: `f-${f}` }), `${FIELD_LABELS[f]} ${fixed(totals[f])}`))) : null;
     const termTable = hit.terms.length
       ? table(["term (as indexed)", "score", ...used.map((f) => FIELD_LABELS[f])], [
-        ...hit.terms.map((t) => h("tr", {}, h("td", {}, h("code", {}, t.term)), h("td", { class: "n" }, fixed(t.score)),
-          used.map((f) => h("td", { class: "n" }, t.fields[f] ? fixed(t.fields[f]) : "")))),
-        h("tr", { class: "total" }, h("td", {}, "total"), h("td", { class: "n" }, fixed(sum)), used.map((f) => h("td", { class: "n" }, fixed(totals[f])))),
+        ...hit.terms.map((t) => h("tr", {}, h("td", {}, h("code", {}, t.term)), h("td", { class: "n" }, fixed(t.score, 3)),
+          used.map((f) => h("td", { class: "n" }, t.fields[f] ? fixed(t.fields[f], 3) : "")))),
+        h("tr", { class: "total" }, h("td", {}, "keyword part"), h("td", { class: "n" }, fixed(sum, 3)), used.map((f) => h("td", { class: "n" }, fixed(totals[f], 3)))),
       ], "parts")
-      : h("p", { class: "muted" }, hit.why ? `Ranked by ${hit.why}.` : "");
+      : null;
     return h("article", { class: "card hit" },
       h("div", { class: "hit-head" },
         h("span", { class: "rank" }, `#${rank}`),
@@ -313,13 +341,135 @@
         h("div", { class: "relevance", title: "relevance_score sent to the model" },
           h("div", { class: "meter" }, h("span", { style: { width: `${Math.round(100 * hit.relevance)}%` } })),
           h("span", {}, `relevance ${fixed(hit.relevance)}`)),
-        h("span", { class: "muted" }, hit.score !== null ? `score ${fixed(hit.score, 3)}` : "")),
+        h("span", { class: "muted" }, hit.score !== null ? `score ${fixed(hit.score, 3)}` : ""),
+        link("call", { tool: hit.name }, "call")),
       h("p", { class: "summary" }, hit.summary),
       h("div", { class: "chips" }, signals, badge(hit.server), hit.category ? badge(hit.category) : null,
         hit.permission ? badge(hit.permission, hit.permission === "dangerous" ? "bad" : "") : null,
         hit.findings.map((f) => badge(`${f.code} (${f.severity})`, f.severity === "low" ? "" : "bad"))),
-      h("div", { class: "why" }, h("h4", {}, hit.terms.length ? "Score parts: each query term's BM25F score, split over the fields that hold it" : "Why it ranked"), bar, legend, termTable),
+      h("div", { class: "why" }, h("h4", {}, "Score parts: each signal's share (they add up to the score)"), partsTable(hit, used),
+        termTable ? [h("h4", {}, "The keyword part: each query term's BM25F share, split over the fields that hold it"), bar, legend, termTable] : null),
       h("details", { open: rank === 1 }, h("summary", {}, "The schema the model receives, per format"), formatTabs(hit.formats, format)));
+  }
+
+  // -- the call panel: a form generated from the tool's input schema, approval, the result ----------
+  function fieldFor(name, schema, required) {
+    const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+    const attrs = { name: `arg:${name}`, "data-arg": name, "data-kind": "json" };
+    let input;
+    if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === "string")) {
+      attrs["data-kind"] = "string";
+      input = h("select", attrs, h("option", { value: "" }, required ? "(choose)" : "(leave out)"),
+        schema.enum.map((v) => h("option", { value: v, selected: v === schema.default }, v)));
+    } else if (type === "string") {
+      attrs["data-kind"] = "string";
+      input = h("input", { ...attrs, type: "text", placeholder: schema.default !== undefined ? String(schema.default) : (schema.format || "") });
+    } else if (type === "integer" || type === "number") {
+      attrs["data-kind"] = type;
+      input = h("input", { ...attrs, type: "number", step: type === "integer" ? "1" : "any", placeholder: schema.default !== undefined ? String(schema.default) : "" });
+    } else if (type === "boolean") {
+      attrs["data-kind"] = "boolean";
+      input = h("select", attrs, h("option", { value: "" }, required ? "(choose)" : "(leave out)"), h("option", { value: "true" }, "true"), h("option", { value: "false" }, "false"));
+    } else {
+      input = h("textarea", { ...attrs, rows: 3, placeholder: `JSON ${type || "value"}` });
+    }
+    return h("label", { class: "arg" },
+      h("span", { class: "arg-name" }, h("code", {}, name), required ? h("span", { class: "req", title: "required" }, " *") : null,
+        h("span", { class: "muted" }, ` ${type || "any"}`)),
+      input,
+      schema.description ? h("span", { class: "muted arg-help" }, schema.description) : null);
+  }
+
+  function readArguments(form) {
+    // The form's values as the tool's arguments; empty fields are left out.
+    if (form.elements.raw && form.elements.raw.value.trim()) return JSON.parse(form.elements.raw.value);
+    const args = {};
+    for (const el of form.querySelectorAll("[data-arg]")) {
+      const v = el.value.trim();
+      if (v === "") continue;
+      const kind = el.dataset.kind;
+      const key = el.dataset.arg;
+      if (kind === "string") args[key] = el.value;
+      else if (kind === "integer" || kind === "number") args[key] = Number(v);
+      else if (kind === "boolean") args[key] = v === "true";
+      else {
+        try { args[key] = JSON.parse(v); } catch { throw new Error(`${key}: not valid JSON`); }
+      }
+    }
+    return args;
+  }
+
+  function callResult(answer, ms) {
+    const out = [h("div", { class: "result-head" },
+      answer.ok ? badge("ok", "good") : badge((answer.error || {}).code || "tool error", "bad"),
+      h("span", { class: "muted" }, ` ${answer.tool || ""} · ${fixed(ms, 1)} ms`))];
+    if (answer.error) out.push(errorBox(answer.error));
+    for (const block of answer.content || []) {
+      if (block.type === "text") out.push(h("pre", { class: "schema result-text" }, block.text));
+      else if (block.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(block.mimeType || "")) out.push(h("img", { class: "result-image", alt: "image result", src: `data:${block.mimeType};base64,${block.data}` }));
+      else out.push(h("pre", { class: "schema" }, json(block)));
+    }
+    if (answer.structured !== undefined && answer.structured !== null) out.push(h("h4", {}, "Structured result"), h("pre", { class: "schema" }, json(answer.structured)));
+    return h("div", { class: "card call-result", "data-ok": answer.ok ? "true" : "false" }, h("h2", {}, "Result"), out);
+  }
+
+  async function viewCall(p) {
+    const name = p.get("tool") || "";
+    const detail = name ? await api("api/tool", { name }) : null;
+    const pick = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); go({ tool: e.target.elements.tool.value }, "call"); } },
+      h("label", { class: "grow" }, "Tool", h("input", { name: "tool", type: "search", value: name, placeholder: "a tool name (find one in Search or Catalog)", required: true })),
+      h("button", { type: "submit" }, "Open"));
+    const parts = [h("div", { class: "card" }, h("h2", {}, "Call a tool"),
+      h("p", { class: "muted" }, "Runs the tool through /v1/call, the one call path every client uses: the same validation, policy and approval."), pick)];
+    if (!detail) return h("section", {}, parts);
+    if (detail.error) { parts.push(errorBox(detail.error)); return h("section", {}, parts); }
+    const t = detail.row;
+    const schema = detail.record.input_schema || {};
+    const props = schema.properties || {};
+    const required = new Set(schema.required || []);
+    const output = h("div", { id: "call-output" });
+    const run = async (args, approved) => {
+      const started = performance.now();
+      const body = { name: t.name, arguments: args };
+      if (approved !== undefined) body.approved = approved;
+      const answer = await post("../v1/call", body);
+      output.replaceChildren(callResult(answer, performance.now() - started));
+      document.documentElement.dataset.call = answer.ok ? "ok" : "error";
+    };
+    const ask = (args) => {
+      // The person at the console is the approver: nothing runs until they answer.
+      document.documentElement.dataset.call = "approval";
+      output.replaceChildren(h("div", { class: "card approval", role: "alertdialog" },
+        h("h2", {}, "Approve this call?"),
+        h("p", {}, h("code", {}, t.name), ` is ${detail.approval || t.permission || "gated"}: the gateway runs it only once you approve.`),
+        h("pre", { class: "schema" }, json(args)),
+        h("div", { class: "actions" },
+          h("button", { type: "button", id: "approve", onclick: () => run(args, true) }, "Approve and run"),
+          h("button", { type: "button", id: "deny", class: "secondary", onclick: () => run(args, false) }, "Deny"))));
+    };
+    const form = h("form", { class: "call-form", onsubmit: async (e) => {
+      e.preventDefault();
+      let args;
+      try {
+        args = readArguments(e.target);
+      } catch (err) {
+        output.replaceChildren(h("div", { class: "card error-box" }, String(err.message || err)));
+        return;
+      }
+      if (detail.approval) ask(args);
+      else await run(args);
+    } },
+    Object.keys(props).length ? Object.entries(props).map(([k, v]) => fieldFor(k, v || {}, required.has(k)))
+      : h("p", { class: "muted" }, "This tool takes no declared arguments."),
+    h("details", {}, h("summary", {}, "Arguments as JSON (replaces the fields above)"),
+      h("textarea", { name: "raw", rows: 5, placeholder: "{\"key\": \"value\"}" })),
+    h("div", { class: "actions" }, h("button", { type: "submit", id: "run" }, detail.approval ? "Call (asks for approval)" : "Call")));
+    parts.push(h("div", { class: "card call" },
+      h("h2", {}, t.name, " ", t.permission ? badge(t.permission, t.permission === "dangerous" ? "bad" : "") : null,
+        detail.approval ? badge("needs approval", "warn") : null),
+      h("p", { class: "description" }, detail.record.description || "(no description)"),
+      form), output);
+    return h("section", {}, parts);
   }
 
   async function viewTokens(p) {
@@ -373,7 +523,7 @@
         h("p", { class: "muted" }, "Arguments and results are never kept; the list lives in memory and is lost on restart.")));
   }
 
-  const RENDER = { servers: viewServers, catalog: viewCatalog, search: viewSearch, tokens: viewTokens, activity: viewActivity };
+  const RENDER = { servers: viewServers, catalog: viewCatalog, search: viewSearch, call: viewCall, tokens: viewTokens, activity: viewActivity };
 
   // -- routing, login ------------------------------------------------------------------------------
   function setState(state, view) {
