@@ -12,6 +12,15 @@ mode needs ``anthropic>=0.80``, the first release whose ``messages.create`` type
 ``defer_loading`` and ``tool_reference`` outside the beta namespace (before it they were
 beta-only, behind the ``advanced-tool-use-2025-11-20`` header); an older SDK is refused up
 front.
+
+Programmatic tool calling (``programmatic=True``) lets Claude's own code-execution tool call
+the session's tools from the program it writes, so intermediate results stay in Anthropic's
+container instead of the model's context: the list starts with the code-execution tool,
+catalog tools carry ``allowed_callers`` naming it (``find_tools`` also stays callable
+directly, so the model can load schemas), and a ``tool_use`` the program made (its
+``caller`` names the code-execution tool) is answered with a ``tool_result`` like any
+other; :meth:`MessagesAdapter.run` sends the response's ``container`` back on the next
+request so the program continues where it waited.
 """
 
 from __future__ import annotations
@@ -25,6 +34,9 @@ from ..session import Session, ToolOutcome
 from ._common import Call, NativeChoice, answer, as_dict, field, model_version, require
 
 __all__ = ["MessagesAdapter"]
+
+CODE_EXECUTION = "code_execution_20260120"
+"""The code-execution tool version programmatic calls name in ``allowed_callers``."""
 
 NATIVE_MIN_SDK = (0, 80)
 """The first ``anthropic`` release typing ``defer_loading`` and ``tool_reference`` in
@@ -56,12 +68,15 @@ class MessagesAdapter:
         native: bool | str = False,
         model: str | None = None,
         native_models: Callable[[str], bool] | None = None,
+        programmatic: bool = False,
     ) -> None:
         self._native = NativeChoice(
             native, "anthropic", NATIVE_MIN_SDK, "MessagesAdapter(native=True)", "anthropic",
             native_models or native_model, model,
         )
         self.session = session
+        self.programmatic = programmatic
+        """Anthropic's programmatic tool calling: tools are called from Claude's code."""
         self._deferred_key: tuple[int, int] | None = None
         self._deferred: list[dict[str, Any]] = []
 
@@ -71,6 +86,18 @@ class MessagesAdapter:
         return self._native.decide()
 
     def tools(self) -> list[dict[str, Any]]:
+        listed = self._tools()
+        if not self.programmatic:
+            return listed
+        return [{"type": CODE_EXECUTION, "name": "code_execution"}, *(self._callable_from_code(d) for d in listed)]
+
+    def _callable_from_code(self, definition: dict[str, Any]) -> dict[str, Any]:
+        """``definition`` callable from Claude's code (a copy: the session's cached
+        definitions are shared between turns). Meta-tools stay callable directly too."""
+        direct = definition.get("name") in self.session.meta_names
+        return {**definition, "allowed_callers": ["direct", CODE_EXECUTION] if direct else [CODE_EXECUTION]}
+
+    def _tools(self) -> list[dict[str, Any]]:
         session = self.session
         if not self.native or not session.deferring:
             return session.tools(self.format)
@@ -142,6 +169,9 @@ class MessagesAdapter:
         for _ in range(max_turns):
             tools = self.tools()
             extra = {"tools": tools} if tools else {}
+            container = field(field(response, "container"), "id") if self.programmatic and response is not None else None
+            if container:  # the program that made the calls waits in this container
+                extra["container"] = container
             response = client.messages.create(model=model, max_tokens=max_tokens, messages=messages, **extra, **create)
             messages.append({"role": "assistant", "content": [as_dict(b) for b in response.content]})
             results = self.tool_results(response)

@@ -133,7 +133,9 @@ class ResponsesAdapter:
             return session.tools(self.format)
         search = self._search_tool()
         pinned = [session.render(n, self.format) for n in session.pinned]
-        sent = [search, *(d for d in pinned if d is not None)]
+        # code mode's execute stays a plain function beside the provider's tool search
+        code = [d for n, d in zip(session.meta_names, session.meta_tools(self.format), strict=True) if n == "execute"]
+        sent = [search, *code, *(d for d in pinned if d is not None)]
         held = list(dict.fromkeys([*session.loaded, *session.revealed]))
         loaded = [session.render(n, self.format) for n in held]
         # What the model holds in context: the search tool, pinned tools, and every tool a
@@ -142,7 +144,7 @@ class ResponsesAdapter:
         session.record_turn(
             self.format,
             [*sent, *(d for d in loaded if d is not None)],
-            ["tool_search", *session.pinned, *held],
+            ["tool_search", *(["execute"] if code else []), *session.pinned, *held],
         )
         return sent
 

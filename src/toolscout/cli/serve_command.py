@@ -139,6 +139,10 @@ def serve(
         int,
         typer.Option(min=1, max=1000, help="Tools revealed per stateful session at most (oldest dropped first)."),
     ] = 64,
+    code_mode: Annotated[
+        bool,
+        typer.Option("--code-mode", help="Also offer execute: a Python program that calls tools, run in a sandbox (toolscout[code])."),
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 

@@ -115,6 +115,7 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         use_tool=config.use_tool,
         session_store=sessions,
         stubs=config.stubs,
+        code_mode=config.code_mode,
     )
     return App(config, aggregator, gateway, server, sessions)
 

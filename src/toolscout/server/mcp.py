@@ -79,8 +79,10 @@ class GatewayServer:
         cold_start_wait: float = COLD_START_WAIT,
         session_store: Any = None,
         stubs: bool = False,
+        code_mode: bool = False,
     ) -> None:
-        """``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
+        """``code_mode``: every session also offers ``execute`` (docs/code-mode.md).
+        ``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
         stateful sessions where every replica sees them (see :mod:`.shared_sessions`).
         ``stubs``: stateful sessions list every tool not yet found as a stub (name and one
         line, no parameters) instead of leaving it out."""
@@ -92,6 +94,8 @@ class GatewayServer:
         self.use_tool = use_tool
         self.cold_start_wait = cold_start_wait
         options: dict[str, Any] = {"threshold": 0, "call_tool": True, "use_tool": use_tool, "stubs": stubs}
+        if code_mode:
+            options["code_mode"] = True
         self.sessions = InMemorySessionStore(gateway, max_sessions=max_sessions, max_revealed=max_revealed, **options)
         self.stateless = Session(gateway, session_id="stateless", progressive=False, **options)
         # Stateless requests that name their conversation (``_meta["toolscout/session"]``) get

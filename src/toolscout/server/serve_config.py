@@ -94,6 +94,7 @@ class ServeConfig(BaseModel):
     stubs: bool = False
     no_learn: bool = False
     max_revealed: int = Field(default=64, ge=1, le=1000)
+    code_mode: bool = False
 
     _sources: GatewayConfig | None = PrivateAttr(default=None)
 
