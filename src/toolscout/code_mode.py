@@ -428,7 +428,8 @@ class CodeRunner:
             return _Reported(info.code, f"{info.message}{at}", hint=info.hint, **{**info.details, "tool": tool, **where})
         if kind == "NameError":
             name = re.search(r"name '([^']+)'", message)
-            if name is not None and f"{name.group(1)}(" in where.get("source", ""):  # called: meant as a tool
+            called = name is not None and f"{name.group(1)}(" in where.get("source", "")
+            if name is not None and called and not name.group(1).startswith("__"):  # meant as a tool
                 suggestions = self.gateway.suggest(name.group(1), allow=program.ctx.allow)
                 return UnknownTool(
                     f"{message}{at}: no tool or variable has that name",
