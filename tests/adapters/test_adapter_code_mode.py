@@ -205,3 +205,34 @@ def test_anthropic_programmatic_tool_calling() -> None:
     answer = messages[4]
     assert {b["type"] for b in answer["content"]} == {"tool_result"}
     assert adapter.session.ledger.turns  # the turns were recorded as usual
+
+
+# -- pre-selection: run(..., preselect=k) ------------------------------------------------------
+def test_every_adapter_preselects_from_the_users_message() -> None:
+    ask = "what is the weather in Lima"
+    chat = Script(chat_turn(text="ok"), validate=sdk.chat_request)
+    ChatCompletionsAdapter(Session(_gateway())).run(chat_client(chat), model="gpt-test", preselect=3,
+                                                    messages=[{"role": "user", "content": [{"type": "text", "text": ask}]}])
+    assert "get_weather" in [t["function"]["name"] for t in chat.requests[0]["tools"]]
+
+    responses = Script(responses_turn(text="ok"), validate=sdk.responses_request)
+    ResponsesAdapter(Session(_gateway())).run(chat_client(responses), model="gpt-test", input=[{"role": "user", "content": ask}], preselect=3)
+    assert "get_weather" in [t.get("name") for t in responses.requests[0]["tools"]]
+
+    claude = Script(claude_turn(text="ok"), validate=sdk.anthropic_request)
+    MessagesAdapter(Session(_gateway())).run(claude_client(claude), model="claude-test", messages=[{"role": "user", "content": ask}], preselect=3)
+    assert "get_weather" in [t["name"] for t in claude.requests[0]["tools"]]
+
+    gem = Script({"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}]}, validate=sdk.gemini_request)
+    client = genai.Client(api_key="test", http_options=gtypes.HttpOptions(base_url="http://test", httpx_client=gem.client(httpx)))
+    GeminiAdapter(Session(_gateway())).run(client, model="gemini-test", contents=[ask], preselect=3)
+    assert "get_weather" in [d["name"] for t in gem.requests[0]["tools"] for d in t["functionDeclarations"]]
+
+    model = ScriptedModel(script=[AIMessage(content="ok")])
+    session = Session(_gateway())
+    LangChainAdapter(session).run(model, [HumanMessage(ask)], preselect=3)
+    assert "get_weather" in [t["function"]["name"] for t in model.bound[0]]
+    # without the option nothing is revealed before the first turn
+    plain = Script(chat_turn(text="ok"), validate=sdk.chat_request)
+    ChatCompletionsAdapter(Session(_gateway())).run(chat_client(plain), model="gpt-test", messages=[{"role": "user", "content": ask}])
+    assert [t["function"]["name"] for t in plain.requests[0]["tools"]] == ["find_tools"]

@@ -32,6 +32,7 @@ from .._sync import run_sync
 from ..naming import wire_name
 from ..session import Session, ToolOutcome
 from ._common import Call, NativeChoice, answer, as_dict, field, model_version, require
+from ._common import preselect as preselect_for
 
 __all__ = ["MessagesAdapter"]
 
@@ -160,11 +161,20 @@ class MessagesAdapter:
         return block
 
     def run(
-        self, client: Any, *, model: str, messages: list[Any], max_tokens: int = 1024, max_turns: int = 10, **create: Any
+        self,
+        client: Any,
+        *,
+        model: str,
+        messages: list[Any],
+        max_tokens: int = 1024,
+        max_turns: int = 10,
+        preselect: int = 0,
+        **create: Any,
     ) -> Any:
         """A complete loop; ``messages`` is extended in place; returns the last message."""
         require("anthropic", "The Anthropic adapter", "anthropic")
         self._native.decide(model)
+        preselect_for(self.session, messages, preselect)
         response = None
         for _ in range(max_turns):
             tools = self.tools()

@@ -19,6 +19,7 @@ from typing import Any
 from .._sync import run_sync
 from ..session import Session, ToolOutcome
 from ._common import Call, NativeChoice, answer, as_dict, field, model_version, require
+from ._common import preselect as preselect_for
 
 __all__ = ["ChatCompletionsAdapter", "ResponsesAdapter"]
 
@@ -69,11 +70,14 @@ class ChatCompletionsAdapter:
     def tool_messages(self, message: Any) -> list[dict[str, Any]]:
         return run_sync(self.atool_messages(message))
 
-    def run(self, client: Any, *, model: str, messages: list[Any], max_turns: int = 10, **create: Any) -> Any:
+    def run(
+        self, client: Any, *, model: str, messages: list[Any], max_turns: int = 10, preselect: int = 0, **create: Any
+    ) -> Any:
         """A complete loop: request, answer tool calls, repeat until the model stops calling
         tools (or ``max_turns``). ``messages`` is extended in place; returns the last
         completion."""
         _require_sdk()
+        preselect_for(self.session, messages, preselect)
         response = None
         for _ in range(max_turns):
             tools = self.tools()
@@ -194,11 +198,14 @@ class ResponsesAdapter:
             "tools": [{**d, "defer_loading": True} for d in defs if d is not None],
         }
 
-    def run(self, client: Any, *, model: str, input: list[Any], max_turns: int = 10, **create: Any) -> Any:
+    def run(
+        self, client: Any, *, model: str, input: list[Any], max_turns: int = 10, preselect: int = 0, **create: Any
+    ) -> Any:
         """A complete stateless loop (the whole ``input`` is sent each turn); ``input`` is
         extended in place with the output items and their answers."""
         _require_sdk()
         self._native.decide(model)
+        preselect_for(self.session, input, preselect)
         response = None
         for _ in range(max_turns):
             tools = self.tools()
