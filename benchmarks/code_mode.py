@@ -110,9 +110,9 @@ def upstream_tasks() -> list[Task]:
                                           for z in zones[:4]], "print(len(results), 'converted')"),
         Task("sum 8 pairs and echo the total", [("everything_get-sum", {"a": i, "b": i + 1}) for i in range(8)]
              + [("everything_echo", {"message": "total computed"})], "print(len(results), 'calls')"),
-        Task("research 3 topics and store notes", [("everything_simulate-research-query", {"topic": t}) for t in ("mcp", "bm25", "rrf")]
-             + [("memory_create_entities", {"entities": [{"name": "research", "entityType": "note", "observations": ["done"]}]})],
-             "print('stored', len(results) - 1, 'topics')"),
+        Task("weather of 3 places, stored as notes", [("everything_get-structured-content", {"location": p}) for p in ("New York", "Chicago", "Los Angeles")]
+             + [("memory_create_entities", {"entities": [{"name": "weather", "entityType": "note", "observations": ["done"]}]})],
+             "print('stored', len(results) - 1, 'reports')"),
     ]
 
 

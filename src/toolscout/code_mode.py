@@ -44,6 +44,7 @@ from .errors import (
     MissingExtra,
     ProgramError,
     ProgramLimit,
+    ToolFailed,
     ToolscoutError,
     UnknownTool,
 )
@@ -145,7 +146,7 @@ class _Program:
         self.limits = limits
         self.calls = 0
         self.limit_hit: str | None = None
-        self.failures: dict[str, tuple[ToolscoutError | Any, str]] = {}  # sandbox message -> (error info, tool)
+        self.failures: dict[str, tuple[Any, str]] = {}  # sandbox message -> (its ErrorInfo, the tool)
         self.tasks: set[asyncio.Task[Any]] = set()
         self.printed: list[str] = []
         self.printed_chars = 0
@@ -196,9 +197,10 @@ class _Program:
         if not isinstance(arguments, Mapping):
             raise TypeError(f"arguments of {name} must be a dict, not {type(arguments).__name__}")
         result: CallResult = await self._tracked(self.gateway.execute(CallRequest(name, dict(arguments)), self.ctx))
-        if result.error is not None:
-            message = f"{result.error.code}: {result.error.message}"
-            self.failures[message] = (result.error, name)
+        if not result.ok:  # a structured error, or an upstream's own result flagged isError
+            info = result.error or ToolFailed(f"{name} failed: {result.text()[:500]}").info()
+            message = f"{info.code}: {info.message}"
+            self.failures[message] = (info, name)
             raise RuntimeError(message)
         return _value(result)
 

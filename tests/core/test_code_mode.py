@@ -16,6 +16,7 @@ import pytest
 from _wait import until
 from toolscout import Catalog, Session, Tool, formats
 from toolscout.approval import Decision
+from toolscout.calls import UpstreamResult
 from toolscout.code_mode import CodeLimits, code_runner, execute_tool, python_name
 from toolscout.context import CallContext, Principal, current
 from toolscout.gateway import Gateway
@@ -65,6 +66,8 @@ def _catalog() -> Catalog:
     cat.add(Tool("drop_table", "Delete a database table.", OBJ, permission="dangerous"), handler=lambda a: "dropped")
     cat.add(Tool("secret.tool", "Only admins see this.", OBJ), handler=lambda a: "secret")
     cat.add(Tool("weather-now", "Current weather in a city.", OBJ), handler=lambda a: {"temp_c": 21})
+    upstream_error = {"content": [{"type": "text", "text": "upstream says no"}], "isError": True}
+    cat.add(Tool("remote_fail", "An upstream tool that answers isError.", OBJ), handler=lambda a: UpstreamResult.of("remote_fail", upstream_error))
     return cat
 
 
@@ -158,6 +161,7 @@ async def test_escape_attempts_are_stopped_with_a_clear_error(code: str, code_ex
         ("await secret_tool()", "unknown_tool", 1, "secret_tool"),
         ("x = 1\n\nawait add_comment(number='one', body='x')", "invalid_arguments", 3, "/number"),
         ("await broken()", "tool_error", 1, "disk on fire"),
+        ("x = 2\nawait remote_fail()", "tool_error", 2, "upstream says no"),
         ("await call_tool('secret.tool')", "denied", 1, "secret.tool"),
         ("a = [1]\na[5]", "program_error", 2, "IndexError"),
     ],
