@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import approval
 from .calls import UpstreamResult
-from .context import CallContext
+from .context import CallContext, ProgressFn
 from .errors import (
     InvalidRequest,
     MissingExtra,
@@ -153,7 +153,10 @@ class _Program:
         self.cut = 0
         self.deadline: asyncio.Timeout | None = None
         approve = ctx.approve or runner.gateway.approve
-        self.ctx = ctx if approve is None else ctx.replace(approve=self._paused(approve))
+        if approve is not None:
+            ctx = ctx.replace(approve=self._paused(approve))
+        self.reported = 0
+        self.ctx = ctx if ctx.progress is None else ctx.replace(progress=self._steps(ctx.progress))
 
     def _paused(self, approve: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
         """The caller's approver, with its wait added to the deadline: a person deciding
@@ -170,6 +173,17 @@ class _Program:
                     deadline.reschedule(when + time.monotonic() - started)
 
         return ask
+
+    def _steps(self, report: ProgressFn) -> ProgressFn:
+        """The caller's progress reporter for the whole program: each tool's own progress
+        and each finished call become one step of a count that only grows (MCP requires
+        that; calls each start again at 0, and may run at once)."""
+
+        async def step(progress: float, total: float | None = None, message: str | None = None) -> None:
+            self.reported += 1
+            await report(self.reported, None, message)
+
+        return step
 
     def print(self, stream: str, text: str) -> None:
         room = self.limits.output - self.printed_chars
@@ -197,6 +211,8 @@ class _Program:
         if not isinstance(arguments, Mapping):
             raise TypeError(f"arguments of {name} must be a dict, not {type(arguments).__name__}")
         result: CallResult = await self._tracked(self.gateway.execute(CallRequest(name, dict(arguments)), self.ctx))
+        if self.ctx.progress is not None:
+            await self.ctx.progress(0, None, f"{name}: {'done' if result.ok else 'failed'} (call {self.calls})")
         if not result.ok:  # a structured error, or an upstream's own result flagged isError
             info = result.error or ToolFailed(f"{name} failed: {result.text()[:500]}").info()
             message = f"{info.code}: {info.message}"

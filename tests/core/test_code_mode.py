@@ -60,7 +60,15 @@ def _catalog() -> Catalog:
     def broken(args: dict[str, Any]) -> str:
         raise ValueError("disk on fire")
 
+    async def steps(args: dict[str, Any]) -> str:
+        report = current().progress
+        for i in (1, 2):
+            if report is not None:
+                await report(i, 2, f"step {i}")
+        return "stepped"
+
     cat.add(Tool("whoami", "Tell who is calling.", OBJ), handler=whoami)
+    cat.add(Tool("steps", "Report progress twice.", OBJ), handler=steps)
     cat.add(Tool("hang", "Wait until cancelled.", OBJ), handler=hang)
     cat.add(Tool("broken", "Always fails.", OBJ), handler=broken)
     cat.add(Tool("drop_table", "Delete a database table.", OBJ, permission="dangerous"), handler=lambda a: "dropped")
@@ -264,3 +272,16 @@ def test_preselect_reveals_the_top_tools_before_the_first_turn() -> None:
     after = session.tools("openai")
     assert after[: len(before)] == before  # append-only: the cached prefix survives
     assert session.tool_names().count("add_comment") == 1 and len(after) > len(before)
+
+
+async def test_progress_of_the_whole_program_only_grows() -> None:
+    seen: list[tuple[float, str | None]] = []
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    done = await run("import asyncio\nawait steps()\nawait asyncio.gather(steps(), steps())\n'ok'", USER.replace(progress=report))
+    assert done.ok and done.text() == "ok"
+    values = [p for p, _ in seen]
+    assert values == sorted(set(values)) and len(values) == 9  # 6 tool steps + 3 finished calls
+    assert sum(1 for _, m in seen if m and m.startswith("steps: done")) == 3
