@@ -69,6 +69,7 @@ def _catalog() -> Catalog:
 
     cat.add(Tool("whoami", "Tell who is calling.", OBJ), handler=whoami)
     cat.add(Tool("steps", "Report progress twice.", OBJ), handler=steps)
+    cat.add(Tool("big_listing", "A large listing.", OBJ), handler=lambda a: [{"path": f"/data/file-{i}.csv", "size": i} for i in range(20_000)])
     cat.add(Tool("hang", "Wait until cancelled.", OBJ), handler=hang)
     cat.add(Tool("broken", "Always fails.", OBJ), handler=broken)
     cat.add(Tool("drop_table", "Delete a database table.", OBJ, permission="dangerous"), handler=lambda a: "dropped")
@@ -285,3 +286,10 @@ async def test_progress_of_the_whole_program_only_grows() -> None:
     values = [p for p, _ in seen]
     assert values == sorted(set(values)) and len(values) == 9  # 6 tool steps + 3 finished calls
     assert sum(1 for _, m in seen if m and m.startswith("steps: done")) == 3
+
+
+async def test_a_large_intermediate_result_never_reaches_the_model() -> None:
+    listing = await GATEWAY.execute(CallRequest("big_listing", {}), USER)
+    assert len(listing.text()) > 800_000  # what a direct call would put in the model's context
+    done = await run("files = await big_listing()\nsum(f['size'] for f in files if f['path'].endswith('.csv'))")
+    assert done.ok and done.text() == str(sum(range(20_000)))
