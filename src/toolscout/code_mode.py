@@ -156,6 +156,7 @@ class _Program:
         if approve is not None:
             ctx = ctx.replace(approve=self._paused(approve))
         self.reported = 0
+        self.spelled: dict[str, str] = {}  # catalog name -> the function that runs it
         self.ctx = ctx if ctx.progress is None else ctx.replace(progress=self._steps(ctx.progress))
 
     def _paused(self, approve: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
@@ -235,7 +236,7 @@ class _Program:
             self.failures[message] = (found.error, "find_tools")
             raise RuntimeError(message)
         return [
-            {"name": python_name(t.name), "tool": t.name, "description": t.summary(300), "parameters": t.input_schema}
+            {"name": self.spelled.get(t.name), "tool": t.name, "description": t.summary(300), "parameters": t.input_schema}
             for t in found.found
         ]
 
@@ -245,9 +246,10 @@ class _Program:
         visibility, allow = self.gateway.visibility, self.ctx.allow
         for tool in self.gateway.catalog:
             pname = python_name(tool.name)
-            if pname in out or not visibility.admits(tool, allow):
-                continue
+            if pname in out or pname in ("find_tools", "call_tool") or not visibility.admits(tool, allow):
+                continue  # a second tool with the same spelling is reached through call_tool
             out[pname] = self._bound(tool.name)
+            self.spelled[tool.name] = pname
         out["find_tools"] = self.find_tools
         out["call_tool"] = self.call_tool
         return out

@@ -69,6 +69,8 @@ def _catalog() -> Catalog:
 
     cat.add(Tool("whoami", "Tell who is calling.", OBJ), handler=whoami)
     cat.add(Tool("steps", "Report progress twice.", OBJ), handler=steps)
+    cat.add(Tool("mail.send", "Send mail through the relay.", OBJ), handler=lambda a: "relay")
+    cat.add(Tool("mail_send", "Send mail directly.", OBJ), handler=lambda a: "direct")
     cat.add(Tool("big_listing", "A large listing.", OBJ), handler=lambda a: [{"path": f"/data/file-{i}.csv", "size": i} for i in range(20_000)])
     cat.add(Tool("hang", "Wait until cancelled.", OBJ), handler=hang)
     cat.add(Tool("broken", "Always fails.", OBJ), handler=broken)
@@ -293,3 +295,12 @@ async def test_a_large_intermediate_result_never_reaches_the_model() -> None:
     assert len(listing.text()) > 800_000  # what a direct call would put in the model's context
     done = await run("files = await big_listing()\nsum(f['size'] for f in files if f['path'].endswith('.csv'))")
     assert done.ok and done.text() == str(sum(range(20_000)))
+
+
+async def test_two_tools_with_one_spelling_are_both_reachable() -> None:
+    done = await run(
+        "found = {t['tool']: t['name'] for t in await find_tools('select:mail.send,mail_send')}\n"
+        "[found, await mail_send(), await call_tool('mail_send'), await call_tool('mail.send')]"
+    )
+    assert done.ok, done.text()
+    assert json.loads(done.text()) == [{"mail.send": "mail_send", "mail_send": None}, "relay", "direct", "relay"]
