@@ -8,7 +8,8 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
     │   ├── EmptyQuery            empty_query
     │   ├── InvalidRegex          invalid_regex
     │   ├── InvalidArguments      invalid_arguments
-    │   └── InvalidRequest        invalid_request
+    │   ├── InvalidRequest        invalid_request
+    │   └── ProgramError          program_error (code mode: the program itself failed)
     ├── LookupFailed              nothing, or not exactly one thing, matched
     │   ├── NoMatch               no_match
     │   ├── UnknownTool           unknown_tool
@@ -17,7 +18,8 @@ error (``{"code", "message", "hint", "details"}``), so a code maps 1:1 to a clas
     ├── ExecutionFailed           the tool or its upstream failed; the request may be fine
     │   ├── ToolFailed            tool_error
     │   ├── ToolTimeout           timeout
-    │   └── UpstreamUnavailable   upstream_unavailable
+    │   ├── UpstreamUnavailable   upstream_unavailable
+    │   └── ProgramLimit          program_limit (code mode: a sandbox limit stopped it)
     ├── MetadataOnly              metadata_only (declared for search, nothing runs it)
     ├── PolicyDenied              denied
     │   └── ApprovalDenied        approval_denied
@@ -66,6 +68,8 @@ __all__ = [
     "NoMatch",
     "NotRevealed",
     "PolicyDenied",
+    "ProgramError",
+    "ProgramLimit",
     "RequestError",
     "SessionStoreUnavailable",
     "StoreError",
@@ -157,6 +161,14 @@ class InvalidRequest(RequestError):
     code = "invalid_request"
 
 
+class ProgramError(RequestError):
+    """A code-mode program did not run to its end: a syntax error, or an exception it
+    raised and did not catch. ``details`` names the ``line`` (and the source line)."""
+
+    code = "program_error"
+    default_hint = "Fix the program at the line named and run it again."
+
+
 class LookupFailed(ToolscoutError):
     code = "lookup_failed"
 
@@ -207,6 +219,14 @@ class MetadataOnly(ToolscoutError):
 
     code = "metadata_only"
     default_hint = "This tool is listed for reference only and cannot be called here; use another tool or tell the user."
+
+
+class ProgramLimit(ExecutionFailed):
+    """A code-mode program was stopped by one of its limits (``details["limit"]``: wall
+    time, memory, tool calls, output, recursion). The gateway itself is unaffected."""
+
+    code = "program_limit"
+    default_hint = "Do less in one program (fewer calls, smaller results), or split the task."
 
 
 class PolicyDenied(ToolscoutError):

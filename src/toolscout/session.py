@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import formats
 from ._sync import run_sync
+from .code_mode import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, code_runner, execute_tool
 from .context import Allow, CallContext
 from .deferral import DeferRule
 from .deferral import context_window as deferral_window
@@ -118,7 +119,10 @@ class Session:
     adds the ``call_tool`` meta-tool for hosts that cannot change their tool list between
     turns; ``use_tool=True`` adds RFC 0001's ``use_tool`` (find and run in one step).
     ``progressive=False`` never reveals (a stateless client: every call goes through
-    ``call_tool``). ``store`` (a :class:`SessionStore`, e.g.
+    ``call_tool``). ``code_mode=True`` (or a :class:`~toolscout.code_mode.CodeLimits`)
+    adds the ``execute`` meta-tool: a Python program that calls tools, run in a sandbox
+    (:mod:`toolscout.code_mode`); :meth:`preselect` reveals a request's likely tools
+    before the first turn. ``store`` (a :class:`SessionStore`, e.g.
     :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps the state outside this
     process: loaded now, refreshed before each handled call and saved after it, so another
     worker or replica continues the conversation with what it revealed. ``approve``
@@ -151,8 +155,12 @@ class Session:
         model: str | None = None,
         context_window: int | None = None,
         auto_pin: int = 0,
+        code_mode: bool | CodeLimits = False,
     ) -> None:
         self.gateway = gateway
+        self.code_mode: CodeLimits | None = (code_mode if isinstance(code_mode, CodeLimits) else DEFAULT_LIMITS) if code_mode else None
+        """Code mode's limits when it is on (``code_mode=True``: the defaults): the
+        ``execute`` meta-tool runs a Python program that calls tools (docs/code-mode.md)."""
         self.approve = approve
         self.stubs = stubs
         """Send deferred tools as stubs (name and one line, no parameters) instead of
@@ -204,8 +212,19 @@ class Session:
     @property
     def meta_names(self) -> tuple[str, ...]:
         """The meta-tools this session offers, in list order."""
-        find = self.gateway.find_name
-        return (find, *(("call_tool",) if self.call_tool else ()), *(("use_tool",) if self.use_tool else ()))
+        return (
+            self.gateway.find_name,
+            *(("call_tool",) if self.call_tool else ()),
+            *(("use_tool",) if self.use_tool else ()),
+            *((EXECUTE_NAME,) if self.code_mode else ()),
+        )
+
+    def _listed_metas(self) -> tuple[str, ...]:
+        """The meta-tools of the next list: all of them while deferring; below the
+        threshold only ``execute`` (in code mode), since every tool is listed anyway."""
+        if self._active:
+            return self.meta_names
+        return (EXECUTE_NAME,) if self.code_mode else ()
 
     def _permitted(self, tool: Tool) -> bool:
         return self.gateway.visibility.admits(tool, self.allow)
@@ -366,13 +385,15 @@ class Session:
         cached = self._meta_cache.get(format)
         if cached is None:
             cached = self.gateway.meta_tools(format, call_tool=self.call_tool, use_tool=self.use_tool)
+            if self.code_mode:
+                cached = [*cached, formats.render(execute_tool(self.gateway.catalog.categories(), self.code_mode), format)]
             self._meta_cache[format] = cached
         return cached
 
     def tool_names(self) -> list[str]:
         """Names in list order (meta-tools first when deferring)."""
         self._sync()
-        metas = list(self.meta_names) if self._active else []
+        metas = list(self._listed_metas())
         return [*metas, *(t.name for t, _ in self.listed())]
 
     def listed(self) -> list[tuple[Tool, bool]]:
@@ -422,8 +443,9 @@ class Session:
         """
         self._sync()
         self.format = format
-        out: list[dict[str, Any]] = list(self.meta_tools(format)) if self._active and meta else []
-        names: list[str] = list(self.meta_names[: len(out)])
+        metas = self._listed_metas() if meta else ()
+        out: list[dict[str, Any]] = [d for n, d in zip(self.meta_names, self.meta_tools(format), strict=True) if n in metas]
+        names: list[str] = list(metas)
         for tool, stub in self.listed():
             out.append(self._stub(tool, format)[1] if stub else self._render(tool, format))
             names.append(tool.name)
@@ -544,6 +566,8 @@ class Session:
                 outcome = await self._call(CallRequest.from_call_tool(arguments), ctx, direct=False)
             elif name == "use_tool" and self.use_tool:
                 outcome = await self._use(UseRequest.parse(arguments, max_limit=self.gateway.max_limit), ctx)
+            elif name == EXECUTE_NAME and self.code_mode is not None:
+                outcome = await self._execute(arguments, ctx, self.code_mode)
             else:
                 outcome = await self._call(CallRequest.parse(name, arguments), ctx, direct=True)
         except ToolscoutError as exc:
@@ -610,6 +634,30 @@ class Session:
         if result.ok and self.auto_pin:
             self._calls[tool.name] = self._calls.get(tool.name, 0) + 1
         return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
+
+    async def _execute(self, arguments: Any, ctx: CallContext, limits: CodeLimits) -> ToolOutcome:
+        """Code mode: the program's tool calls each go through the gateway with ``ctx``."""
+        result = await code_runner(self.gateway, limits).run(arguments, ctx, limits=limits)
+        return ToolOutcome(name=EXECUTE_NAME, ok=result.ok, content=list(result.content), error=result.error, result=result)
+
+    def preselect(self, message: str, k: int = 3, *, context: CallContext | None = None) -> tuple[str, ...]:
+        """Reveal the tools ``message`` (the user's request) most likely needs before the
+        model's first turn, so a clear request costs no ``find_tools`` round trip.
+
+        At most ``k`` tools, fewer when the ranking's auto-cut sees a clear winner (a
+        clear request gets one tool, a vague one several). They join the list like found
+        tools (append-only, never twice), and later ``find_tools`` calls add to them.
+        Returns the names added; nothing (never an error) for an empty message or one
+        that matches nothing. With a ``store``, the change is saved at once."""
+        if not isinstance(message, str) or not message.strip() or k < 1:
+            return ()
+        self._sync()
+        if not self._active:  # nothing is withheld: every tool is already listed
+            return ()
+        found = self.gateway.find({"query": message, "limit": min(k, self.gateway.max_limit)}, self.context(context))
+        if found.error is not None:
+            return ()
+        return self.reveal(*(t.name for t in found.found[:k]))
 
     async def _use(self, request: UseRequest, ctx: CallContext) -> ToolOutcome:
         result = await self.gateway.execute(request, ctx)

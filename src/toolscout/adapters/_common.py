@@ -126,6 +126,33 @@ def as_dict(obj: Any) -> dict[str, Any]:
     return obj.model_dump(mode="json", exclude_none=True)
 
 
+def last_user_text(items: Iterable[Any]) -> str:
+    """The text of the conversation's last user message, in any provider's shape: a plain
+    string (Gemini ``contents``), a dict or SDK object with ``role: user`` (or a LangChain
+    ``HumanMessage``) whose content is a string or parts carrying ``text``."""
+    for item in reversed(list(items)):
+        if isinstance(item, str):
+            return item
+        role = field(item, "role") or field(item, "type")
+        if role not in ("user", "human"):
+            continue
+        content = field(item, "content")
+        if content is None:
+            content = field(item, "parts")
+        if isinstance(content, str):
+            return content
+        texts = [field(part, "text") if not isinstance(part, str) else part for part in content or ()]
+        return " ".join(t for t in texts if isinstance(t, str))
+    return ""
+
+
+def preselect(session: Session, items: Iterable[Any], k: int) -> None:
+    """``run(..., preselect=k)``: reveal the user's request's likely tools before the first
+    turn (:meth:`Session.preselect`); ``k=0`` does nothing."""
+    if k > 0:
+        session.preselect(last_user_text(items), k)
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     """One tool call read from a model turn: the id to answer, the name, the raw arguments."""

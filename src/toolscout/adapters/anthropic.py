@@ -19,6 +19,15 @@ search) sends the same ``defer_loading`` definitions with Anthropic's own search
 instead of ``find_tools``: the API searches and loads, the model then calls a tool by name,
 and toolscout still runs that call (visibility, approval, audit). Only visible tools are
 ever sent, so a hidden tool cannot be found by the provider either.
+
+Programmatic tool calling (``programmatic=True``) lets Claude's own code-execution tool call
+the session's tools from the program it writes, so intermediate results stay in Anthropic's
+container instead of the model's context: the list starts with the code-execution tool,
+catalog tools carry ``allowed_callers`` naming it (``find_tools`` also stays callable
+directly, so the model can load schemas), and a ``tool_use`` the program made (its
+``caller`` names the code-execution tool) is answered with a ``tool_result`` like any
+other; :meth:`MessagesAdapter.run` sends the response's ``container`` back on the next
+request so the program continues where it waited.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from ._common import (
     model_version,
     require,
 )
+from ._common import preselect as preselect_for
 
 __all__ = ["MessagesAdapter"]
 
@@ -48,6 +58,9 @@ HOSTED_SEARCH = {
     "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
 }
 """Anthropic's server-side tool search tools (``hosted_search=``)."""
+
+CODE_EXECUTION = "code_execution_20260120"
+"""The code-execution tool version programmatic calls name in ``allowed_callers``."""
 
 NATIVE_MIN_SDK = (0, 80)
 """The first ``anthropic`` release typing ``defer_loading`` and ``tool_reference`` in
@@ -83,6 +96,7 @@ class MessagesAdapter:
         model: str | None = None,
         native_models: Callable[[str], bool] | None = None,
         hosted_search: str = "bm25",
+        programmatic: bool = False,
     ) -> None:
         self._native = NativeChoice(
             native, "anthropic", NATIVE_MIN_SDK, "MessagesAdapter(native=True)", "anthropic",
@@ -92,6 +106,8 @@ class MessagesAdapter:
             raise ConfigError(f"hosted_search must be one of {', '.join(HOSTED_SEARCH)}, not {hosted_search!r}")
         self.hosted_search = hosted_search
         self.session = session
+        self.programmatic = programmatic
+        """Anthropic's programmatic tool calling: tools are called from Claude's code."""
         self._deferred_key: tuple[int, int] | None = None
         self._deferred: list[dict[str, Any]] = []
 
@@ -106,6 +122,18 @@ class MessagesAdapter:
         return self._native.mode
 
     def tools(self) -> list[dict[str, Any]]:
+        listed = self._tools()
+        if not self.programmatic:
+            return listed
+        return [{"type": CODE_EXECUTION, "name": "code_execution"}, *(self._callable_from_code(d) for d in listed)]
+
+    def _callable_from_code(self, definition: dict[str, Any]) -> dict[str, Any]:
+        """``definition`` callable from Claude's code (a copy: the session's cached
+        definitions are shared between turns). Meta-tools stay callable directly too."""
+        direct = definition.get("name") in self.session.meta_names or "type" in definition  # a server tool
+        return {**definition, "allowed_callers": ["direct", CODE_EXECUTION] if direct else [CODE_EXECUTION]}
+
+    def _tools(self) -> list[dict[str, Any]]:
         session = self.session
         if not self.native or not session.deferring:
             return session.tools(self.format)
@@ -130,10 +158,12 @@ class MessagesAdapter:
         those out of the model's context until its search loads them)."""
         session = self.session
         search = dict(HOSTED_SEARCH[self.hosted_search])
-        pinned = [d for d in (session.render(n, self.format) for n in session.pinned) if d is not None]
+        code = [d for n, d in zip(session.meta_names, session.meta_tools(self.format), strict=True) if n == "execute"]
+        pinned = [*code, *(d for d in (session.render(n, self.format) for n in session.pinned) if d is not None)]
         held = list(session.loaded)
         loaded = [d for d in (session.render(n, self.format) for n in held) if d is not None]
-        session.record_turn(self.format, [search, *pinned, *loaded], [search["name"], *session.pinned, *held])
+        names = [search["name"], *(["execute"] if code else []), *session.pinned, *held]
+        session.record_turn(self.format, [search, *pinned, *loaded], names)
         return [search, *pinned, *self._deferred_defs()]
 
     def _deferred_defs(self) -> list[dict[str, Any]]:
@@ -183,15 +213,27 @@ class MessagesAdapter:
         return _text_result(call, outcome)
 
     def run(
-        self, client: Any, *, model: str, messages: list[Any], max_tokens: int = 1024, max_turns: int = 10, **create: Any
+        self,
+        client: Any,
+        *,
+        model: str,
+        messages: list[Any],
+        max_tokens: int = 1024,
+        max_turns: int = 10,
+        preselect: int = 0,
+        **create: Any,
     ) -> Any:
         """A complete loop; ``messages`` is extended in place; returns the last message."""
         require("anthropic", "The Anthropic adapter", "anthropic")
         self._native.decide(model)
+        preselect_for(self.session, messages, preselect)
         response = None
         for _ in range(max_turns):
             tools = self.tools()
             extra = {"tools": tools} if tools else {}
+            container = field(field(response, "container"), "id") if self.programmatic and response is not None else None
+            if container:  # the program that made the calls waits in this container
+                extra["container"] = container
             response = client.messages.create(model=model, max_tokens=max_tokens, messages=messages, **extra, **create)
             messages.append({"role": "assistant", "content": [as_dict(b) for b in response.content]})
             results = self.tool_results(response)

@@ -19,6 +19,7 @@ from .._sync import run_sync
 from ..formats.gemini import gemini_arguments, gemini_pointer
 from ..session import Session, ToolOutcome
 from ._common import Call, answer, field, require
+from ._common import preselect as preselect_for
 
 __all__ = ["GeminiAdapter"]
 
@@ -137,7 +138,9 @@ class GeminiAdapter:
         call_id = None if call.id.startswith(f"{call.name}#") else call.id
         return types.Part(function_response=types.FunctionResponse(id=call_id, name=call.name, response=payload))
 
-    def run(self, client: Any, *, model: str, contents: list[Any], max_turns: int = 10, **options: Any) -> Any:
+    def run(
+        self, client: Any, *, model: str, contents: list[Any], max_turns: int = 10, preselect: int = 0, **options: Any
+    ) -> Any:
         """A complete loop; ``contents`` is extended in place; returns the last response.
 
         A turn without content (no candidate, or one blocked for safety) ends the loop
@@ -145,6 +148,7 @@ class GeminiAdapter:
         """
         response = None
         self.stop_reason = None
+        preselect_for(self.session, contents, preselect)
         for _ in range(max_turns):
             response = client.models.generate_content(model=model, contents=contents, config=self.config(**options))
             candidates = field(response, "candidates") or []

@@ -17,6 +17,7 @@ from typing import Any
 from .._sync import run_sync
 from ..session import Session, ToolOutcome
 from ._common import Call, answer, field, require
+from ._common import preselect as preselect_for
 
 __all__ = ["LangChainAdapter"]
 
@@ -105,10 +106,11 @@ class LangChainAdapter:
     def tool_messages(self, message: Any) -> list[Any]:
         return run_sync(self.atool_messages(message))
 
-    def run(self, model: Any, messages: list[Any], *, max_turns: int = 10) -> Any:
+    def run(self, model: Any, messages: list[Any], *, max_turns: int = 10, preselect: int = 0) -> Any:
         """A complete loop: bind this step's tools, invoke, answer; ``messages`` grows in
         place; returns the last ``AIMessage``."""
         ai = None
+        preselect_for(self.session, messages, preselect)
         for _ in range(max_turns):
             ai = self.bind(model).invoke(messages)
             messages.append(ai)

@@ -36,6 +36,7 @@ from ._common import (
     model_version,
     require,
 )
+from ._common import preselect as preselect_for
 
 __all__ = ["ChatCompletionsAdapter", "ResponsesAdapter"]
 
@@ -86,11 +87,14 @@ class ChatCompletionsAdapter:
     def tool_messages(self, message: Any) -> list[dict[str, Any]]:
         return run_sync(self.atool_messages(message))
 
-    def run(self, client: Any, *, model: str, messages: list[Any], max_turns: int = 10, **create: Any) -> Any:
+    def run(
+        self, client: Any, *, model: str, messages: list[Any], max_turns: int = 10, preselect: int = 0, **create: Any
+    ) -> Any:
         """A complete loop: request, answer tool calls, repeat until the model stops calling
         tools (or ``max_turns``). ``messages`` is extended in place; returns the last
         completion."""
         _require_sdk()
+        preselect_for(self.session, messages, preselect)
         response = None
         for _ in range(max_turns):
             tools = self.tools()
@@ -167,7 +171,9 @@ class ResponsesAdapter:
             return self._hosted_tools()
         search = self._search_tool()
         pinned = [session.render(n, self.format) for n in session.pinned]
-        sent = [search, *(d for d in pinned if d is not None)]
+        # code mode's execute stays a plain function beside the provider's tool search
+        code = [d for n, d in zip(session.meta_names, session.meta_tools(self.format), strict=True) if n == "execute"]
+        sent = [search, *code, *(d for d in pinned if d is not None)]
         held = list(dict.fromkeys([*session.loaded, *session.revealed]))
         loaded = [session.render(n, self.format) for n in held]
         # What the model holds in context: the search tool, pinned tools, and every tool a
@@ -176,7 +182,7 @@ class ResponsesAdapter:
         session.record_turn(
             self.format,
             [*sent, *(d for d in loaded if d is not None)],
-            ["tool_search", *session.pinned, *held],
+            ["tool_search", *(["execute"] if code else []), *session.pinned, *held],
         )
         return sent
 
@@ -185,7 +191,8 @@ class ResponsesAdapter:
         namespaces). A namespace set not to defer is sent loaded, and its tools run."""
         session = self.session
         search: dict[str, Any] = {"type": "tool_search"}
-        pinned = [d for d in (session.render(n, self.format) for n in session.pinned) if d is not None]
+        code = [d for n, d in zip(session.meta_names, session.meta_tools(self.format), strict=True) if n == "execute"]
+        pinned = [*code, *(d for d in (session.render(n, self.format) for n in session.pinned) if d is not None)]
         deferred = session.deferred()
         body: list[dict[str, Any]] = []
         upfront: list[str] = []
@@ -202,7 +209,8 @@ class ResponsesAdapter:
             session.mark_loaded(*upfront)
         held = list(session.loaded)
         loaded = [d for d in (session.render(n, self.format) for n in held) if d is not None]
-        session.record_turn(self.format, [search, *pinned, *loaded], ["tool_search", *session.pinned, *held])
+        names = ["tool_search", *(["execute"] if code else []), *session.pinned, *held]
+        session.record_turn(self.format, [search, *pinned, *loaded], names)
         return [search, *pinned, *body]
 
     async def aoutput_items(self, response: Any) -> list[dict[str, Any]]:
@@ -253,11 +261,14 @@ class ResponsesAdapter:
             "tools": [{**d, "defer_loading": True} for d in defs if d is not None],
         }
 
-    def run(self, client: Any, *, model: str, input: list[Any], max_turns: int = 10, **create: Any) -> Any:
+    def run(
+        self, client: Any, *, model: str, input: list[Any], max_turns: int = 10, preselect: int = 0, **create: Any
+    ) -> Any:
         """A complete stateless loop (the whole ``input`` is sent each turn); ``input`` is
         extended in place with the output items and their answers."""
         _require_sdk()
         self._native.decide(model)
+        preselect_for(self.session, input, preselect)
         response = None
         for _ in range(max_turns):
             tools = self.tools()

@@ -199,6 +199,9 @@ def serve(
     ] = True,
     log_json: Annotated[
         bool, typer.Option("--log-json", help="Log one JSON object per line on stderr (for a log collector).")
+    code_mode: Annotated[
+        bool,
+        typer.Option("--code-mode", help="Also offer execute: a Python program that calls tools, run in a sandbox (toolscout[code])."),
     ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.

@@ -128,6 +128,7 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         threshold=config.defer,
         auto_pin=config.auto_pin,
         context_window=config.context_window,
+        code_mode=config.code_mode,
     )
     return App(config, aggregator, gateway, server, sessions)
 

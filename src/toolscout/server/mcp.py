@@ -84,8 +84,10 @@ class GatewayServer:
         auto_pin: int = 0,
         context_window: int | None = None,
         approval_key: bytes | None = None,
+        code_mode: bool = False,
     ) -> None:
-        """``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
+        """``code_mode``: every session also offers ``execute`` (docs/code-mode.md).
+        ``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
         stateful sessions where every replica sees them (see :mod:`.shared_sessions`).
         ``stubs``: stateful sessions list every tool not yet found as a stub (name and one
         line, no parameters) instead of leaving it out. ``threshold``: when sessions start
@@ -106,6 +108,8 @@ class GatewayServer:
             "auto_pin": auto_pin,
             "context_window": context_window,
         }
+        if code_mode:
+            options["code_mode"] = True
         self.sessions = InMemorySessionStore(gateway, max_sessions=max_sessions, max_revealed=max_revealed, **options)
         self.stateless = Session(gateway, session_id="stateless", progressive=False, **options)
         # Stateless requests that name their conversation (``_meta["toolscout/session"]``) get

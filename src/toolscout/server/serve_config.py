@@ -106,6 +106,7 @@ class ServeConfig(BaseModel):
     auto_pin: int = Field(default=0, ge=0, le=20)
     trust_hints: bool = True
     log_json: bool = False
+    code_mode: bool = False
 
     _sources: GatewayConfig | None = PrivateAttr(default=None)
 

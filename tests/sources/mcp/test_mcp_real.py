@@ -130,3 +130,42 @@ async def test_inspector_cli_lists_and_calls_through_the_gateway(gateway: Gatewa
         "--tool-arg", "name=time_get_current_time", "--tool-arg", 'arguments={"timezone": "UTC"}',
     )  # fmt: skip
     assert called["isError"] is False and called["structuredContent"]["timezone"] == "UTC"
+
+
+PROGRAM = """
+now = await time_get_current_time(timezone="UTC")
+echo = await everything_echo(message="from code mode")
+await memory_create_entities(entities=[{"name": NAME, "entityType": "test", "observations": [now["datetime"]]}])
+graph = await memory_read_graph()
+seen = [e["observations"][0] for e in graph["entities"] if e["name"] == NAME]
+print(echo)
+{"timezone": now["timezone"], "stored": seen[0] == now["datetime"], "entities": len(graph["entities"])}
+"""
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_code_mode_combines_three_real_upstreams(gateway: GatewayServer, mode: str) -> None:
+    """serve --code-mode: one execute call through the official client runs a program that
+    calls all three real servers and combines their results; only its output comes back."""
+    pytest.importorskip("pydantic_monty")
+    from toolscout.code_mode import code_runner
+
+    inner = Gateway(gateway.aggregator.catalog, call_timeout=None)
+    server = GatewayServer(inner, gateway.aggregator, code_mode=True)
+    try:
+        async with Client(server.lowlevel, mode=mode) as client:
+            listed = [t.name for t in (await client.list_tools()).tools]
+            assert listed[:3] == ["find_tools", "call_tool", "execute"]
+            done = await client.call_tool("execute", {"code": f"NAME = 'code-mode-{mode}'\n{PROGRAM}"})
+            assert not done.is_error, done.content[0].text
+            text = done.content[0].text
+            assert text.startswith("Echo: from code mode\n")
+            assert json.loads(text.splitlines()[-1])["stored"] is True
+            assert done.structured_content["tool_calls"] == 4
+            bad = await client.call_tool("execute", {"code": "x = 1\nawait time_get_current_time()"})
+            assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_arguments"
+            assert bad.structured_content["error"]["details"]["line"] == 2
+            again = await client.call_tool("call_tool", {"name": "everything_echo", "arguments": {"message": "still here"}})
+            assert "still here" in again.content[0].text
+    finally:
+        await code_runner(inner).aclose()
