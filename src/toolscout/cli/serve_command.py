@@ -199,6 +199,7 @@ def serve(
     ] = True,
     log_json: Annotated[
         bool, typer.Option("--log-json", help="Log one JSON object per line on stderr (for a log collector).")
+    ] = False,
     code_mode: Annotated[
         bool,
         typer.Option("--code-mode", help="Also offer execute: a Python program that calls tools, run in a sandbox (toolscout[code])."),
