@@ -19,7 +19,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ...calls import UpstreamResult
@@ -31,6 +31,7 @@ from ...security import Screen, is_quarantined
 from ..configured import ConfiguredSources, poisoning_status
 from .cache import ToolListCache
 from .config import GatewayConfig, ServerConfig
+from .federation import Federation
 from .upstream import Upstream, UpstreamState
 
 __all__ = ["Aggregator"]
@@ -55,9 +56,14 @@ class Aggregator:
         self.catalog = catalog
         self.cache = cache
         self.upstreams: dict[str, Upstream] = {
-            name: Upstream(name, cfg, on_tools_changed=self._changed, on_reconnected=self._changed)
+            name: Upstream(
+                name, cfg, on_tools_changed=self._changed, on_reconnected=self._changed, on_notice=self._notice
+            )
             for name, cfg in config.enabled().items()
         }
+        # Resources, templates and prompts of the same servers (the MCP surface serves them).
+        self.federation = Federation(self.upstreams, config.prefix_for)
+        self.notice_listeners: list[Callable[[str, str, dict[str, Any]], Awaitable[None]]] = []
         self.skipped: dict[str, list[str]] = {name: [] for name in self.upstreams}
         self.fetched_at: dict[str, float | None] = dict.fromkeys(self.upstreams)
         self.from_cache: dict[str, bool] = dict.fromkeys(self.upstreams, False)
@@ -149,6 +155,14 @@ class Aggregator:
             raise
         except Exception:
             pass  # refresh logged it and recorded it for status
+
+    async def _notice(self, up: Upstream, method: str, params: dict[str, Any]) -> None:
+        """A server's resource or prompt notification, to every listener (the MCP surface)."""
+        for listener in list(self.notice_listeners):
+            try:
+                await listener(up.name, method, params)
+            except Exception as exc:  # one listener's failure must not stop the others
+                log.debug("upstream %s: %s not delivered: %s", up.name, method, exc)
 
     def rewrite_unsaved(self) -> None:
         """List again the servers whose tools a shared catalog refused (it was down); called

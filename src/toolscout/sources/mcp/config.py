@@ -65,6 +65,10 @@ class ServerConfig(SourceOptions):
     # the cache keeps quarantined entries, and a policy change needs no refetch.
     poisoning: Literal["warn", "quarantine", "off"] | None = Field(default=None, exclude=True)
     poisoning_allow: list[str] = Field(default_factory=list, alias="poisoningAllow", exclude=True)
+    # What the server may ask the calling client mid-call (docs/transparent-gateway.md); not
+    # in the cache key: the tool list does not depend on it.
+    sampling: bool = Field(default=True, exclude=True)
+    elicitation: bool = Field(default=True, exclude=True)
 
     @field_validator("url")
     @classmethod
@@ -87,6 +91,10 @@ class ServerConfig(SourceOptions):
                 "user:password@ part from 'url', or remove the Authorization header"
             )
         return self
+
+    def relays(self, capability: str) -> bool:
+        """Whether this server's ``sampling`` / ``elicitation`` requests reach the caller."""
+        return bool(getattr(self, capability, False))
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
