@@ -59,7 +59,7 @@ async def test_a_tool_error_is_that_calls_error_whatever_its_code_or_wording(agg
 
 async def test_a_hang_times_out_one_call_and_keeps_the_server(agg: Aggregator) -> None:
     pid = await _pid(agg)
-    with pytest.raises(ToolTimeout, match="did not answer tools/call within 0.5 s"):
+    with pytest.raises(ToolTimeout, match=r"did not answer tools/call within 0\.5 s"):
         await agg.upstreams["up"].call("hang", {}, timeout=0.5)
     assert (await agg.catalog.handler("up_echo")({"text": "still"})).text() == "still"
     assert agg.status()["up"]["state"] == "ready" and await _pid(agg) == pid
