@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import conformance  # noqa: E402  (the fixture and gateway helpers beside this script)
+import conformance  # the fixture and gateway helpers beside this script
 
 
 async def _answer(context: Any, params: Any) -> Any:

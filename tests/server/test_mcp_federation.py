@@ -86,14 +86,14 @@ async def test_prompts_are_listed_namespaced_got_and_completed(urls: tuple[str, 
         assert "Engineering" in done.completion.values
 
 
-@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
 async def test_subscriptions_are_relayed(urls: tuple[str, str]) -> None:
     async with Client(urls[0], mode="legacy") as client:
         await client.subscribe_resource(STATIC)  # the upstream accepts it through us
         await client.unsubscribe_resource(STATIC)
 
 
-@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
 async def test_a_caller_who_may_not_see_the_server_gets_none_of_its_resources_or_prompts(urls: tuple[str, str]) -> None:
     async with Client(urls[1], mode="legacy") as client:
         uris = [str(r.uri) for r in (await client.list_resources()).resources]
@@ -104,3 +104,24 @@ async def test_a_caller_who_may_not_see_the_server_gets_none_of_its_resources_or
             await client.read_resource(STATIC)
         with pytest.raises(MCPError, match="unknown prompt"):
             await client.get_prompt("everything_simple-prompt")
+
+
+async def test_find_tools_finds_resources_and_prompts_when_asked_and_runs_them(urls: tuple[str, str]) -> None:
+    async with Client(urls[0], mode="legacy") as client:
+        plain = await client.call_tool("find_tools", {"query": "architecture document"})
+        assert "everything_architecture.md" not in [t["name"] for t in plain.structured_content["tools"]]  # tools only by default
+        found = await client.call_tool(
+            "find_tools", {"query": "architecture document", "kinds": ["resource", "prompt"]}
+        )
+        names = [t["name"] for t in found.structured_content["tools"]]
+        assert "everything_architecture.md" in names
+        read = await client.call_tool("call_tool", {"name": "everything_architecture.md", "arguments": {}})
+        assert not read.is_error and read.content[0].type == "resource"
+        assert str(read.content[0].resource.uri) == STATIC
+        prompt = await client.call_tool(
+            "call_tool", {"name": "everything_args-prompt", "arguments": {"city": "Oslo", "state": "Viken"}}
+        )
+        assert "Oslo" in prompt.content[0].text
+    async with Client(urls[1], mode="legacy") as hidden:
+        found = await hidden.call_tool("find_tools", {"query": "architecture document", "kinds": ["resource", "prompt"]})
+        assert found.structured_content["tools"] == []

@@ -26,7 +26,7 @@ from ...errors import LookupFailed
 if TYPE_CHECKING:
     from .upstream import Upstream
 
-__all__ = ["Federation", "UnknownEntry", "split_uri"]
+__all__ = ["Federation", "UnknownEntry", "expand", "split_uri", "template_vars"]
 
 log = logging.getLogger("toolscout.mcp")
 
@@ -119,7 +119,7 @@ class Federation:
         renamed into this gateway's namespace, servers in config order."""
         names = list(self.upstreams)
         found = await asyncio.gather(
-            *(self._list_one(n, what) for n in names), return_exceptions=True
+            *(self.list_server(n, what) for n in names), return_exceptions=True
         )
         out: list[dict[str, Any]] = []
         kind = "prompt" if what == "prompts" else "resource"
@@ -135,7 +135,8 @@ class Federation:
                     out.append(outer)
         return out
 
-    async def _list_one(self, server: str, what: str) -> list[dict[str, Any]]:
+    async def list_server(self, server: str, what: str) -> list[dict[str, Any]]:
+        """One server's raw ``what`` (upstream names), ``[]`` when it does not offer them."""
         up = self.upstreams[server]
         await up.connect()  # a lazy server starts for its first listing
         if _FEATURE[what] not in up.capabilities():
@@ -235,6 +236,27 @@ class Federation:
         elif isinstance(content, dict) and content.get("type") == "resource_link":
             content = self._rename_content(server, content)
         return {**message, "content": content}
+
+
+def expand(template: str, values: dict[str, Any]) -> str:
+    """A simple RFC 6570 expansion (``{var}``, ``{+var}``, ``{var*}``): each variable by its value."""
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(0)[1:-1].lstrip("+#./;?&").rstrip("*")
+        return str(values.get(name, ""))
+
+    return _TEMPLATE_VAR.sub(one, template)
+
+
+def template_vars(template: str) -> list[str]:
+    """The variable names of an RFC 6570 template, in order."""
+    out: list[str] = []
+    for match in _TEMPLATE_VAR.finditer(template):
+        for name in match.group(0)[1:-1].lstrip("+#./;?&").split(","):
+            name = name.rstrip("*").partition(":")[0]
+            if name and name not in out:
+                out.append(name)
+    return out
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:
