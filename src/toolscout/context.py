@@ -22,13 +22,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .approval import Approve
     from .model import Tool
 
-__all__ = ["ANONYMOUS", "CallContext", "Principal", "ProgressFn", "current", "using"]
+__all__ = ["ANONYMOUS", "CallContext", "Principal", "ProgressFn", "Relay", "current", "using"]
 
 ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 """``(progress, total, message)``, as MCP's ``notifications/progress`` carries them."""
@@ -38,6 +38,22 @@ Allow = Callable[["Tool"], bool]
 gateway's policy: see :class:`~toolscout.visibility.Visibility`."""
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Relay(Protocol):
+    """The client connection a call came from, as an upstream serving that call reaches it.
+
+    An MCP upstream may ask the caller's client something while it runs a tool (sampling,
+    elicitation) or log to it: the surface that received the call puts one of these in the
+    call's context, so the answer comes from, and the log goes to, that caller and nobody
+    else. ``supports`` names a client capability (``sampling``, ``elicitation``, ``roots``).
+    """
+
+    def supports(self, capability: str) -> bool: ...
+
+    async def request(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]: ...
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +85,8 @@ class CallContext:
     needs one (ahead of the gateway's own). ``progress``: where a handler's progress
     goes. ``credentials``: per-caller secrets for upstreams, by upstream name (empty
     until identity lands). ``timeout``: this caller's limit on one call in seconds
-    (``None``: the gateway's ``call_timeout``).
+    (``None``: the gateway's ``call_timeout``). ``relay``: the caller's client connection,
+    for an upstream's requests and logs during the call (``None``: none can be relayed).
     """
 
     session_id: str | None = None
@@ -79,6 +96,7 @@ class CallContext:
     progress: ProgressFn | None = None
     credentials: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False, compare=False)
     timeout: float | None = None
+    relay: Relay | None = field(default=None, repr=False, compare=False)
 
     def replace(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (the context itself never changes)."""

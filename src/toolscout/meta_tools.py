@@ -46,6 +46,8 @@ _KIND_TEXT = {
     "tool": "tool (default): a function to call",
     "skill": "skill: instructions to load by calling it",
     "agent": "agent: another agent to delegate to (its card)",
+    "resource": "resource: an upstream server's data to read by calling it",
+    "prompt": "prompt: an upstream server's prompt template to get by calling it",
 }
 
 

@@ -30,10 +30,12 @@ __all__ = [
 PermissionKind = Literal["read", "write", "execute", "network", "dangerous"]
 PERMISSION_KINDS: tuple[str, ...] = ("read", "write", "execute", "network", "dangerous")
 EMPTY_OBJECT_SCHEMA = '{"properties":{},"type":"object"}'
-Kind = Literal["tool", "skill", "agent"]
-KINDS: tuple[str, ...] = ("tool", "skill", "agent")
+Kind = Literal["tool", "skill", "agent", "resource", "prompt"]
+KINDS: tuple[str, ...] = ("tool", "skill", "agent", "resource", "prompt")
 """What a catalog entry is: a tool to call, a skill (instructions to load, Agent Skills
-format) or an agent (an A2A agent card). All three are searched and called the same way."""
+format), an agent (an A2A agent card), or an upstream MCP server's resource (or resource
+template) or prompt. All are searched and called the same way (calling a resource reads
+it, calling a prompt gets it); only tools are ranked unless a request names other kinds."""
 
 
 class DeferPolicy(StrEnum):

@@ -4,7 +4,9 @@
 exits the process mid-call), ``hang`` (``hang`` never answers), ``slow`` (sleeps before
 serving), ``malformed`` (some tool schemas are broken), ``many`` (10,000 tools, paginated),
 ``names`` (reuses ``normal``'s tool names), ``registry`` (``normal`` plus ``register``, which
-adds a tool of the given name and announces the change). Written with the low-level SDK server so it can
+adds a tool of the given name and announces the change), ``errors`` (``crash`` and ``hang``
+plus tools whose JSON-RPC errors look like a lost connection: code -32000, "... is closed"),
+``relay`` (tools that ask the client: sampling, elicitation, and log to it). Written with the low-level SDK server so it can
 send exactly the (sometimes invalid) JSON a real misbehaving server would.
 """
 
@@ -21,6 +23,7 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 OBJ = "object"
 
@@ -60,6 +63,20 @@ def tools_for(mode: str, grown: bool) -> list[dict[str, Any]]:
         base.append(_tool("pid", "Report this server's process id."))
     if mode == "hang":
         base.append(_tool("hang", "Never answer."))
+    if mode == "errors":
+        base += [
+            _tool("crash", "Exit the server process in the middle of the call."),
+            _tool("pid", "Report this server's process id."),
+            _tool("hang", "Never answer."),
+            _tool("server_error", "Fail with JSON-RPC code -32000 (the generic server error)."),
+            _tool("ticket", "Fail with a message that says a ticket is closed."),
+        ]
+    if mode == "relay":
+        base += [
+            _tool("sample", "Ask the client's model to complete a prompt.", {"prompt": {"type": "string"}}),
+            _tool("ask", "Ask the client's user a question.", {"question": {"type": "string"}}),
+            _tool("chatty", "Log three messages to the client while running.", {"tag": {"type": "string"}}),
+        ]
     if mode == "registry":
         base.append(_tool("register", "Add a tool of the given name and announce the change.", {"name": {"type": "string"}}))
     if grown:
@@ -113,6 +130,33 @@ def build(mode: str) -> Server[Any]:
             return {"content": [{"type": "text", "text": str(os.getpid())}]}
         if name == "hang":
             await anyio.sleep_forever()
+        if name == "server_error":
+            raise MCPError(code=-32000, message="server error: the backend refused")
+        if name == "ticket":
+            raise MCPError(code=-32603, message="Ticket 42 is closed")
+        if name == "sample":
+            try:
+                answer = await ctx.session.create_message(
+                    [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=str(args.get("prompt"))))],
+                    max_tokens=50,
+                    related_request_id=ctx.request_id,
+                )
+            except MCPError as exc:
+                return {"content": [{"type": "text", "text": f"sampling failed: {exc.code} {exc.message}"}], "isError": True}
+            return {"content": [{"type": "text", "text": f"model said: {answer.content.text}"}]}
+        if name == "ask":
+            schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+            try:
+                reply = await ctx.session.elicit_form(str(args.get("question")), schema, related_request_id=ctx.request_id)
+            except MCPError as exc:
+                return {"content": [{"type": "text", "text": f"elicitation failed: {exc.code} {exc.message}"}], "isError": True}
+            return {"content": [{"type": "text", "text": f"user {reply.action}: {json.dumps(reply.content)}"}]}
+        if name == "chatty":
+            tag = str(args.get("tag"))
+            for level in ("debug", "info", "error"):
+                text = f"{tag} {level} key={os.environ.get('RELAY_SECRET', '')}"
+                await ctx.session.send_log_message(level, text, logger="chatty", related_request_id=ctx.request_id)
+            return {"content": [{"type": "text", "text": f"logged for {tag}"}]}
         if name.startswith("op_"):
             return {"content": [{"type": "text", "text": f"ran {name}"}]}
         return {"content": [{"type": "text", "text": f"unknown tool {name}"}], "isError": True}

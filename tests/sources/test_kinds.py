@@ -97,7 +97,7 @@ def test_bad_skill_and_card_name_the_field(tmp_path: Path) -> None:
 # -- requests ----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("value", "kinds"),
-    [(None, None), ([], None), (["skill"], ("skill",)), ("Skills, agents", ("skill", "agent")), ("all", ("tool", "skill", "agent"))],
+    [(None, None), ([], None), (["skill"], ("skill",)), ("Skills, agents", ("skill", "agent")), ("all", ("tool", "skill", "agent", "resource", "prompt"))],
 )
 def test_kinds_parsed_at_the_edge(value: object, kinds: object) -> None:
     assert FindRequest.parse({"query": "q", "kinds": value}).kinds == kinds

@@ -44,6 +44,7 @@ from .capabilities import CAPABILITIES_URI, capabilities
 from .edge import edge_fields
 from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
+from .federated import FederatedMCP
 from .guard import BearerGuard, HostOriginGuard
 from .metrics import Metrics
 from .recent import RecentCalls
@@ -137,12 +138,15 @@ class GatewayServer:
             on_list_resources=self._list_resources,
             on_read_resource=self._read_resource,
         )
+        # Upstream resources, templates, prompts, completions, logging (transparent gateway).
+        self.federated = FederatedMCP(aggregator, self._visible_to)
+        self.federated.install(self.lowlevel)
         # Advertise tools.listChanged on every transport (the HTTP session manager builds
-        # its initialize result from this method with no arguments).
+        # its initialize result from this method with no arguments); resources and prompts
+        # change when an upstream's do.
+        changes = NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True)
         build = self.lowlevel.create_initialization_options
-        self.lowlevel.create_initialization_options = lambda *a, **k: build(
-            *(a or (NotificationOptions(tools_changed=True),)), **k
-        )
+        self.lowlevel.create_initialization_options = lambda *a, **k: build(*(a or (changes,)), **k)
 
     # -- sessions -------------------------------------------------------------------
     @staticmethod
@@ -294,8 +298,12 @@ class GatewayServer:
             asking = ElicitApproval(
                 ctx, params, self._stateful(ctx), tickets=self.tickets, session=session.id, trust_hints=self.gateway.trust_hints
             )
-        edge = CallContext(progress=getattr(ctx.session, "report_progress", None), approve=asking,
-                           **edge_fields(getattr(getattr(ctx, "request", None), "scope", None)))
+        edge = CallContext(
+            progress=getattr(ctx.session, "report_progress", None),
+            approve=asking,
+            relay=self.federated.relay(ctx),
+            **edge_fields(getattr(getattr(ctx, "request", None), "scope", None)),
+        )
         outcome = await session.ahandle(params.name, params.arguments, context=edge)
         if asking is not None and asking.needed:  # ask, and run when the client retries with the answer and ticket
             return {"resultType": "input_required", "inputRequests": asking.needed, "requestState": asking.state}
@@ -354,6 +362,11 @@ class GatewayServer:
         return self._call_result(await self.stateless.ahandle("call_tool", {"name": name, "arguments": arguments}))
 
     # -- resources ------------------------------------------------------------------------
+    def _visible_to(self, ctx: Any, entry: Tool) -> bool:
+        """The visibility rule for this request's caller, for an upstream resource or prompt."""
+        allow = self.session(ctx).context(_FIND_CONTEXT).allow
+        return self.gateway.visibility.admits(entry, allow)
+
     async def _list_resources(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
 
@@ -367,6 +380,7 @@ class GatewayServer:
                 "resources": [
                     {"uri": CAPABILITIES_URI, "name": "capabilities", "description": about, "mimeType": "application/json"},
                     *skills,
+                    *await self.federated.list(ctx, "resources"),
                 ]
             }
         )
@@ -393,7 +407,7 @@ class GatewayServer:
                 {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
             )
         if uri != CAPABILITIES_URI:
-            raise MCPError(code=-32002, message=f"unknown resource {params.uri}")
+            return types.ReadResourceResult.model_validate(await self.federated.read(ctx, uri))
         text = json.dumps(self.capabilities(), indent=2)
         return types.ReadResourceResult.model_validate(
             {"contents": [{"uri": CAPABILITIES_URI, "mimeType": "application/json", "text": text}]}

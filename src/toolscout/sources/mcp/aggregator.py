@@ -19,7 +19,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ...calls import UpstreamResult
@@ -32,6 +32,8 @@ from ..configured import ConfiguredSources, poisoning_status
 from ..overrides import OverrideProblem, apply_overrides, pins_for, unknown_overrides
 from .cache import ToolListCache
 from .config import GatewayConfig, ServerConfig
+from .entries import ENTRIES, build_entries
+from .federation import Federation
 from .per_user import CredentialBroker
 from .upstream import Upstream, UpstreamState
 
@@ -57,9 +59,14 @@ class Aggregator:
         self.catalog = catalog
         self.cache = cache
         self.upstreams: dict[str, Upstream] = {
-            name: Upstream(name, cfg, on_tools_changed=self._changed, on_reconnected=self._changed)
+            name: Upstream(
+                name, cfg, on_tools_changed=self._changed, on_reconnected=self._changed, on_notice=self._notice
+            )
             for name, cfg in config.enabled().items()
         }
+        # Resources, templates and prompts of the same servers (the MCP surface serves them).
+        self.federation = Federation(self.upstreams, config.prefix_for)
+        self.notice_listeners: list[Callable[[str, str, dict[str, Any]], Awaitable[None]]] = []
         self.skipped: dict[str, list[str]] = {name: [] for name in self.upstreams}
         self.fetched_at: dict[str, float | None] = dict.fromkeys(self.upstreams)
         self.from_cache: dict[str, bool] = dict.fromkeys(self.upstreams, False)
@@ -140,6 +147,7 @@ class Aggregator:
             self.fetched_at[name] = time.time()
             self.from_cache[name] = False
             self._listing_ended()
+            await self.refresh_entries(name)
             if self.cache is not None:
                 try:
                     await asyncio.to_thread(self.cache.save, name, up.config.config_hash(), kept)
@@ -161,6 +169,43 @@ class Aggregator:
             raise
         except Exception:
             pass  # refresh logged it and recorded it for status
+
+    async def refresh_entries(self, name: str) -> int:
+        """List one server's resources, templates and prompts into the catalog as entries
+        of those kinds (searchable with ``kinds``); returns how many. Never raises: a
+        server's tools do not depend on them."""
+        fed = self.federation
+        source = name + ENTRIES
+        try:
+            listed = {what: await fed.list_server(name, what) for what in ("resources", "resourceTemplates", "prompts")}
+            pairs = build_entries(fed, name, listed)
+            cfg = self.upstreams[name].config
+            pairs = self.screen.apply(f"upstream {name}", pairs, cfg.poisoning or self.config.poisoning, cfg.poisoning_allow)
+            claimed, clashes = self.catalog.claim(source, pairs)
+            for problem in clashes:
+                log.info("upstream %s: entry not searchable: %s", name, problem)
+            kept = [(t, h) for t, h in claimed if not is_quarantined(t)]
+            if kept or any(t.source_id == source for t in self.catalog):
+                self.catalog.replace_source(source, [t for t, _ in kept], handlers={t.name: h for t, h in kept})
+            return len(kept)
+        except Exception as exc:  # the MCP surface still lists and reads them live
+            log.warning("upstream %s: resources and prompts not searchable: %s", name, up_redact(self, name, exc))
+            return 0
+
+    async def _notice(self, up: Upstream, method: str, params: dict[str, Any]) -> None:
+        """A server's resource or prompt notification, to every listener (the MCP surface)."""
+        if method.endswith("/list_changed"):
+            self._spawn_entries(up.name)
+        for listener in list(self.notice_listeners):
+            try:
+                await listener(up.name, method, params)
+            except Exception as exc:  # one listener's failure must not stop the others
+                log.debug("upstream %s: %s not delivered: %s", up.name, method, exc)
+
+    def _spawn_entries(self, name: str) -> None:
+        task = asyncio.get_running_loop().create_task(self.refresh_entries(name))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def rewrite_unsaved(self) -> None:
         """List again the servers whose tools a shared catalog refused (it was down); called
@@ -352,6 +397,11 @@ class Aggregator:
         if self.credentials is not None:
             closing.append(self.credentials.aclose())
         await asyncio.gather(*closing, return_exceptions=True)
+
+
+def up_redact(agg: Aggregator, name: str, exc: BaseException) -> str:
+    """``exc`` as text with server ``name``'s secrets masked."""
+    return agg.upstreams[name].config.redact(str(exc))
 
 
 def upstream_result(tool: str, raw: Mapping[str, Any]) -> UpstreamResult:

@@ -106,6 +106,10 @@ class ServerConfig(SourceOptions):
     permission: PermissionKind | None = Field(default=None, exclude=True)
     approval: Approval | None = Field(default=None, exclude=True)
     overrides: dict[str, ToolOverride] = Field(default_factory=dict, exclude=True)
+    # What the server may ask the calling client mid-call (docs/transparent-gateway.md); not
+    # in the cache key: the tool list does not depend on it.
+    sampling: bool = Field(default=True, exclude=True)
+    elicitation: bool = Field(default=True, exclude=True)
 
     @field_validator("url")
     @classmethod
@@ -130,6 +134,10 @@ class ServerConfig(SourceOptions):
                 "user:password@ part from 'url', or remove the Authorization header"
             )
         return self
+
+    def relays(self, capability: str) -> bool:
+        """Whether this server's ``sampling`` / ``elicitation`` requests reach the caller."""
+        return bool(getattr(self, capability, False))
 
     @property
     def transport(self) -> Literal["stdio", "http"]:

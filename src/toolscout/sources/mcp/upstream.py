@@ -13,6 +13,18 @@ A server that fails (at its first start or later) is retried in the background: 
 0.5 s doubling to 30 s, each scaled by a random factor in [0.8, 1.2]; each retry gives a slow
 starter twice the previous start window, up to 120 s. A stdio server's stderr reaches ours
 line by line, prefixed with its name and with its configured secrets masked.
+
+Whether the connection is lost is the transport's word alone: an error the server answers,
+whatever its code or wording ("Ticket 42 is closed", -32000), is that call's error; only a
+closed stream or an exited process restarts the server, and then every call in flight gets
+``upstream_unavailable`` naming the cause.
+
+While it serves a call, a server may ask the client something (sampling, elicitation) or
+log to it: both go to the client that made the call (the call's
+:class:`~toolscout.context.Relay`), never to another session. On streamable HTTP the
+request rides the call's own response stream, so the SDK hands it to us in the caller's
+context; on stdio nothing on the wire says which call it belongs to, so it goes to the
+only call in flight, and is refused (a clear error to the server) when several are.
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -32,7 +45,7 @@ from enum import StrEnum
 from http import HTTPStatus
 from typing import IO, Any
 
-from ...context import ProgressFn
+from ...context import ProgressFn, Relay, current
 from ...errors import ToolTimeout, UpstreamUnavailable
 from .config import ServerConfig
 
@@ -78,7 +91,10 @@ class Upstream:
         *,
         on_tools_changed: Callable[[Upstream], Awaitable[None]] | None = None,
         on_reconnected: Callable[[Upstream], Awaitable[None]] | None = None,
+        on_notice: Callable[[Upstream, str, dict[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
+        """``on_notice`` receives the server's notifications that concern more than one call
+        (``notifications/resources/updated``, resource and prompt ``list_changed``)."""
         self.name = name
         self.config = config
         self.state = UpstreamState.IDLE
@@ -87,6 +103,9 @@ class Upstream:
         self.calls = 0
         self._on_tools_changed = on_tools_changed
         self._on_reconnected = on_reconnected
+        self._on_notice = on_notice
+        self._inflight: dict[int, Relay | None] = {}  # per request in flight: its caller's relay
+        self._inflight_seq = 0
         self._client: Any = None
         self._stop: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
@@ -153,7 +172,11 @@ class Upstream:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         self._stop = asyncio.Event()
-        self._holder = asyncio.create_task(self._hold(ready, self._stop), name=f"upstream:{self.name}")
+        # A fresh context: the connection outlives the call that opened it, so what the server
+        # sends outside any call must not run as that first caller (its relay, its identity).
+        self._holder = asyncio.create_task(
+            self._hold(ready, self._stop), name=f"upstream:{self.name}", context=contextvars.Context()
+        )
         self._holders.add(self._holder)  # an abandoned attempt still shuts its process down
         self._holder.add_done_callback(self._holders.discard)
         try:
@@ -194,7 +217,13 @@ class Upstream:
         try:
             transport, errlog = self._transport()
             async with Client(
-                _lenient(transport, self.name), mode="legacy", message_handler=self._on_message, cache=None
+                _lenient(transport, self.name),
+                mode="legacy",
+                message_handler=self._on_message,
+                cache=None,
+                sampling_callback=self._on_sampling if self.config.relays("sampling") else None,
+                elicitation_callback=self._on_elicitation if self.config.relays("elicitation") else None,
+                logging_callback=self._on_log,
             ) as client:
                 self._client = mine = client
                 if not ready.done():
@@ -318,6 +347,64 @@ class Upstream:
         if method == "notifications/tools/list_changed" and self._on_tools_changed is not None:
             # Never request from inside the receive loop: it would wait on itself.
             self._spawn(self._on_tools_changed(self))
+        elif method in _NOTICES and self._on_notice is not None:
+            params = getattr(message, "params", None)
+            raw = params.model_dump(by_alias=True, mode="json", exclude_none=True) if params is not None else {}
+            self._spawn(self._on_notice(self, method, raw))
+
+    # -- what the server sends the caller mid-call -------------------------------------
+    def _caller(self) -> tuple[Relay | None, str]:
+        """The relay of the call this server request belongs to, or why there is none."""
+        mine = current().relay
+        if mine is not None and any(r is mine for r in self._inflight.values()):
+            return mine, ""  # streamable HTTP: it came on that call's own stream
+        if not self._inflight:
+            return None, "no call to this server is in progress"
+        if len(self._inflight) > 1:
+            return None, "several calls to this server are in progress and the request does not say which it serves"
+        (only,) = self._inflight.values()
+        return only, "" if only is not None else "the client that made the call cannot take requests"
+
+    async def _relay_request(self, capability: str, method: str, params: Any, result: Any) -> Any:
+        """Forward one server-to-client request to the caller; an ``ErrorData`` if it cannot be."""
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
+        relay, why = self._caller()
+        if relay is None:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"toolscout cannot relay {method}: {why}")
+        if not relay.supports(capability):  # what a client without the capability answers
+            return types.ErrorData(
+                code=types.METHOD_NOT_FOUND, message=f"the client does not support {capability} ({method})"
+            )
+        raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        try:
+            return result.model_validate(await relay.request(method, raw))
+        except MCPError as exc:
+            return exc.error
+        except Exception as exc:  # the client went away, or answered nonsense
+            return types.ErrorData(code=types.INTERNAL_ERROR, message=f"toolscout could not relay {method}: {exc}")
+
+    async def _on_sampling(self, context: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        return await self._relay_request("sampling", "sampling/createMessage", params, types.CreateMessageResult)
+
+    async def _on_elicitation(self, context: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        return await self._relay_request("elicitation", "elicitation/create", params, types.ElicitResult)
+
+    async def _on_log(self, params: Any) -> None:
+        """A log message during a call reaches that caller only, with this server's secrets masked."""
+        relay, _ = self._caller()
+        if relay is None:
+            return  # outside any call (or ambiguous): nobody's to read
+        raw = _masked(params.model_dump(by_alias=True, mode="json", exclude_none=True), self.config.redact)
+        try:
+            await relay.notify("notifications/message", raw)
+        except Exception as exc:  # the client went away: its log goes with it
+            log.debug("upstream %s: log not relayed: %s", self.name, exc)
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
@@ -361,6 +448,9 @@ class Upstream:
         # With a progress callback the dispatcher adds a progressToken and routes the
         # server's notifications/progress for this request to it.
         opts: Any = {"on_progress": progress} if progress is not None else None
+        self._inflight_seq += 1
+        token = self._inflight_seq
+        self._inflight[token] = current().relay
         try:
             if timeout is None:
                 return await dispatcher.send_raw_request(method, params, opts)
@@ -370,10 +460,12 @@ class Upstream:
                 f"server '{self.name}' did not answer {method} within {timeout:g} s", server=self.name
             ) from None
         except MCPError as exc:
-            if exc.code == -32000 or "closed" in str(exc).lower():
-                self._mark_dead(f"connection lost during {method}")
+            if self._lost(client):  # the transport's word, never the error's code or text
+                cause = self.last_error or "connection lost"
                 raise UpstreamUnavailable(
-                    f"server '{self.name}' closed the connection during {method}", server=self.name
+                    f"server '{self.name}' lost its connection during {method}: {cause}",
+                    hint="toolscout restarts it in the background; retry the call shortly.",
+                    server=self.name,
                 ) from None
             problem = self._explain(exc)
             if problem.startswith("HTTP "):
@@ -388,6 +480,18 @@ class Upstream:
             reason = self.config.redact(_describe(exc))
             self._mark_dead(reason)
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
+        finally:
+            self._inflight.pop(token, None)
+
+    def _lost(self, client: Any) -> bool:
+        """Whether ``client``'s connection is gone (its stream closed, its process exited);
+        marks the server failed then, once, so it restarts."""
+        dispatcher = client.session._dispatcher
+        if not (getattr(dispatcher, "_closed", False) or not getattr(dispatcher, "_running", True)):
+            return False
+        if self._client is client:  # first to notice: the holder may not have yet
+            self._mark_dead("connection lost: the server closed its stream or exited")
+        return True
 
     def _mark_dead(self, reason: str) -> None:
         if self._stop is not None:
@@ -427,6 +531,16 @@ class Upstream:
         limit = timeout if timeout is not None else self.config.timeout
         return await self._request("tools/call", {"name": tool, "arguments": arguments}, limit, progress)
 
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Any other request (resources, prompts, completions), raw, with this server's timeout."""
+        return await self._request(method, params, max(self.config.timeout or 60.0, 30.0))
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the connected server declared (empty when not connected)."""
+        client = self._client
+        caps = getattr(getattr(client, "session", None), "server_capabilities", None) if client is not None else None
+        return caps.model_dump(by_alias=True, mode="json", exclude_none=True) if caps is not None else {}
+
     def retry_in(self) -> float | None:
         """Seconds until the next background retry of a failed server, else ``None``."""
         if self.state is not UpstreamState.FAILED or self._retry_task is None or self._retry_task.done():
@@ -442,6 +556,26 @@ class Upstream:
             "connected_at": self.connected_at,
             "calls": self.calls,
         }
+
+
+_NOTICES = frozenset(
+    {
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+    }
+)
+
+
+def _masked(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` (JSON data) with ``redact`` applied to every string in it, keys included."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k): _masked(v, redact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, redact) for v in value]
+    return value
 
 
 def http_problem(status: int) -> str:

@@ -1,0 +1,194 @@
+"""The MCP conformance suite against its fixture server, directly and through ``toolscout serve``.
+
+Usage: ``python benchmarks/conformance.py [--replicas] [--only SCENARIO ...] [--write]``
+
+The fixture (``everything-server.ts`` of the suite's repository) comes from
+``../shared/conformance`` (override with ``TOOLSCOUT_CONFORMANCE_FIXTURE``) and is copied to
+a temporary folder and installed there with npm (never into this repository); the suite
+itself (``@modelcontextprotocol/conformance`` 0.1.13) is the one ``.ci/setup-mcp.sh``
+installs into ``.ci/node``. The gateway fronts the fixture as its only upstream
+(``{"url": ..., "prefix": "", "defer": "never"}``, ``--approve-kinds none``). With
+``--replicas`` the gateway runs as two replicas on PostgreSQL and Redis, the suite talks to
+one and the fixture is fronted by both. Prints ``passed/total`` scenarios per run; ``--write``
+puts them in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_DIR = ROOT / ".ci" / "node"
+FIXTURE = Path(os.environ.get("TOOLSCOUT_CONFORMANCE_FIXTURE", ROOT.parent / "shared" / "conformance"))
+FIXTURE_FILES = ("everything-server.ts", "package.json", "package-lock.json", "tsconfig.json")
+_LINE = re.compile(r"^([✓✗])\s+(\S+):\s+(\d+) passed, (\d+) failed", re.M)
+
+
+def available() -> str | None:
+    """Why the suite cannot run here, or ``None`` when it can."""
+    if not (FIXTURE / "everything-server.ts").exists():
+        return f"no conformance fixture at {FIXTURE}"
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return "node/npm not installed"
+    if not (NODE_DIR / "node_modules" / ".bin" / "conformance").exists():
+        return "the conformance suite is not installed (.ci/setup-mcp.sh)"
+    return None
+
+
+def install_fixture(into: Path) -> Path:
+    """Copy the fixture to ``into`` and install its packages there (once per folder)."""
+    into.mkdir(parents=True, exist_ok=True)
+    for name in FIXTURE_FILES:
+        shutil.copy2(FIXTURE / name, into / name)
+    if not (into / "node_modules" / ".bin" / "tsx").exists():
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefer-offline"],
+            cwd=into, check=True, capture_output=True, timeout=600,
+        )
+    return into
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 60.0) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout:g} s")
+
+
+@contextlib.contextmanager
+def process(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, log: Path) -> Iterator[None]:
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **(env or {})}, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextlib.contextmanager
+def fixture_server(folder: Path) -> Iterator[str]:
+    port = free_port()
+    tsx = str(folder / "node_modules" / ".bin" / "tsx")
+    with process([tsx, "everything-server.ts"], cwd=folder, env={"PORT": str(port)}, log=folder / "fixture.log"):
+        wait_port(port)
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@contextlib.contextmanager
+def gateway(upstream: str, folder: Path, *, extra: list[str] = (), port: int | None = None, tag: str = "gw") -> Iterator[str]:
+    port = port or free_port()
+    config = folder / f"{tag}.json"
+    config.write_text(json.dumps({"mcpServers": {"conf": {"url": upstream, "prefix": "", "defer": "never"}}}))
+    cmd = [sys.executable, "-c", "from toolscout.cli import app; app()", "serve", "-c", str(config), "--transport", "http",
+           "--port", str(port), "--approve-kinds", "none", *extra]
+    if not any(a.startswith("--store") for a in extra):
+        cmd.append("--no-cache")
+    env = {"PYTHONPATH": str(ROOT / "src")}
+    with process(cmd, env=env, log=folder / f"{tag}.log"):
+        wait_port(port)
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+def run_suite(url: str, scenarios: list[str] | None = None, timeout: float = 300) -> dict[str, bool]:
+    """Scenario -> passed, for one run of the suite against ``url``."""
+    cli = str(NODE_DIR / "node_modules" / ".bin" / "conformance")
+    results: dict[str, bool] = {}
+    for scenario in scenarios or [None]:
+        cmd = [cli, "server", "--url", url] + (["--scenario", scenario] if scenario else [])
+        done = subprocess.run(cmd, cwd=NODE_DIR, capture_output=True, text=True, timeout=timeout)
+        for mark, name, _passed, failed in _LINE.findall(done.stdout):
+            results[name] = mark == "✓" and failed == "0"
+    return results
+
+
+def summary(results: dict[str, bool]) -> str:
+    return f"{sum(results.values())}/{len(results)}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help="scenarios to run (default: all)")
+    parser.add_argument("--replicas", action="store_true", help="also through two replicas on PostgreSQL + Redis")
+    parser.add_argument("--write", action="store_true", help="write the figures into docs/benchmarks.md")
+    args = parser.parse_args()
+    why = available()
+    if why:
+        sys.exit(f"cannot run: {why}")
+    folder = Path(os.environ.get("TOOLSCOUT_CONFORMANCE_DIR") or tempfile.mkdtemp(prefix="toolscout-conformance-"))
+    install_fixture(folder)
+    rows: list[tuple[str, dict[str, bool]]] = []
+    with fixture_server(folder) as upstream:
+        rows.append(("direct", run_suite(upstream, args.only)))
+        with gateway(upstream, folder) as url:
+            rows.append(("through toolscout serve", run_suite(url, args.only)))
+        if args.replicas:
+            rows.append(("two replicas (PostgreSQL + Redis)", _replicas(upstream, folder, args.only)))
+    for label, results in rows:
+        print(f"{label}: {summary(results)} scenarios passed")
+        for name, ok in results.items():
+            if not ok:
+                print(f"  failed: {name}")
+    if args.write:
+        _write(rows)
+
+
+def _replicas(upstream: str, folder: Path, only: list[str] | None) -> dict[str, bool]:
+    """The suite against replica A of two sharing PostgreSQL and Redis (servers started here)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from _services import postgres_server, redis_server  # type: ignore[import-not-found]
+
+    with postgres_server() as pg, redis_server() as redis:
+        extra = ["--store", pg, "--sessions", redis]
+        with gateway(upstream, folder, extra=extra, tag="replica-a") as a, gateway(upstream, folder, extra=extra, tag="replica-b"):
+            return run_suite(a, only)
+
+
+def _write(rows: list[tuple[str, dict[str, bool]]]) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _report import write_section  # type: ignore[import-not-found]
+
+    lines = [
+        "Suite `@modelcontextprotocol/conformance` 0.1.13 (.ci/node), fixture `everything-server.ts` from"
+        " ../shared/conformance; the gateway fronts it alone (`prefix: \"\"`, `defer: never`, `--approve-kinds none`).",
+        "",
+        "| run | scenarios passed | failed |",
+        "|---|---|---|",
+        *(
+            f"| {label} | {summary(results)} | {', '.join(n for n, ok in results.items() if not ok) or '-'} |"
+            for label, results in rows
+        ),
+    ]
+    command = "python benchmarks/conformance.py" + (" --replicas" if len(rows) > 2 else "") + " --write"
+    write_section("conformance", "MCP conformance through the gateway (issue 27)", command, "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,300 @@
+"""The MCP surface of a transparent gateway: what upstreams offer besides tools.
+
+:class:`ClientRelay` is the :class:`~toolscout.context.Relay` a ``tools/call`` carries: an
+upstream's sampling and elicitation requests and its log messages during that call go back
+on the call's own channel, to that client only. :class:`FederatedMCP` serves upstream
+resources, resource templates, prompts and completions (named as
+:mod:`toolscout.sources.mcp.federation` says, each under the same visibility rule as
+tools), relays ``resources/subscribe`` with its update notifications and the upstreams'
+``list_changed``, and keeps each client's ``logging/setLevel``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from ..errors import ToolscoutError
+from ..model import Annotations, Tool
+from ..sources.mcp.aggregator import Aggregator
+
+__all__ = ["LOG_LEVELS", "ClientRelay", "FederatedMCP"]
+
+log = logging.getLogger("toolscout.mcp")
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_READ_ONLY = Annotations.from_mcp({"readOnlyHint": True})
+_CAPABILITY = {"sampling": "sampling", "elicitation": "elicitation", "roots": "roots"}
+
+
+class ClientRelay:
+    """The client behind one request (``ctx``: the SDK's request context), for an upstream.
+
+    Requests go on the request's own outbound channel (on streamable HTTP, the call's
+    response stream), so they reach this client and no other. ``level`` is the client's
+    ``logging/setLevel`` (``None``: everything); on stateless protocol revisions the
+    request's own log opt-in decides instead (the SDK applies it).
+    """
+
+    def __init__(self, ctx: Any, level: Callable[[], str | None]) -> None:
+        self._ctx = ctx
+        self._level = level
+
+    def supports(self, capability: str) -> bool:
+        import mcp_types as types
+
+        session = self._ctx.session
+        if not getattr(session, "can_send_request", False):  # stateless: no back channel
+            return False
+        field = _CAPABILITY.get(capability)
+        if field is None:
+            return False
+        wanted = {
+            "sampling": types.ClientCapabilities(sampling=types.SamplingCapability()),
+            "elicitation": types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+            "roots": types.ClientCapabilities(roots=types.RootsCapability()),
+        }[field]
+        try:
+            return bool(session.check_client_capability(wanted))
+        except Exception:
+            return False
+
+    async def request(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        # The request-scoped channel (the SDK keeps it private): related to this call.
+        return await self._ctx.session._request_outbound.send_raw_request(method, params, None)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None) -> None:
+        if method == "notifications/message" and not self._wants(params):
+            return
+        await self._ctx.session._request_outbound.notify(method, params)
+
+    def _wants(self, params: Mapping[str, Any] | None) -> bool:
+        level = (params or {}).get("level")
+        allowed = getattr(self._ctx.session, "_allowed_log_levels", None)
+        if allowed is not None and getattr(self._ctx.session, "_log_is_request_scoped", False):
+            return level in allowed
+        floor = self._level()
+        if floor is None or level not in LOG_LEVELS or floor not in LOG_LEVELS:
+            return True
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(floor)
+
+
+class FederatedMCP:
+    """Upstream resources, templates, prompts and completions on the gateway's MCP server.
+
+    ``visible(ctx, tool)`` is the surface's visibility rule for this request's caller;
+    ``own_resources`` lists the gateway's own resources (capabilities, skills), which come
+    first and are read by ``own_read`` (``None``: not one of ours).
+    """
+
+    def __init__(
+        self,
+        aggregator: Aggregator | None,
+        visible: Callable[[Any, Tool], bool],
+    ) -> None:
+        self.aggregator = aggregator
+        self.federation = aggregator.federation if aggregator is not None else None
+        self._visible = visible
+        self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # outer uri -> connections
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()  # for list_changed
+        if aggregator is not None:
+            aggregator.notice_listeners.append(self._on_notice)
+
+    # -- wiring -----------------------------------------------------------------------------
+    def install(self, lowlevel: Any) -> None:
+        """Register the handlers on the SDK server (``resources/list`` and ``resources/read``
+        stay the gateway's, which call :meth:`list` and :meth:`read`)."""
+        import mcp_types as types
+
+        add = lowlevel.add_request_handler
+        add("resources/templates/list", types.PaginatedRequestParams, self._list_templates)
+        add("resources/subscribe", types.SubscribeRequestParams, self._subscribe)
+        add("resources/unsubscribe", types.UnsubscribeRequestParams, self._unsubscribe)
+        add("prompts/list", types.PaginatedRequestParams, self._list_prompts)
+        add("prompts/get", types.GetPromptRequestParams, self._get_prompt)
+        add("completion/complete", types.CompleteRequestParams, self._complete)
+        add("logging/setLevel", types.SetLevelRequestParams, self._set_level)
+
+    def relay(self, ctx: Any) -> ClientRelay:
+        """The relay for one request's client (put in its call's context)."""
+        conn = getattr(ctx.session, "_connection", None)
+        self._seen(conn)
+        return ClientRelay(ctx, lambda: self._levels.get(conn) if conn is not None else None)
+
+    def _seen(self, conn: Any) -> None:
+        if conn is not None:
+            with contextlib.suppress(TypeError):
+                self._connections.add(conn)
+
+    # -- visibility -------------------------------------------------------------------------
+    def _allowed(self, ctx: Any) -> Callable[[str, str, str], bool]:
+        def visible(server: str, kind: str, name: str) -> bool:
+            try:
+                entry = Tool(
+                    name,
+                    f"{kind} of {server}",
+                    source="mcp",
+                    source_id=server,
+                    category=server,
+                    annotations=_READ_ONLY,
+                    meta={"server": server, "kind": kind},
+                )
+            except (TypeError, ValueError, ToolscoutError):
+                return False
+            return self._visible(ctx, entry)
+
+        return visible
+
+    def _check(self, ctx: Any, server: str, kind: str, name: str) -> None:
+        from mcp.shared.exceptions import MCPError
+
+        if not self._allowed(ctx)(server, kind, name):
+            raise MCPError(
+                code=-32002 if kind == "resource" else -32602, message=f"unknown {kind} {name}"
+            )
+
+    # -- handlers ---------------------------------------------------------------------------
+    async def list(self, ctx: Any, what: str) -> list[dict[str, Any]]:
+        """Upstream entries of ``what`` this caller may see (``[]`` without upstreams)."""
+        self._seen(getattr(ctx.session, "_connection", None))
+        if self.federation is None:
+            return []
+        return await self.federation.list(what, self._allowed(ctx))
+
+    async def read(self, ctx: Any, uri: str) -> dict[str, Any]:
+        fed = self._need()
+        server, inner = self._route(fed.route_uri, uri)
+        self._check(ctx, server, "resource", self._name_of(server, inner, uri))
+        _, result = await self._upstream(fed.read(uri))
+        return result
+
+    def _name_of(self, server: str, inner: str, outer: str) -> str:
+        """The name the visibility rule sees for a resource: the server's prefix and the URI."""
+        assert self.federation is not None
+        return self.federation.outer_name(server, "resource")
+
+    async def _list_templates(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        return types.ListResourceTemplatesResult.model_validate(
+            {"resourceTemplates": await self.list(ctx, "resourceTemplates")}
+        )
+
+    async def _list_prompts(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        return types.ListPromptsResult.model_validate({"prompts": await self.list(ctx, "prompts")})
+
+    async def _get_prompt(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        fed = self._need()
+        server, _ = self._route(fed.route_name, params.name)
+        self._check(ctx, server, "prompt", params.name)
+        _, result = await self._upstream(fed.get_prompt(params.name, params.arguments))
+        return types.GetPromptResult.model_validate(result)
+
+    async def _complete(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        fed = self._need()
+        raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        raw.pop("_meta", None)
+        ref = raw.get("ref") or {}
+        if ref.get("type") == "ref/prompt":
+            server, _ = self._route(fed.route_name, str(ref.get("name", "")))
+            self._check(ctx, server, "prompt", str(ref.get("name", "")))
+        else:
+            server, _ = self._route(fed.route_uri, str(ref.get("uri", "")))
+            self._check(ctx, server, "resource", fed.outer_name(server, "resource"))
+        _, result = await self._upstream(fed.complete(raw))
+        return types.CompleteResult.model_validate(result)
+
+    async def _subscribe(self, ctx: Any, params: Any) -> Any:
+        return await self._subscription(ctx, str(params.uri), True)
+
+    async def _unsubscribe(self, ctx: Any, params: Any) -> Any:
+        return await self._subscription(ctx, str(params.uri), False)
+
+    async def _subscription(self, ctx: Any, uri: str, on: bool) -> Any:
+        import mcp_types as types
+
+        fed = self._need()
+        server, inner = self._route(fed.route_uri, uri)
+        self._check(ctx, server, "resource", self._name_of(server, inner, uri))
+        conn = getattr(ctx.session, "_connection", None)
+        subscribers = self._subscribers.setdefault(uri, weakref.WeakSet())
+        if on:
+            first = not subscribers
+            if conn is not None:
+                subscribers.add(conn)
+            if first:  # one upstream subscription however many clients watch the URI
+                await self._upstream(fed.subscribe(uri, True))
+        else:
+            if conn is not None:
+                subscribers.discard(conn)
+            if not subscribers:
+                self._subscribers.pop(uri, None)
+                await self._upstream(fed.subscribe(uri, False))
+        return types.EmptyResult()
+
+    async def _set_level(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        conn = getattr(ctx.session, "_connection", None)
+        if conn is not None:
+            self._levels[conn] = str(params.level)
+        return types.EmptyResult()
+
+    # -- upstream notifications -------------------------------------------------------------
+    async def _on_notice(self, server: str, method: str, params: dict[str, Any]) -> None:
+        if self.federation is None:
+            return
+        if method == "notifications/resources/updated":
+            uri = self.federation.outer_uri(server, str(params.get("uri", "")))
+            targets = list(self._subscribers.get(uri, ()))
+            params = {**params, "uri": uri}
+        else:  # list_changed: every client may list again
+            targets = list(self._connections)
+        for conn in targets:
+            await _notify(conn, method, params)
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _need(self) -> Any:
+        from mcp.shared.exceptions import MCPError
+
+        if self.federation is None:
+            raise MCPError(code=-32601, message="this gateway has no upstream servers")
+        return self.federation
+
+    @staticmethod
+    def _route(route: Callable[[str], tuple[str, str]], key: str) -> tuple[str, str]:
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            return route(key)
+        except ToolscoutError as exc:
+            raise MCPError(code=-32002, message=exc.message) from None
+
+    @staticmethod
+    async def _upstream(pending: Awaitable[Any]) -> Any:
+        """An upstream's own error passes through as it is; toolscout's as a JSON-RPC error."""
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            return await pending
+        except MCPError:
+            raise
+        except ToolscoutError as exc:
+            raise MCPError(code=-32603, message=f"{exc.code}: {exc.message}") from None
+
+
+async def _notify(conn: Any, method: str, params: dict[str, Any]) -> None:
+    try:
+        await conn.notify(method, params)
+    except Exception as exc:  # gone, or no standalone stream: this client misses it
+        log.debug("%s not delivered: %s", method, exc)
