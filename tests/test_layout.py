@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("helpers", (
         "toolscout.request", "toolscout.context", "toolscout.calls", "toolscout.formats", "toolscout.tokens", "toolscout.ledger",
         "toolscout.policy", "toolscout.visibility", "toolscout.approval", "toolscout.security",
-        "toolscout.access", "toolscout.accounting",
+        "toolscout.access", "toolscout.accounting", "toolscout.identity", "toolscout.audit",
     )),
     # the pure in-memory catalog with change events
     ("catalog", ("toolscout.catalog_base",)),

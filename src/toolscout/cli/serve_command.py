@@ -139,6 +139,23 @@ def serve(
         int,
         typer.Option(min=1, max=1000, help="Tools revealed per stateful session at most (oldest dropped first)."),
     ] = 64,
+    auth: Annotated[
+        str | None,
+        typer.Option(
+            "--auth",
+            envvar="TOOLSCOUT_AUTH",
+            help="OAuth resource-server settings (issuer, policies, ...) as JSON or a JSON file; see docs/team-gateway.md.",
+        ),
+    ] = None,
+    audit: Annotated[
+        bool, typer.Option("--audit", help="Keep an audit record of every call in the store (on with --auth).")
+    ] = False,
+    audit_stdout: Annotated[
+        bool, typer.Option("--audit-stdout", help="Also print each audit record as a JSON line on stdout (HTTP only).")
+    ] = False,
+    audit_arguments: Annotated[
+        bool, typer.Option("--audit-arguments", help="Keep call arguments in audit records (secrets masked).")
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -171,11 +188,11 @@ def serve(
         raise fail("config_error", str(exc)) from None
     except ToolscoutError as exc:  # metrics without toolscout[metrics]
         raise fail_with(exc) from None
-    auth = ", header 'Authorization: Bearer <token>'" if settings.token else ""
+    bearer = ", header 'Authorization: Bearer <token>'" if settings.token or settings.auth else ""
     err().print(
         f"toolscout MCP gateway on {settings.url}, HTTP API under /v1\n"
         f"Serving find_tools and call_tool for {_upstreams(served.aggregator)} from {config}.\n"
-        f"Connect a client: streamable HTTP at {settings.url}{auth}. Ctrl-C stops.",
+        f"Connect a client: streamable HTTP at {settings.url}{bearer}. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
     asyncio.run(served.serve(asgi))

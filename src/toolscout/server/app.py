@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..audit import AuditLog, JsonLines
 from ..catalog import Catalog
 from ..gateway import Gateway
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
@@ -29,6 +30,7 @@ from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.config import GatewayConfig
 from ..storage import SharedStore, is_store_url, open_store
+from .auth import TokenVerifier
 from .mcp import GatewayServer
 from .serve_config import ServeConfig
 
@@ -108,6 +110,7 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
     sessions = None
     if config.sessions:
         sessions = RedisSessionStore(config.sessions, gateway, ttl=config.session_ttl or DEFAULT_TTL)
+    auth = config.auth
     server = GatewayServer(
         gateway,
         aggregator,
@@ -115,8 +118,23 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         use_tool=config.use_tool,
         session_store=sessions,
         stubs=config.stubs,
+        access=auth.access_rules() if auth is not None else None,
+        verifier=TokenVerifier(auth, config.resource) if auth is not None else None,
     )
+    _audit(config, gateway, server, store)
     return App(config, aggregator, gateway, server, sessions)
+
+
+def _audit(config: ServeConfig, gateway: Gateway, server: GatewayServer, store: Any) -> None:
+    """Audit every call (``--audit``, on with ``--auth``) into the store the tool lists use,
+    and/or as JSON lines on stdout (``--audit-stdout``; HTTP only: on stdio, stdout is the
+    protocol)."""
+    gateway.audit_arguments = config.audit_arguments
+    if (config.audit or config.auth is not None) and store is not None:
+        server.audit_log = AuditLog(store)
+        gateway.recorders.append(server.audit_log)
+    if config.audit_stdout and config.transport == "http":
+        gateway.recorders.append(JsonLines())
 
 
 def _open_catalog_store(url: str, *, use_cache: bool) -> tuple[Catalog, ToolListCache | None]:

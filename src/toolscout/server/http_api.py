@@ -31,12 +31,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
 from .. import formats
+from ..audit import parse_since
 from ..context import CallContext
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
 from ..model import CallResult
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES, CallRequest, shown
 from ..results import refused_find
 from ..storage import Follower
+from .auth import principal_of_scope
 from .capabilities import capabilities as gateway_capabilities
 
 if TYPE_CHECKING:
@@ -232,6 +234,9 @@ def create_app(
     docs: bool = True,
     recent: RecentCalls | None = None,
     session_store: Any = None,
+    auth: Any = None,
+    access: Any = None,
+    audit_log: Any = None,
 ) -> FastAPI:
     """The ``/v1`` API over ``gateway`` as an ASGI app (no MCP, no guards: mount it behind
     your own auth, or serve it with :meth:`GatewayServer.http_app`).
@@ -243,6 +248,10 @@ def create_app(
     finds and calls for the web console; ``session_store`` (a
     :class:`~toolscout.redis_sessions.RedisSessionStore`) is checked by readiness, as is
     the gateway's catalog when it is a :class:`~toolscout.replica.SharedCatalog`.
+    ``auth`` (a :class:`~toolscout.server.auth.TokenVerifier`) is checked by readiness too;
+    ``access`` (:class:`~toolscout.identity.AccessRules`) limits each caller (the principal
+    the guard in front established) to their tools; ``audit_log``
+    (:class:`~toolscout.audit.AuditLog`) is served at ``/v1/audit``.
     """
     app = FastAPI(
         title="toolscout HTTP API",
@@ -255,6 +264,14 @@ def create_app(
     app.add_middleware(_BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.state.gateway = gateway
     caps = capabilities or (lambda: gateway_capabilities(gateway, aggregator, max_revealed=0, version=_version()))
+
+    def edge(request: Request) -> CallContext:
+        """The caller of this request, as the identity guard in front established it."""
+        principal = principal_of_scope(request.scope)
+        if principal is None:
+            return EDGE
+        allow = access.allow_for(principal) if access is not None else None
+        return CallContext(principal=principal, allow=allow)
 
     def pending() -> dict[str, str]:
         source = getattr(aggregator, "pending", None) or gateway.pending_sources
@@ -295,7 +312,7 @@ def create_app(
         return _error(exc.status_code, info, dict(exc.headers or {}))
 
     @app.post(f"{API_PREFIX}/find", response_model=FindResponse, responses=_ERRORS, tags=["tools"])
-    async def find(body: FindBody) -> Response:
+    async def find(body: FindBody, request: Request) -> Response:
         """Search the catalog (``find_tools``). Model-facing problems come back as `error`."""
         started = time.perf_counter()
         arguments = body.model_dump(exclude={"format"}, exclude_none=True)
@@ -305,20 +322,20 @@ def create_app(
             result = refused_find(arguments, exc)
         else:
             await _wait_for_sources(aggregator, cold_start_wait)
-            result = gateway.find(arguments, EDGE).render(body.format)
+            result = gateway.find(arguments, edge(request)).render(body.format)
         observe("find", started, result.error, body.query)
         return JSONResponse(result.to_dict())
 
     @app.post(f"{API_PREFIX}/call", response_model=CallResponse, responses=_ERRORS, tags=["tools"])
-    async def call(body: CallBody) -> Response:
+    async def call(body: CallBody, request: Request) -> Response:
         """Validate the arguments against the tool's schema and run it (``call_tool``)."""
         started = time.perf_counter()
         try:
-            request = CallRequest.parse(body.name, body.arguments)
+            parsed = CallRequest.parse(body.name, body.arguments)
         except ToolscoutError as exc:
             result = CallResult.failure(body.name if isinstance(body.name, str) else shown(body.name), exc)
         else:
-            result = await gateway.execute(request, EDGE)
+            result = await gateway.execute(parsed, edge(request))
         error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message=result.text()[:300] or "isError"))
         observe("call", started, error, result.tool)
         return JSONResponse(result.to_dict())
@@ -334,7 +351,9 @@ def create_app(
         tags=["tools"],
     )
     async def tool(
-        name: str, format: str = Query("generic", description="Tool format: " + ", ".join(formats.FORMATS))
+        request: Request,
+        name: str,
+        format: str = Query("generic", description="Tool format: " + ", ".join(formats.FORMATS)),
     ) -> Response:
         """One tool's definition, rendered in ``format`` (the name resolves as in a call)."""
         try:
@@ -342,7 +361,7 @@ def create_app(
         except InvalidRequest as exc:
             return _error(400, exc.info())
         try:
-            found = gateway.resolve(name)
+            found = gateway.resolve(name, allow=edge(request).allow)
         except ToolscoutError as exc:
             info = exc.info()
             return _error(404 if info.code == "unknown_tool" else 403, info)
@@ -405,9 +424,54 @@ def create_app(
                 alive = False
             body["sessions"] = {"kind": session_store.engine, "where": session_store.where, "reachable": alive}
             down = down or not alive
+        if auth is not None:  # an issuer that cannot be reached: every token is refused (fail closed)
+            body["auth"] = await auth.status()
+            down = down or not body["auth"]["reachable"]
         if down:
             body["status"] = "unavailable"
         return JSONResponse(body, status_code=503 if down or starting else 200)
+
+    @app.get(f"{API_PREFIX}/whoami", response_model=dict[str, Any], tags=["gateway"])
+    async def whoami(request: Request) -> Response:
+        """Who this gateway takes the caller to be, and whether they may read everyone's audit log."""
+        principal = edge(request).principal
+        claims = principal.claims
+        shown_claims = {k: claims[k] for k in ("iss", "groups", "roles", "scope", "client_id", "name", "email") if k in claims}
+        return JSONResponse(
+            {"principal": principal.id, "kind": principal.kind, "claims": shown_claims, "admin": _admin(principal)}
+        )
+
+    def _admin(principal: Any) -> bool:
+        """Signed-in callers are admins when ``auth.admins`` says so; the holder of the
+        static token (or a caller of an unguarded loopback port) is the operator."""
+        if principal.kind in ("user", "service"):
+            return access is not None and bool(access.is_admin(principal))
+        return True
+
+    if audit_log is not None:
+
+        @app.get(f"{API_PREFIX}/audit", response_model=dict[str, Any], tags=["gateway"])
+        async def audit(
+            request: Request,
+            since: str = Query("1h", description="How far back: 30m, 1h, 7d or an ISO 8601 time."),
+            principal: str | None = Query(None, description="Only this principal's calls."),
+            tool: str | None = Query(None, description="Only calls of this tool."),
+            limit: int = Query(200, ge=1, le=10_000),
+        ) -> Response:
+            """Audit records, newest first. Admins see everyone's; anyone else their own."""
+            caller = edge(request).principal
+            try:
+                start = parse_since(since)
+            except ValueError as exc:
+                return _error(422, InvalidRequest(str(exc), hint="Pass since=1h (or 30m, 7d, 2026-01-01T00:00:00Z).").info())
+            if not _admin(caller):
+                if principal not in (None, caller.id):
+                    info = ErrorInfo(code="denied", message="only admins read other callers' audit records",
+                                     hint="Leave out principal= to read your own.")
+                    return _error(403, info)
+                principal = caller.id
+            records = await asyncio.to_thread(audit_log.query, since=start, principal=principal, tool=tool, limit=limit)
+            return JSONResponse({"records": [r.to_dict() for r in records]})
 
     if metrics is not None:
 

@@ -32,18 +32,20 @@ from functools import lru_cache
 from typing import Any
 
 from ..calls import UpstreamResult
-from ..context import CallContext
+from ..context import CallContext, Principal
 from ..errors import ErrorInfo, SessionStoreUnavailable
 from ..formats import render
 from ..gateway import Gateway
+from ..identity import AccessRules, local_principal
 from ..model import CallResult, Tool
 from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
+from .auth import IdentityGuard, TokenVerifier, principal_of_scope
 from .capabilities import CAPABILITIES_URI, capabilities
 from .elicit_approval import ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
-from .guard import BearerGuard, HostOriginGuard
+from .guard import HostOriginGuard
 from .metrics import Metrics
 from .recent import RecentCalls
 from .shared_sessions import accept_shared_sessions
@@ -79,11 +81,15 @@ class GatewayServer:
         cold_start_wait: float = COLD_START_WAIT,
         session_store: Any = None,
         stubs: bool = False,
+        access: AccessRules | None = None,
+        verifier: TokenVerifier | None = None,
     ) -> None:
         """``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
         stateful sessions where every replica sees them (see :mod:`.shared_sessions`).
         ``stubs``: stateful sessions list every tool not yet found as a stub (name and one
-        line, no parameters) instead of leaving it out."""
+        line, no parameters) instead of leaving it out. ``access``: the operator's rules per
+        principal (what each caller may see and run); ``verifier``: checks OAuth bearer
+        tokens on the HTTP transport (:mod:`.auth`)."""
         from mcp.server.lowlevel.server import NotificationOptions, Server
 
         self.gateway = gateway
@@ -98,6 +104,13 @@ class GatewayServer:
         # a session of their own: nothing to reveal, but learning sees who searched and called.
         self.tagged = InMemorySessionStore(gateway, max_sessions=max_sessions, progressive=False, **options)
         self.shared = session_store
+        self.access = access
+        self.verifier = verifier
+        self.local = local_principal()
+        """Who a stdio client is: the OS user running this process."""
+        self._owners: dict[str, str] = {}  # stateful session key -> the principal it belongs to
+        self.audit_log: Any = None
+        """The store's audit log (:class:`~toolscout.audit.AuditLog`), served at ``/v1/audit``."""
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
         self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -149,17 +162,46 @@ class GatewayServer:
             return
         self.sessions.drop(key)
         self._peers.pop(key, None)
+        self._owners.pop(key, None)
+
+    def principal(self, ctx: Any) -> Principal:
+        """Who sent this request: the caller the HTTP edge established (:mod:`.auth`), else
+        (stdio) the OS user running the gateway."""
+        request = getattr(ctx, "request", None)
+        scope = getattr(request, "scope", None)
+        found = principal_of_scope(scope) if isinstance(scope, dict) else None
+        return found if found is not None else self.local
 
     def session(self, ctx: Any, params: Any = None) -> Session:
         """The :class:`Session` serving this request's connection (a stateless request's
-        own, when its ``_meta`` names one; else the shared stateless session)."""
+        own, when its ``_meta`` names one; else the shared stateless session). With access
+        rules, a session sees only what its principal may, and belongs to that principal."""
+        principal = self.principal(ctx)
         key = self._session_key(ctx) if self._stateful(ctx) else None
         if key is None:
             tag = _session_tag(params)
-            return self.stateless if tag is None else self.tagged.session(f"tagged:{tag}")
-        session = self.sessions.session(key)
+            if tag is not None:  # a name is the caller's own: never another principal's session
+                return self._scoped(self.tagged.session(f"tagged:{principal.id}:{tag}"), principal)
+            if self.access is None:
+                return self.stateless
+            return self._scoped(self.tagged.session(f"principal:{principal.id}"), principal)
+        owner = self._owners.setdefault(key, principal.id)
+        if owner != principal.id:
+            from mcp.shared.exceptions import MCPError  # the mcp SDK, already loaded by the server
+
+            raise MCPError(code=-32001, message="this session belongs to another caller; start a new one")
+        session = self._scoped(self.sessions.session(key), principal)
         if self.shared is not None and session.store is None:  # loaded by its first request
             self.shared.attach(session, load=False)
+        return session
+
+    def _scoped(self, session: Session, principal: Principal) -> Session:
+        """``session`` limited to what ``principal`` may see and run (set once: a session
+        belongs to one principal)."""
+        if self.access is not None:
+            allow = self.access.allow_for(principal)
+            if session.allow is not allow:
+                session.allow = allow
         return session
 
     async def _refreshed(self, ctx: Any) -> Session:
@@ -258,16 +300,17 @@ class GatewayServer:
     async def _dispatch(self, ctx: Any, params: Any) -> dict[str, Any]:
         """Hand the call to the connection's session; progress goes back to this caller."""
         session = self.session(ctx, params)
+        principal = self.principal(ctx)
         if params.name == "find_tools":
             await self._wait_for_sources()
-            outcome = await session.ahandle("find_tools", params.arguments, context=_FIND_CONTEXT)
+            outcome = await session.ahandle("find_tools", params.arguments, context=CallContext(principal=principal))
             if outcome.revealed:
                 await _notify_list_changed(ctx)
             return self._find_result(outcome)
         # Ask the client's user only where some kind is gated without it (the gateway's
         # approve_kinds, or its own approver's default): offering elicitation gates nothing.
         asking = ElicitApproval(ctx, params, self._stateful(ctx)) if self.gateway.gated_kinds() and _can_elicit(ctx) else None
-        edge = CallContext(progress=getattr(ctx.session, "report_progress", None), approve=asking)
+        edge = CallContext(principal=principal, progress=getattr(ctx.session, "report_progress", None), approve=asking)
         outcome = await session.ahandle(params.name, params.arguments, context=edge)
         if asking is not None and asking.needed:  # ask, and run when the client retries with the answer
             return {"resultType": "input_required", "inputRequests": asking.needed}
@@ -414,14 +457,17 @@ class GatewayServer:
             cold_start_wait=self.cold_start_wait,
             recent=recent,
             session_store=self.shared,
+            auth=self.verifier,
+            access=self.access,
+            audit_log=self.audit_log,
         )
         app = mount(api, app)
         if console:
             from .console import CONSOLE_API, console_api, with_console  # fastapi, as above
 
             app = mount(console_api(self.gateway, aggregator=self.aggregator, recent=recent), app, (CONSOLE_API,))
-        if token:
-            app = BearerGuard(app, token)
+        scopes = self.verifier.config.required_scopes if self.verifier is not None else ()
+        app = IdentityGuard(app, token=token, verifier=self.verifier, scopes=scopes)
         if console:
             app = with_console(app)
         return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)
@@ -484,9 +530,6 @@ async def _notify_peer(peer: Any) -> None:
     except Exception as exc:  # the session is gone, or has no standalone stream
         log.debug("list_changed not delivered: %s", exc)
 
-
-_FIND_CONTEXT = CallContext()
-"""What this edge knows of a searching client: nobody in particular (anonymous)."""
 
 SESSION_META = "toolscout/session"
 _TAG = re.compile(r"[\w.:@/-]{1,128}")
