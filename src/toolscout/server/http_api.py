@@ -80,6 +80,12 @@ _TOO_LARGE = f"The body may hold at most {MAX_BODY_BYTES} bytes."
 
 
 # -- models: requests -----------------------------------------------------------------
+_SESSION = (
+    "Your conversation's id: learning credits a call to the find before it in the same conversation. "
+    "Conversations of one caller count as one vote however many there are."
+)
+
+
 class FindBody(BaseModel):
     """``find_tools`` arguments plus the format to render the found tools in."""
 
@@ -100,6 +106,7 @@ class FindBody(BaseModel):
     format: StrictStr = Field(
         "generic", description="Tool format of `tools`: " + ", ".join(formats.FORMATS) + "."
     )
+    session: StrictStr | None = Field(None, description=_SESSION, max_length=128)
 
 
 class CallBody(BaseModel):
@@ -111,6 +118,7 @@ class CallBody(BaseModel):
     )
     name: StrictStr = Field(description="The tool's name as find returned it (other spellings resolve too).")
     arguments: dict[str, Any] | None = Field(None, description="Arguments matching the tool's input schema.")
+    session: StrictStr | None = Field(None, description=_SESSION, max_length=128)
 
 
 # -- models: responses (documentation and tests; bodies are the library's own dicts) -----
@@ -265,13 +273,15 @@ def create_app(
     app.state.gateway = gateway
     caps = capabilities or (lambda: gateway_capabilities(gateway, aggregator, max_revealed=0, version=_version()))
 
-    def edge(request: Request) -> CallContext:
-        """The caller of this request, as the identity guard in front established it."""
+    def edge(request: Request, session: str | None = None) -> CallContext:
+        """The caller of this request, as the identity guard in front established it (with
+        ``session``: the conversation learning credits, always the caller's own)."""
         principal = principal_of_scope(request.scope)
         if principal is None:
-            return EDGE
+            return EDGE if session is None else EDGE.replace(session_id=f"v1::{session}")
         allow = access.allow_for(principal) if access is not None else None
-        return CallContext(principal=principal, allow=allow)
+        conversation = f"v1:{principal.id}:{session}" if session is not None else None
+        return CallContext(session_id=conversation, principal=principal, allow=allow)
 
     def pending() -> dict[str, str]:
         source = getattr(aggregator, "pending", None) or gateway.pending_sources
@@ -315,14 +325,14 @@ def create_app(
     async def find(body: FindBody, request: Request) -> Response:
         """Search the catalog (``find_tools``). Model-facing problems come back as `error`."""
         started = time.perf_counter()
-        arguments = body.model_dump(exclude={"format"}, exclude_none=True)
+        arguments = body.model_dump(exclude={"format", "session"}, exclude_none=True)
         try:
             formats.renderer(body.format)
         except InvalidRequest as exc:
             result = refused_find(arguments, exc)
         else:
             await _wait_for_sources(aggregator, cold_start_wait)
-            result = gateway.find(arguments, edge(request)).render(body.format)
+            result = gateway.find(arguments, edge(request, body.session)).render(body.format)
         observe("find", started, result.error, body.query)
         return JSONResponse(result.to_dict())
 
@@ -335,7 +345,7 @@ def create_app(
         except ToolscoutError as exc:
             result = CallResult.failure(body.name if isinstance(body.name, str) else shown(body.name), exc)
         else:
-            result = await gateway.execute(parsed, edge(request))
+            result = await gateway.execute(parsed, edge(request, body.session))
         error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message=result.text()[:300] or "isError"))
         observe("call", started, error, result.tool)
         return JSONResponse(result.to_dict())
