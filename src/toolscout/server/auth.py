@@ -38,7 +38,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
@@ -285,6 +284,8 @@ class TokenVerifier:
         return self._metadata
 
     async def _get_json(self, url: str) -> dict[str, Any]:
+        import httpx  # on first use: importing it loads its CLI's rich and click, off the stdio path
+
         try:
             async with httpx.AsyncClient(timeout=self.timeout) as client:
                 response = await client.get(url)
@@ -304,6 +305,7 @@ class TokenVerifier:
             url = (await self.metadata()).get("introspection_endpoint")
         if not url:
             raise InvalidToken("the token is not a JWT and this gateway does not introspect tokens")
+        import httpx  # on first use, as in _get_json
         digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
         now = time.time()
         cached = self._introspected.get(digest)
