@@ -38,9 +38,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("helpers", (
         "toolscout.request", "toolscout.context", "toolscout.calls", "toolscout.formats", "toolscout.tokens", "toolscout.ledger",
         "toolscout.policy", "toolscout.visibility", "toolscout.approval", "toolscout.security",
-        "toolscout.access", "toolscout.accounting",
-        "toolscout.credentials",
-        "toolscout.access", "toolscout.accounting", "toolscout.deferral", "toolscout.find_cache", "toolscout.namespaces",
+        "toolscout.access", "toolscout.accounting", "toolscout.credentials",
+        "toolscout.deferral", "toolscout.find_cache", "toolscout.namespaces", "toolscout.identity", "toolscout.audit",
     )),
     # the pure in-memory catalog with change events
     ("catalog", ("toolscout.catalog_base",)),

@@ -352,3 +352,25 @@ class EmbeddingUnavailable(ConfigError):
 
     code = "embedding_unavailable"
     default_hint = "Check the embedding model or endpoint; keyword search still works."
+
+
+class InvalidToken(ToolscoutError):
+    """A bearer token is missing, malformed, expired, not for this gateway, or its
+    signature does not verify (HTTP 401 ``error="invalid_token"``)."""
+
+    code = "invalid_token"
+    default_hint = "Get a token for this gateway from its authorization server (see its /.well-known/oauth-protected-resource)."
+
+
+class InsufficientScope(InvalidToken):
+    """The token is good but lacks a scope this gateway requires (HTTP 403)."""
+
+    code = "insufficient_scope"
+
+
+class IssuerUnavailable(ToolscoutError):
+    """The authorization server cannot be reached to check a token: the gateway fails
+    closed (HTTP 503) until it can."""
+
+    code = "issuer_unavailable"
+    default_hint = "Retry shortly; the gateway cannot check tokens until its issuer answers (see /v1/ready)."

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import approval, formats
 from ._sync import run_sync
+from .audit import AuditRecord, Recorder, emit, mask_secrets
 from .catalog_base import BaseCatalog
 from .context import CallContext, using
 from .errors import (
@@ -48,6 +49,7 @@ from .errors import (
     UnknownTool,
 )
 from .find_cache import FindCache, normalise_query
+from .identity import voter_of
 from .learning import UsageLearner
 from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
 from .meta_tools import FIND_TOOLS as FIND_TOOLS
@@ -96,6 +98,11 @@ runner-up's (or it is an exact name): a clear winner, not a coin toss."""
 
 _ASKED_BY_NAME = ("exact name", "select")
 _NO_CONTEXT = CallContext()
+_NOT_RUN = frozenset(
+    {"approval_denied", "approval_required", "unknown_tool", "invalid_arguments", "invalid_request", "ambiguous",
+     "no_match", "empty_query", "not_revealed", "session_store_unavailable"}
+)
+"""Error codes of calls that never reached a handler (audited as ``refused``)."""
 
 
 def _is_async(fn: Any) -> bool:
@@ -253,6 +260,11 @@ class Gateway:
         self._validators: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self.approve = approve
         self.approve_kinds = approval.parse_kinds(approve_kinds)
+        self.recorders: list[Recorder] = []
+        """Audit recorders (:mod:`toolscout.audit`): each gets one record per call made
+        through :meth:`execute`; none by default (then nothing is built)."""
+        self.audit_arguments = False
+        """Whether audit records carry the call's arguments (secret-looking keys masked)."""
         """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
         the gateway or the caller (``ctx.approve``) has an approver, else none."""
         self.trust_hints = trust_hints
@@ -335,7 +347,7 @@ class Gateway:
                 return refused_find(request, exc)
         result = self._search(request, ctx.allow, loaded, autocut)
         if ctx.session_id is not None:
-            self._record_search(ctx.session_id, result)
+            self._record_search(ctx.session_id, result, voter_of(ctx.principal, ctx.session_id))
         return result
 
     async def execute(
@@ -362,16 +374,47 @@ class Gateway:
             ctx = _with(ctx, "execute", timeout=timeout, allow=allow, approve=approve)
         elif ctx is None:
             ctx = _NO_CONTEXT
+        started = time.time()
+        tool: Tool | None = None
         if isinstance(request, UseRequest):
-            return await self._use(request, ctx)
-        try:
-            tool = self.resolve(request.name, allow=ctx.allow)
-        except ToolscoutError as exc:
-            return CallResult.failure(request.name, exc)
-        result = await self._call(tool, request.arguments, ctx)
-        if ctx.session_id is not None:
-            self._record_call(ctx.session_id, tool.name, result.ok)
+            result = await self._use(request, ctx)
+            arguments = request.params
+        else:
+            arguments = request.arguments
+            try:
+                tool = self.resolve(request.name, allow=ctx.allow)
+            except ToolscoutError as exc:
+                result = CallResult.failure(request.name, exc)
+            else:
+                result = await self._call(tool, request.arguments, ctx)
+                if ctx.session_id is not None:
+                    self._record_call(ctx.session_id, tool.name, result.ok, voter_of(ctx.principal, ctx.session_id))
+        if self.recorders:
+            self._audit(ctx, result, tool or self.catalog.get(result.tool), arguments, started)
         return result
+
+    def _audit(self, ctx: CallContext, result: CallResult, tool: Tool | None, arguments: Any, started: float) -> None:
+        """One audit record for this call, to every recorder (see :mod:`toolscout.audit`)."""
+        code = result.error.code if result.error is not None else None
+        if code == "denied":
+            decision = "denied"
+        elif code in _NOT_RUN:
+            decision = "refused"
+        else:
+            gated = tool is not None and tool.effective_permission in self.gated_kinds(ctx.approve)
+            decision = "approved" if gated else "allowed"
+        record = AuditRecord(
+            time=started,
+            principal=ctx.principal.id,
+            kind=ctx.principal.kind,
+            tool=result.tool,
+            decision=decision,
+            outcome="ok" if result.ok else code or "tool_error",
+            duration_ms=round(result.duration_ms or (time.time() - started) * 1000, 3),
+            session=ctx.session_id,
+            arguments=mask_secrets(arguments) if self.audit_arguments and isinstance(arguments, Mapping) else None,
+        )
+        emit(self.recorders, record)
 
     # -- the library's conveniences --------------------------------------------------------
     def find_tools(
@@ -491,13 +534,15 @@ class Gateway:
         self._record_call(session, tool, ok)
 
     # -- learning: the one place usage is recorded --------------------------------------------
-    def _record_search(self, session: str, result: FindResult) -> None:
+    def _record_search(self, session: str, result: FindResult, voter: str | None = None) -> None:
         if self.learner is not None and result.error is None and result.found and result.search_type not in ("select", "namespace"):
-            self.learner.searched(session, result.query, [t.name for t in result.found])
+            extra = {"voter": voter} if voter not in (None, session) else {}  # a learner without voters still works
+            self.learner.searched(session, result.query, [t.name for t in result.found], **extra)
 
-    def _record_call(self, session: str, tool: str, ok: bool) -> None:
+    def _record_call(self, session: str, tool: str, ok: bool, voter: str | None = None) -> None:
         if self.learner is not None:
-            self.learner.called(session, tool, ok)
+            extra = {"voter": voter} if voter not in (None, session) else {}
+            self.learner.called(session, tool, ok, **extra)
 
     # -- find -------------------------------------------------------------------
     @property

@@ -14,7 +14,8 @@ What ranking gets (see docs/learning.md):
 
 * a **boost** per query, from evidence keyed by query term and by pair of adjacent terms: for
   key k and tool d, over *distinct sessions* (one session counts at most once, however often
-  it repeats), the sessions that searched k and were offered d (shown or called) and those
+  it repeats; sessions of one principal count as one, so a caller that names many sessions
+  or opens many connections votes once: the edge passes the principal as the ``voter``), the sessions that searched k and were offered d (shown or called) and those
   that called it. The evidence is the choice rate's deviation from the log's base rate,
   shrunk by ``min_sessions`` pseudo-sessions: ``(called' - beta * passed_over) / (offered +
   min_sessions)``, with ``beta = r0 / (1 - r0)`` and ``r0`` the share of offered tools a
@@ -163,7 +164,7 @@ class _Flat:
         self.took.extend(t for _, t in offered)
         self.n_tools.append(len(offered))
         self.weight.append(weight)
-        self.session.append(self.session_id.setdefault(event["s"], len(self.session_id)))
+        self.session.append(self.session_id.setdefault(voter(event), len(self.session_id)))
         rate = self.rates.setdefault(self.session[-1], [0, 0])
         rate[0] += sum(1 for t in calls if t in doc_of)
         rate[1] += len(offered)
@@ -235,13 +236,19 @@ class UsageLearner:
             self._load()
 
     # -- recording ----------------------------------------------------------------------
-    def searched(self, session: str, query: str, found: Sequence[str], *, now: float | None = None) -> str | None:
-        """A session's search found ``found`` (its top results); returns the event key."""
+    def searched(
+        self, session: str, query: str, found: Sequence[str], *, now: float | None = None, voter: str | None = None
+    ) -> str | None:
+        """A session's search found ``found`` (its top results); returns the event key.
+        ``voter``: whom the search counts for (the caller's principal; default the session):
+        evidence counts each voter once, however many sessions it names."""
         seq = list(dict.fromkeys(analyze(query)))
         if not seq or not found:
             return None
         key = uuid.uuid4().hex
         event = {"s": str(session), "t": now or time.time(), "q": sorted(seq), "p": query_pairs(seq), "f": list(found), "c": {}}
+        if voter is not None and voter != event["s"]:
+            event["v"] = str(voter)
         with self._lock:
             self._add(key, event)
             keys = self._recent.pop(event["s"], [])
@@ -252,7 +259,7 @@ class UsageLearner:
         self._save(key, event)
         return key
 
-    def called(self, session: str, tool: str, ok: bool, *, now: float | None = None) -> None:
+    def called(self, session: str, tool: str, ok: bool, *, now: float | None = None, voter: str | None = None) -> None:
         """A session called ``tool``: credited to its latest search that found it, else kept
         as a search-less call (co-usage evidence only)."""
         session = str(session)
@@ -264,6 +271,8 @@ class UsageLearner:
             if key is None:
                 key = f"calls-{session}"
                 event = self._events.get(key) or {"s": session, "t": now or time.time(), "q": [], "f": [], "c": {}}
+                if voter is not None and voter != session:
+                    event["v"] = str(voter)
                 self._add(key, event)
             event = self._events[key]
             event["c"][tool] = bool(event["c"].get(tool)) or bool(ok)
@@ -386,7 +395,7 @@ class UsageLearner:
         together: dict[str, set[str]] = {}  # session -> tools it called successfully
         flat = _Flat()
         for e in events:
-            s = e["s"]
+            s = voter(e)
             w = 0.5 ** (max(0.0, now - e["t"]) / self.half_life_s) if self.half_life_s > 0 else 1.0
             calls: dict[str, bool] = e.get("c", {})
             for tool in e.get("f", ()):
@@ -611,6 +620,13 @@ class UsageLearner:
     def also_used_with(self, name: str, tools: Sequence[Any], generation: int) -> list[str]:
         """Tools sessions usually called together with ``name`` (best first, at most 3)."""
         return list(self.co_usage(tools, generation).get(name, ()))
+
+
+def voter(event: Mapping[str, Any]) -> str:
+    """Whom an event counts for: its principal (``v``) when the edge knew one, else its
+    session. One voter's events weigh as one session's, however many sessions it names."""
+    found = event.get("v")
+    return found if isinstance(found, str) else event["s"]
 
 
 def _valid(event: Any) -> bool:

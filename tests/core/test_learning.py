@@ -16,6 +16,7 @@ from _paths import FIXTURES
 from toolscout import Catalog, Tool, learning
 from toolscout.adapters.openai import ChatCompletionsAdapter
 from toolscout.cli import app
+from toolscout.context import Principal
 from toolscout.gateway import Gateway
 from toolscout.learning import NS, UsageLearner
 from toolscout.server.mcp import GatewayServer
@@ -248,14 +249,24 @@ def test_events_through_a_provider_adapter() -> None:
 
 @pytest.mark.asyncio
 async def test_events_through_the_mcp_server() -> None:
+    """Five connections of one caller (here the OS user of stdio) vote once: no agreement;
+    five callers do agree (issue 23: a vote is a principal, not a connection)."""
     gw = Gateway(_catalog(), learn=True)
     server = GatewayServer(gw)
-    for _ in range(5):
+
+    async def conversation() -> None:
         async with Client(server.lowlevel, mode="legacy") as client:
             found = await client.call_tool("find_tools", {"query": QUERY})
             assert not found.is_error
             called = await client.call_tool("call_tool", {"name": "send_email", "arguments": {}})
             assert not called.is_error
+
+    for _ in range(5):
+        await conversation()
+    assert _ranked(gw)[0] == "post_message"  # one caller, however many connections
+    for i in range(5):
+        server.local = Principal(f"user-{i}", "user")
+        await conversation()
     assert _ranked(gw)[0] == "send_email"
     async with Client(server.lowlevel, mode="legacy") as client:
         found = await client.call_tool("find_tools", {"query": QUERY})
@@ -265,9 +276,10 @@ async def test_events_through_the_mcp_server() -> None:
 
 @pytest.mark.asyncio
 async def test_stateless_clients_that_name_their_conversation_are_learned_from() -> None:
-    """A 2026-07-28 (stateless) client shares one server session unless each request names
-    its conversation in ``_meta["toolscout/session"]``; unnamed, five conversations are one
-    session and never reach agreement; named, they count as five."""
+    """A 2026-07-28 (stateless) client may name its conversation in
+    ``_meta["toolscout/session"]``: learning credits calls to the search of the same
+    conversation, but five names from one caller are still one vote (issue 23); the same
+    from five callers reach agreement."""
     gw = Gateway(_catalog(), learn=True)
     server = GatewayServer(gw)
     async with Client(server.lowlevel, mode="auto") as client:
@@ -276,7 +288,7 @@ async def test_stateless_clients_that_name_their_conversation_are_learned_from()
             await client.call_tool("find_tools", {"query": QUERY})
             await client.call_tool("call_tool", {"name": "send_email", "arguments": {}})
         assert _ranked(gw)[0] == "post_message"
-        for i in range(5):
+        for i in range(5):  # named by one caller: one vote
             meta = {"toolscout/session": f"conversation-{i}"}
             found = await client.call_tool("find_tools", {"query": QUERY}, meta=meta)  # type: ignore[arg-type]
             assert not found.is_error
@@ -284,8 +296,15 @@ async def test_stateless_clients_that_name_their_conversation_are_learned_from()
             assert not called.is_error
         bad = await client.call_tool("find_tools", {"query": QUERY}, meta={"toolscout/session": "x" * 500})  # type: ignore[arg-type]
         assert not bad.is_error  # an unusable name is ignored, not an error
+        assert _ranked(gw)[0] == "post_message"
+        assert len(server.tagged) == 5
+        for i in range(5):  # five callers, each naming a conversation
+            server.local = Principal(f"user-{i}", "user")
+            meta = {"toolscout/session": "conversation"}
+            await client.call_tool("find_tools", {"query": QUERY}, meta=meta)  # type: ignore[arg-type]
+            await client.call_tool("call_tool", {"name": "send_email", "arguments": {}}, meta=meta)  # type: ignore[arg-type]
     assert _ranked(gw)[0] == "send_email"
-    assert len(server.tagged) == 5
+    assert len(server.tagged) == 10  # one caller never continues another's conversation
 
 
 def test_learner_keeps_no_arguments_and_decays() -> None:

@@ -301,7 +301,7 @@ async def test_openapi_document_validates_and_lists_the_fixed_contract(http: htt
     assert find["required"] == ["query"]
     assert {"query", "limit", "search_type", "category", "exclude", "format"} <= set(find["properties"])
     call = body_schema("/v1/call")
-    assert call["required"] == ["name"] and set(call["properties"]) == {"name", "arguments", "approved"}
+    assert call["required"] == ["name"] and set(call["properties"]) == {"name", "arguments", "approved", "session"}
 
     def ok_schema(path: str, method: str) -> dict[str, Any]:
         ref = paths[path][method]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]

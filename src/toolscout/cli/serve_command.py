@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..audit import DECISIONS, AuditLog, parse_since
 from ..errors import ToolscoutError
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
+from ..storage import open_store
 from . import _logs, app
-from ._console import err
+from ._console import err, out
 from ._exits import USAGE, choice, fail, fail_with, warn
 from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 from .catalog_commands import QueryEncoderOpt
@@ -204,6 +206,23 @@ def serve(
         bool,
         typer.Option("--code-mode", help="Also offer execute: a Python program that calls tools, run in a sandbox (toolscout[code])."),
     ] = False,
+    auth: Annotated[
+        str | None,
+        typer.Option(
+            "--auth",
+            envvar="TOOLSCOUT_AUTH",
+            help="OAuth resource-server settings (issuer, policies, ...) as JSON or a JSON file; see docs/team-gateway.md.",
+        ),
+    ] = None,
+    audit: Annotated[
+        bool, typer.Option("--audit", help="Keep an audit record of every call in the store (on with --auth).")
+    ] = False,
+    audit_stdout: Annotated[
+        bool, typer.Option("--audit-stdout", help="Also print each audit record as a JSON line on stdout (HTTP only).")
+    ] = False,
+    audit_arguments: Annotated[
+        bool, typer.Option("--audit-arguments", help="Keep call arguments in audit records (secrets masked).")
+    ] = False,
 ) -> None:
     """Serve find_tools and call_tool over MCP in front of every server in the config.
 
@@ -236,12 +255,12 @@ def serve(
         raise fail("config_error", str(exc)) from None
     except ToolscoutError as exc:  # metrics without toolscout[metrics]
         raise fail_with(exc) from None
-    auth = ", header 'Authorization: Bearer <token>'" if settings.token else ""
     base = settings.url.removesuffix("/mcp")
+    bearer = ", header 'Authorization: Bearer <token>'" if settings.token or settings.auth else ""
     err().print(
         f"toolscout MCP gateway on {settings.url}, HTTP API under /v1, web console at {base}/ui\n"
         f"Serving find_tools and call_tool for {_upstreams(served.aggregator)} from {config}.\n"
-        f"Connect a client: streamable HTTP at {settings.url}{auth}. Ctrl-C stops.",
+        f"Connect a client: streamable HTTP at {settings.url}{bearer}. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
     asyncio.run(served.serve(asgi))
@@ -359,4 +378,50 @@ def _age(ts: float) -> str:
     return f"{seconds:.0f} s ago"
 
 
+@app.command("audit-log")
+def audit_log(
+    ctx: typer.Context,
+    config: ConfigOpt,
+    cache: CacheOpt = None,
+    store: Annotated[str | None, typer.Option("--store", help="The store serve used (a file or postgresql:// URL).")] = None,
+    since: Annotated[str, typer.Option(help="How far back: 30m, 1h, 7d, or an ISO 8601 time.")] = "1h",
+    principal: Annotated[str | None, typer.Option(help="Only this caller's calls (the token's subject).")] = None,
+    tool: Annotated[str | None, typer.Option(help="Only calls of this tool.")] = None,
+    decision: Annotated[
+        str | None, typer.Option(callback=choice(DECISIONS, optional=True), help="allowed, approved, denied or refused.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many records (newest first).")] = 200,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line instead of a table.")] = False,
+) -> None:
+    """Show the audit record of calls a gateway served (serve --audit, or --auth).
 
+    Reads the store serve keeps them in: the config's store or cache, or --store.
+
+    \b
+    Example: toolscout audit-log --config servers.json --since 1h --principal alice --json
+    """
+    settings = _settings(ctx, only=("cache", "store"), rules=False)
+    try:
+        start = parse_since(since)
+    except ValueError as exc:
+        raise fail("invalid_request", str(exc), "Pass --since 1h (or 30m, 7d, 2026-01-01T00:00:00Z).") from None
+    try:
+        with open_store(settings.location) as opened:
+            records = AuditLog(opened).query(since=start, principal=principal, tool=tool, decision=decision, limit=limit)
+    except ToolscoutError as exc:
+        raise fail_with(exc) from None
+    if as_json:
+        for record in records:
+            typer.echo(json.dumps(record.to_dict(), ensure_ascii=False))
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table("time (UTC)", "principal", "tool", "decision", "outcome", "ms", "replica")
+    for r in records:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r.time))
+        cells = (when, r.principal, r.tool, r.decision, r.outcome, f"{r.duration_ms:.0f}", r.replica)
+        table.add_row(*(Text(str(c)) for c in cells))
+    out().print(table)
+    if not records:
+        err().print(f"no audit records since {since}", markup=False, highlight=False)

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..audit import AuditLog, JsonLines
 from ..catalog import Catalog
 from ..credentials import Vault, load_keys
 from ..gateway import Gateway
@@ -31,6 +32,7 @@ from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.config import GatewayConfig
 from ..sources.mcp.per_user import CredentialBroker
 from ..storage import SharedStore, Store, is_store_url, open_store
+from .auth import TokenVerifier
 from .mcp import GatewayServer
 from .serve_config import ServeConfig
 
@@ -118,6 +120,7 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
     sessions = None
     if config.sessions:
         sessions = RedisSessionStore(config.sessions, gateway, ttl=config.session_ttl or DEFAULT_TTL)
+    auth = config.auth
     server = GatewayServer(
         gateway,
         aggregator,
@@ -129,7 +132,10 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         auto_pin=config.auto_pin,
         context_window=config.context_window,
         code_mode=config.code_mode,
+        access=auth.access_rules() if auth is not None else None,
+        verifier=TokenVerifier(auth, config.resource) if auth is not None else None,
     )
+    _audit(config, gateway, server, store)
     return App(config, aggregator, gateway, server, sessions)
 
 
@@ -147,6 +153,18 @@ def _use_credentials(config: ServeConfig, aggregator: Aggregator, store: Store |
     aggregator.use_credentials(
         CredentialBroker(aggregator.config.enabled(), vault=vault, store=store, redirect_uri=config.callback_url)
     )
+
+
+def _audit(config: ServeConfig, gateway: Gateway, server: GatewayServer, store: Any) -> None:
+    """Audit every call (``--audit``, on with ``--auth``) into the store the tool lists use,
+    and/or as JSON lines on stdout (``--audit-stdout``; HTTP only: on stdio, stdout is the
+    protocol)."""
+    gateway.audit_arguments = config.audit_arguments
+    if (config.audit or config.auth is not None) and store is not None:
+        server.audit_log = AuditLog(store)
+        gateway.recorders.append(server.audit_log)
+    if config.audit_stdout and config.transport == "http":
+        gateway.recorders.append(JsonLines())
 
 
 def _open_catalog_store(url: str, *, use_cache: bool) -> tuple[Catalog, ToolListCache | None]:

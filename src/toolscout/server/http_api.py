@@ -35,12 +35,14 @@ from starlette.exceptions import HTTPException
 
 from .. import formats
 from ..approval import Decision
+from ..audit import parse_since
 from ..context import CallContext
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
 from ..model import CallResult
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES, CallRequest, shown
 from ..results import refused_find
 from ..storage import Follower
+from .auth import principal_of_scope
 from .capabilities import capabilities as gateway_capabilities
 from .edge import edge_context
 
@@ -110,6 +112,12 @@ def _finite(value: Any) -> Any:
 
 
 # -- models: requests -----------------------------------------------------------------
+_SESSION = (
+    "Your conversation's id: learning credits a call to the find before it in the same conversation. "
+    "Conversations of one caller count as one vote however many there are."
+)
+
+
 class FindBody(BaseModel):
     """``find_tools`` arguments plus the format to render the found tools in."""
 
@@ -130,6 +138,7 @@ class FindBody(BaseModel):
     format: StrictStr = Field(
         "generic", description="Tool format of `tools`: " + ", ".join(formats.FORMATS) + "."
     )
+    session: StrictStr | None = Field(None, description=_SESSION, max_length=128)
 
 
 class CallBody(BaseModel):
@@ -149,6 +158,7 @@ class CallBody(BaseModel):
             "approval_required and nothing runs; false answers approval_denied."
         ),
     )
+    session: StrictStr | None = Field(None, description=_SESSION, max_length=128)
 
 
 # -- models: responses (documentation and tests; bodies are the library's own dicts) -----
@@ -272,6 +282,9 @@ def create_app(
     docs: bool = True,
     recent: RecentCalls | None = None,
     session_store: Any = None,
+    auth: Any = None,
+    access: Any = None,
+    audit_log: Any = None,
 ) -> FastAPI:
     """The ``/v1`` API over ``gateway`` as an ASGI app (no MCP, no guards: mount it behind
     your own auth, or serve it with :meth:`GatewayServer.http_app`).
@@ -283,6 +296,10 @@ def create_app(
     finds and calls for the web console; ``session_store`` (a
     :class:`~toolscout.redis_sessions.RedisSessionStore`) is checked by readiness, as is
     the gateway's catalog when it is a :class:`~toolscout.replica.SharedCatalog`.
+    ``auth`` (a :class:`~toolscout.server.auth.TokenVerifier`) is checked by readiness too;
+    ``access`` (:class:`~toolscout.identity.AccessRules`) limits each caller (the principal
+    the guard in front established) to their tools; ``audit_log``
+    (:class:`~toolscout.audit.AuditLog`) is served at ``/v1/audit``.
     """
     app = FastAPI(
         default_response_class=JSONResponse,
@@ -296,6 +313,16 @@ def create_app(
     app.add_middleware(_BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.state.gateway = gateway
     caps = capabilities or (lambda: gateway_capabilities(gateway, aggregator, max_revealed=0, version=_version()))
+
+    def edge(request: Request, session: str | None = None) -> CallContext:
+        """The caller of this request, as the identity guard in front established it (with
+        ``session``: the conversation learning credits, always the caller's own)."""
+        principal = principal_of_scope(request.scope)
+        if principal is None:
+            return EDGE if session is None else EDGE.replace(session_id=f"v1::{session}")
+        allow = access.allow_for(principal) if access is not None else None
+        conversation = f"v1:{principal.id}:{session}" if session is not None else None
+        return CallContext(session_id=conversation, principal=principal, allow=allow)
 
     def pending() -> dict[str, str]:
         source = getattr(aggregator, "pending", None) or gateway.pending_sources
@@ -336,33 +363,33 @@ def create_app(
         return _error(exc.status_code, info, dict(exc.headers or {}))
 
     @app.post(f"{API_PREFIX}/find", response_model=FindResponse, responses=_ERRORS, tags=["tools"])
-    async def find(body: FindBody) -> Response:
+    async def find(body: FindBody, request: Request) -> Response:
         """Search the catalog (``find_tools``). Model-facing problems come back as `error`."""
         started = time.perf_counter()
-        arguments = body.model_dump(exclude={"format"}, exclude_none=True)
+        arguments = body.model_dump(exclude={"format", "session"}, exclude_none=True)
         try:
             formats.renderer(body.format)
         except InvalidRequest as exc:
             result = refused_find(arguments, exc)
         else:
             await _wait_for_sources(aggregator, cold_start_wait)
-            result = gateway.find(arguments, EDGE).render(body.format)
+            result = gateway.find(arguments, edge(request, body.session)).render(body.format)
         observe("find", started, result.error, body.query)
         return JSONResponse(result.to_dict())
 
     @app.post(f"{API_PREFIX}/call", response_model=CallResponse, responses=_ERRORS, tags=["tools"])
-    async def call(body: CallBody, http: Request) -> Response:
+    async def call(body: CallBody, request: Request) -> Response:
         """Validate the arguments against the tool's schema and run it (``call_tool``)."""
         started = time.perf_counter()
         try:
-            request = CallRequest.parse(body.name, body.arguments)
+            parsed = CallRequest.parse(body.name, body.arguments)
         except ToolscoutError as exc:
             result = CallResult.failure(body.name if isinstance(body.name, str) else shown(body.name), exc)
         else:
-            ctx = edge_context(http.scope, EDGE)
+            ctx = edge_context(request.scope, edge(request, body.session))
             if body.approved is not None:
                 ctx = ctx.replace(approve=_answered(body.approved))
-            result = await gateway.execute(request, ctx)
+            result = await gateway.execute(parsed, ctx)
         error = result.error or (None if result.ok else ErrorInfo(code="tool_error", message=result.text()[:300] or "isError"))
         observe("call", started, error, result.tool)
         return JSONResponse(result.to_dict())
@@ -378,7 +405,9 @@ def create_app(
         tags=["tools"],
     )
     async def tool(
-        name: str, format: str = Query("generic", description="Tool format: " + ", ".join(formats.FORMATS))
+        request: Request,
+        name: str,
+        format: str = Query("generic", description="Tool format: " + ", ".join(formats.FORMATS)),
     ) -> Response:
         """One tool's definition, rendered in ``format`` (the name resolves as in a call)."""
         try:
@@ -386,7 +415,7 @@ def create_app(
         except InvalidRequest as exc:
             return _error(400, exc.info())
         try:
-            found = gateway.resolve(name)
+            found = gateway.resolve(name, allow=edge(request).allow)
         except ToolscoutError as exc:
             info = exc.info()
             return _error(404 if info.code == "unknown_tool" else 403, info)
@@ -449,9 +478,54 @@ def create_app(
                 alive = False
             body["sessions"] = {"kind": session_store.engine, "where": session_store.where, "reachable": alive}
             down = down or not alive
+        if auth is not None:  # an issuer that cannot be reached: every token is refused (fail closed)
+            body["auth"] = await auth.status()
+            down = down or not body["auth"]["reachable"]
         if down:
             body["status"] = "unavailable"
         return JSONResponse(body, status_code=503 if down or starting else 200)
+
+    @app.get(f"{API_PREFIX}/whoami", response_model=dict[str, Any], tags=["gateway"])
+    async def whoami(request: Request) -> Response:
+        """Who this gateway takes the caller to be, and whether they may read everyone's audit log."""
+        principal = edge(request).principal
+        claims = principal.claims
+        shown_claims = {k: claims[k] for k in ("iss", "groups", "roles", "scope", "client_id", "name", "email") if k in claims}
+        return JSONResponse(
+            {"principal": principal.id, "kind": principal.kind, "claims": shown_claims, "admin": _admin(principal)}
+        )
+
+    def _admin(principal: Any) -> bool:
+        """Signed-in callers are admins when ``auth.admins`` says so; the holder of the
+        static token (or a caller of an unguarded loopback port) is the operator."""
+        if principal.kind in ("user", "service"):
+            return access is not None and bool(access.is_admin(principal))
+        return True
+
+    if audit_log is not None:
+
+        @app.get(f"{API_PREFIX}/audit", response_model=dict[str, Any], tags=["gateway"])
+        async def audit(
+            request: Request,
+            since: str = Query("1h", description="How far back: 30m, 1h, 7d or an ISO 8601 time."),
+            principal: str | None = Query(None, description="Only this principal's calls."),
+            tool: str | None = Query(None, description="Only calls of this tool."),
+            limit: int = Query(200, ge=1, le=10_000),
+        ) -> Response:
+            """Audit records, newest first. Admins see everyone's; anyone else their own."""
+            caller = edge(request).principal
+            try:
+                start = parse_since(since)
+            except ValueError as exc:
+                return _error(422, InvalidRequest(str(exc), hint="Pass since=1h (or 30m, 7d, 2026-01-01T00:00:00Z).").info())
+            if not _admin(caller):
+                if principal not in (None, caller.id):
+                    info = ErrorInfo(code="denied", message="only admins read other callers' audit records",
+                                     hint="Leave out principal= to read your own.")
+                    return _error(403, info)
+                principal = caller.id
+            records = await asyncio.to_thread(audit_log.query, since=start, principal=principal, tool=tool, limit=limit)
+            return JSONResponse({"records": [r.to_dict() for r in records]})
 
     if metrics is not None:
 

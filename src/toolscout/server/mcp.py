@@ -32,20 +32,22 @@ from functools import lru_cache
 from typing import Any
 
 from ..calls import UpstreamResult
-from ..context import CallContext
+from ..context import CallContext, Principal
 from ..errors import ErrorInfo, SessionStoreUnavailable
 from ..formats import render
 from ..gateway import Gateway
+from ..identity import AccessRules, local_principal
 from ..model import CallResult, Tool
 from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
+from .auth import IdentityGuard, TokenVerifier, principal_of_scope
 from .capabilities import CAPABILITIES_URI, capabilities
 from .edge import edge_fields
 from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
 from .federated import FederatedMCP
-from .guard import BearerGuard, HostOriginGuard
+from .guard import HostOriginGuard
 from .metrics import Metrics
 from .recent import RecentCalls
 from .shared_sessions import accept_shared_sessions
@@ -86,6 +88,8 @@ class GatewayServer:
         context_window: int | None = None,
         approval_key: bytes | None = None,
         code_mode: bool = False,
+        access: AccessRules | None = None,
+        verifier: TokenVerifier | None = None,
     ) -> None:
         """``code_mode``: every session also offers ``execute`` (docs/code-mode.md).
         ``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
@@ -93,7 +97,9 @@ class GatewayServer:
         ``stubs``: stateful sessions list every tool not yet found as a stub (name and one
         line, no parameters) instead of leaving it out. ``threshold``: when sessions start
         deferring (0: always, the gateway's default; a count or ``"auto:N%"`` lists a small
-        catalog in full, see :mod:`toolscout.deferral`); ``auto_pin``: pin the most-used tools."""
+        catalog in full, see :mod:`toolscout.deferral`); ``auto_pin``: pin the most-used tools.
+        ``access``: the operator's rules per principal (what each caller may see and run);
+        ``verifier``: checks OAuth bearer tokens on the HTTP transport (:mod:`.auth`)."""
         from mcp.server.lowlevel.server import NotificationOptions, Server
 
         self.gateway = gateway
@@ -120,6 +126,13 @@ class GatewayServer:
         self.tickets = ApprovalTickets(approval_key, shared=session_store if approval_key is None else None)
         """Signs stateless approval questions (:class:`ApprovalTickets`): an answer runs
         one call, once, in the session it was asked in."""
+        self.access = access
+        self.verifier = verifier
+        self.local = local_principal()
+        """Who a stdio client is: the OS user running this process."""
+        self._owners: dict[str, str] = {}  # stateful session key -> the principal it belongs to
+        self.audit_log: Any = None
+        """The store's audit log (:class:`~toolscout.audit.AuditLog`), served at ``/v1/audit``."""
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
         self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -174,17 +187,46 @@ class GatewayServer:
             return
         self.sessions.drop(key)
         self._peers.pop(key, None)
+        self._owners.pop(key, None)
+
+    def principal(self, ctx: Any) -> Principal:
+        """Who sent this request: the caller the HTTP edge established (:mod:`.auth`), else
+        (stdio) the OS user running the gateway."""
+        request = getattr(ctx, "request", None)
+        scope = getattr(request, "scope", None)
+        found = principal_of_scope(scope) if isinstance(scope, dict) else None
+        return found if found is not None else self.local
 
     def session(self, ctx: Any, params: Any = None) -> Session:
         """The :class:`Session` serving this request's connection (a stateless request's
-        own, when its ``_meta`` names one; else the shared stateless session)."""
+        own, when its ``_meta`` names one; else the shared stateless session). With access
+        rules, a session sees only what its principal may, and belongs to that principal."""
+        principal = self.principal(ctx)
         key = self._session_key(ctx) if self._stateful(ctx) else None
         if key is None:
             tag = _session_tag(params)
-            return self.stateless if tag is None else self.tagged.session(f"tagged:{tag}")
-        session = self.sessions.session(key)
+            if tag is not None:  # a name is the caller's own: never another principal's session
+                return self._scoped(self.tagged.session(f"tagged:{principal.id}:{tag}"), principal)
+            if self.access is None:
+                return self.stateless
+            return self._scoped(self.tagged.session(f"principal:{principal.id}"), principal)
+        owner = self._owners.setdefault(key, principal.id)
+        if owner != principal.id:
+            from mcp.shared.exceptions import MCPError  # the mcp SDK, already loaded by the server
+
+            raise MCPError(code=-32001, message="this session belongs to another caller; start a new one")
+        session = self._scoped(self.sessions.session(key), principal)
         if self.shared is not None and session.store is None:  # loaded by its first request
             self.shared.attach(session, load=False)
+        return session
+
+    def _scoped(self, session: Session, principal: Principal) -> Session:
+        """``session`` limited to what ``principal`` may see and run (set once: a session
+        belongs to one principal)."""
+        if self.access is not None:
+            allow = self.access.allow_for(principal)
+            if session.allow is not allow:
+                session.allow = allow
         return session
 
     async def _refreshed(self, ctx: Any) -> Session:
@@ -285,9 +327,10 @@ class GatewayServer:
     async def _dispatch(self, ctx: Any, params: Any) -> dict[str, Any]:
         """Hand the call to the connection's session; progress goes back to this caller."""
         session = self.session(ctx, params)
+        principal = self.principal(ctx)
         if params.name == self.gateway.find_name:
             await self._wait_for_sources()
-            outcome = await session.ahandle(params.name, params.arguments, context=_FIND_CONTEXT)
+            outcome = await session.ahandle(params.name, params.arguments, context=CallContext(principal=principal))
             if outcome.revealed:
                 await _notify_list_changed(ctx)
             return self._find_result(outcome)
@@ -302,7 +345,7 @@ class GatewayServer:
             progress=getattr(ctx.session, "report_progress", None),
             approve=asking,
             relay=self.federated.relay(ctx),
-            **edge_fields(getattr(getattr(ctx, "request", None), "scope", None)),
+            **{**edge_fields(getattr(getattr(ctx, "request", None), "scope", None)), "principal": principal},
         )
         outcome = await session.ahandle(params.name, params.arguments, context=edge)
         if asking is not None and asking.needed:  # ask, and run when the client retries with the answer and ticket
@@ -364,7 +407,7 @@ class GatewayServer:
     # -- resources ------------------------------------------------------------------------
     def _visible_to(self, ctx: Any, entry: Tool) -> bool:
         """The visibility rule for this request's caller, for an upstream resource or prompt."""
-        allow = self.session(ctx).context(_FIND_CONTEXT).allow
+        allow = self.session(ctx).context().allow
         return self.gateway.visibility.admits(entry, allow)
 
     async def _list_resources(self, ctx: Any, params: Any) -> Any:
@@ -470,6 +513,9 @@ class GatewayServer:
             cold_start_wait=self.cold_start_wait,
             recent=recent,
             session_store=self.shared,
+            auth=self.verifier,
+            access=self.access,
+            audit_log=self.audit_log,
         )
         app = mount(api, app)
         if console:
@@ -486,8 +532,8 @@ class GatewayServer:
             )
 
             app = mount(credentials_app(broker), app, (CREDENTIALS_PATH,))
-        if token:
-            app = BearerGuard(app, token)
+        scopes = self.verifier.config.required_scopes if self.verifier is not None else ()
+        app = IdentityGuard(app, token=token, verifier=self.verifier, scopes=scopes)
         if broker is not None:  # a browser coming back from consent carries no bearer token
             app = mount(callback_app(broker), app, (CALLBACK_PATH,))
         if console:
@@ -552,9 +598,6 @@ async def _notify_peer(peer: Any) -> None:
     except Exception as exc:  # the session is gone, or has no standalone stream
         log.debug("list_changed not delivered: %s", exc)
 
-
-_FIND_CONTEXT = CallContext()
-"""What this edge knows of a searching client: nobody in particular (anonymous)."""
 
 SESSION_META = "toolscout/session"
 _TAG = re.compile(r"[\w.:@/-]{1,128}")

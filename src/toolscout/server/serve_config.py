@@ -14,6 +14,7 @@ key it came from (exit status 2 in the CLI).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -36,6 +37,7 @@ from ..errors import ConfigError
 from ..request import dialect
 from ..sources.mcp.cache import default_cache_path
 from ..sources.mcp.config import GatewayConfig, load_config
+from .auth import AuthConfig
 from .guard import is_loopback
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -107,6 +109,10 @@ class ServeConfig(BaseModel):
     trust_hints: bool = True
     log_json: bool = False
     code_mode: bool = False
+    auth: AuthConfig | None = None
+    audit: bool = False
+    audit_stdout: bool = False
+    audit_arguments: bool = False
 
     _sources: GatewayConfig | None = PrivateAttr(default=None)
 
@@ -150,6 +156,22 @@ class ServeConfig(BaseModel):
         except ConfigError as exc:
             raise ValueError(f"{exc.message}; {exc.hint or ''}".rstrip("; ")) from None
         return str(value)
+    @field_validator("auth", mode="before")
+    @classmethod
+    def _auth_text(cls, value: Any) -> Any:
+        """``--auth`` gives JSON text or the path of a JSON file; the file, an object."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text.startswith("{"):
+            try:
+                text = Path(text).expanduser().read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ValueError(f"cannot read {value!r}: {exc.strerror or exc}") from None
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"not valid JSON: {exc}") from None
 
     @model_validator(mode="after")
     def _rules(self, info: ValidationInfo) -> ServeConfig:
@@ -162,7 +184,9 @@ class ServeConfig(BaseModel):
             raise _Refused(f"{name('metrics')} needs {http} (it is served at /metrics).")
         if self.sessions and self.transport != "http":
             raise _Refused(f"{name('sessions')} needs {http} (a stdio session lives and dies with its process).")
-        if self.transport == "http" and not is_loopback(self.host) and not self.token:
+        if self.auth is not None and self.transport != "http":
+            raise _Refused(f"{name('auth')} needs {http} (bearer tokens come with HTTP requests).")
+        if self.transport == "http" and not is_loopback(self.host) and not self.token and self.auth is None:
             raise _Refused(
                 f"binding {self.host} (not loopback) needs a bearer token.",
                 "Pass --token or set TOOLSCOUT_TOKEN (or 'token' in the config file); clients then send "
@@ -228,6 +252,12 @@ class ServeConfig(BaseModel):
         if self.model != "default":
             return self.model
         return "auto" if self.embed else None
+
+    @property
+    def resource(self) -> str:
+        """This gateway's OAuth resource URL (the audience its tokens carry): ``auth.resource``,
+        else the MCP URL."""
+        return (self.auth.resource if self.auth is not None else None) or self.url
 
     @property
     def bind(self) -> str:
