@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ..context import Principal
+from ..credentials.vault import SUBJECT_TOKEN
 from ..errors import (
     InsufficientScope,
     InvalidToken,
@@ -50,6 +51,7 @@ from ..errors import (
     ToolscoutError,
 )
 from ..identity import AccessRules, Rule, address_principal, principal_from_claims, token_principal
+from .edge import CREDENTIALS_KEY, PRINCIPAL_KEY
 
 __all__ = [
     "ASYMMETRIC",
@@ -63,8 +65,6 @@ __all__ = [
 
 log = logging.getLogger("toolscout.auth")
 
-PRINCIPAL_KEY = "toolscout.principal"
-"""Where :class:`IdentityGuard` leaves the caller in the ASGI scope."""
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 ASYMMETRIC = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -439,6 +439,9 @@ class IdentityGuard:
             await self._refuse(send, exc)
             return
         scope[PRINCIPAL_KEY] = principal
+        # The caller's own token travels only as the subject of an RFC 8693 exchange, for
+        # upstreams in token-exchange mode (docs/credentials.md); it is never forwarded.
+        scope[CREDENTIALS_KEY] = {SUBJECT_TOKEN: token.strip()}
         await self.app(scope, receive, send)
 
     async def _refuse(self, send: Any, exc: ToolscoutError, *, quiet: bool = False) -> None:
