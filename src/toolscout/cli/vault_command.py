@@ -16,11 +16,12 @@ from ..credentials import KEYS_ENV, Vault, generate_key, load_keys
 from ..errors import ToolscoutError
 from ..storage import open_store
 from . import app
-from ._exits import fail_with, warn
+from ._exits import OneStyleGroup, fail_with, warn
 
 vault_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
+    cls=OneStyleGroup,
     help="Keys of the vault that holds each user's upstream credentials (docs/credentials.md).\n\n"
     "\b\nExample: toolscout vault new-key",
 )
