@@ -827,7 +827,8 @@ class Gateway:
             return
         approver = approve or self.approve
         if approver is None:
-            raise ApprovalRequired(f"tool {tool.name!r} is {kind} and needs approval before it runs; nothing ran", kind=kind)
+            what = "of unknown kind (the operator set none, and hints are not trusted)" if kind == approval.UNKNOWN_KIND else kind
+            raise ApprovalRequired(f"tool {tool.name!r} is {what} and needs approval before it runs; nothing ran", kind=kind)
         decision = await approval.decide(approver, tool, args)
         if not decision.allowed:
             why = f": {decision.reason}" if decision.reason else ""

@@ -387,7 +387,14 @@ async def test_changed_files_are_picked_up_and_a_broken_edit_keeps_the_old_tools
         await agg.aclose()
 
 
-async def test_a_reload_tells_stateful_sessions_their_tool_changed(tmp_path: Path) -> None:
+async def test_a_reload_tells_stateful_sessions_their_tool_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # tools/list lists only tools something runs (a metadata-only declaration is found, never
+    # listed): the declaration names its handler, a module beside the file.
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    impl = f"ops_impl_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{impl}.py").write_text("def restart_service(host, service):\n    return f'restarted {service} on {host}'\n")
+    runnable = TOOLS_YAML.replace("    required: [host, service]\n", f"    required: [host, service]\n  handler: {impl}:restart_service\n", 1)
+    (tmp_path / "tools.yaml").write_text(runnable)
     path = write_config(tmp_path, {"declarations": {"ops": {"path": "tools.yaml"}}, "watchInterval": 0.05})
     agg = aggregator_for(path)
     server = GatewayServer(Gateway(agg.catalog, call_timeout=None), agg)
@@ -402,7 +409,7 @@ async def test_a_reload_tells_stateful_sessions_their_tool_changed(tmp_path: Pat
             found = await client.call_tool("find_tools", {"query": "restart a service on a host", "limit": 1})
             assert found.structured_content["tool_references"][0]["tool_name"] == "ops_restart_service"
             notes.clear()
-            bump(tmp_path / "tools.yaml", TOOLS_YAML.replace("Restart a systemd service", "Gracefully restart a service"))
+            bump(tmp_path / "tools.yaml", runnable.replace("Restart a systemd service", "Gracefully restart a service"))
             assert await until(lambda: any(isinstance(n, types.ToolListChangedNotification) for n in notes))
             listed = {t.name: t for t in (await client.list_tools()).tools}
             assert listed["ops_restart_service"].description.startswith("Gracefully restart")
