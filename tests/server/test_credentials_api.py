@@ -150,7 +150,8 @@ async def test_anonymous_unknown_and_malformed_requests_are_refused(served: Serv
     empty = await served.request("PUT", "/v1/credentials/team", "alice", json={})
     assert empty.status_code == 422
     extra = await served.request("PUT", "/v1/credentials/team", "alice", json={"token": "x", "password": "y"})
-    assert extra.status_code == 422
+    assert extra.status_code == 422 and extra.json()["error"]["code"] == "invalid_request"
+    assert "password" in extra.json()["error"]["message"] and "y" not in extra.json()["error"].get("details", {})
     async with httpx.AsyncClient() as http:
         unguarded = await http.get(f"{served.url}/v1/credentials", headers={"X-Test-User": "alice"})
     assert unguarded.status_code == 401  # /v1/credentials sits behind the gateway's token

@@ -19,6 +19,7 @@ import html
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
@@ -50,6 +51,12 @@ def _error(status: int, code: str, message: str, hint: str = "", **details: Any)
 def credentials_app(broker: CredentialBroker) -> FastAPI:
     """The ``/v1/credentials`` endpoints over ``broker`` (mounted in front of ``/v1``)."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+
+    @app.exception_handler(RequestValidationError)
+    async def unreadable(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg')}" for e in exc.errors()[:5]]
+        return _error(422, "invalid_request", "; ".join(problems) or "the body does not match its schema",
+                      'Send {"token": "<your token or API key>"} and/or {"env": {"NAME": "value"}}.')
 
     def caller(request: Request) -> str | JSONResponse:
         principal = principal_of(request.scope)
