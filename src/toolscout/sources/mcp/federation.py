@@ -109,6 +109,13 @@ class Federation:
             f"unknown prompt {name}", hint="List prompts (prompts/list) for the names offered."
         )
 
+    async def warm(self) -> None:
+        """Connect the unprefixed servers not yet connected (lazily started ones, say), so
+        routing by what they offer knows it; a server that cannot start is skipped."""
+        plain = [up for n, up in self.upstreams.items() if not self.prefix_for(n) and not up.capabilities()]
+        if plain:
+            await asyncio.gather(*(up.connect() for up in plain), return_exceptions=True)
+
     def _offers(self, server: str, feature: str) -> bool:
         up = self.upstreams.get(server)
         return up is not None and feature in up.capabilities()
@@ -182,6 +189,7 @@ class Federation:
     # -- reading ----------------------------------------------------------------------------
     async def read(self, uri: str) -> tuple[str, dict[str, Any]]:
         """``(server, result)`` of ``resources/read``, the contents' URIs renamed."""
+        await self.warm()
         server, inner = self.route_uri(uri)
         result = await self.upstreams[server].request("resources/read", {"uri": inner})
         contents = result.get("contents")
@@ -193,6 +201,7 @@ class Federation:
         self, name: str, arguments: dict[str, Any] | None
     ) -> tuple[str, dict[str, Any]]:
         """``(server, result)`` of ``prompts/get``; embedded resources' URIs renamed."""
+        await self.warm()
         server, inner = self.route_name(name)
         params: dict[str, Any] = {"name": inner}
         if arguments:
@@ -205,6 +214,7 @@ class Federation:
 
     async def complete(self, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """``(server, result)`` of ``completion/complete`` for a prompt or template ref."""
+        await self.warm()
         ref = dict(params.get("ref") or {})
         if ref.get("type") == "ref/prompt":
             server, ref["name"] = self.route_name(str(ref.get("name", "")))

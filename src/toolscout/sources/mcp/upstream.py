@@ -63,6 +63,9 @@ network blip, a laptop waking up) do not all retry in the same instant."""
 RETRY_WINDOW_MAX = 120.0
 """The longest start window a background retry gives: a server that needs 8 s to start
 with ``connectTimeout: 2`` comes up on its third retry instead of never."""
+PING_TIMEOUT = 5.0
+"""After a -32000 error over HTTP, how long a ping may take before the server counts as gone."""
+_CONNECTION_CLOSED = -32000
 STDERR_LINE_MAX = 16_384
 """Longer stderr lines are passed on in pieces, so a server cannot make us buffer without bound."""
 
@@ -459,7 +462,9 @@ class Upstream:
                 f"server '{self.name}' did not answer {method} within {timeout:g} s", server=self.name
             ) from None
         except MCPError as exc:
-            if self._lost(client):  # the transport's word, never the error's code or text
+            if self._lost(client) or (exc.code == _CONNECTION_CLOSED and not await self._answers(client)):
+                # The transport's word, never the error's code or text: its stream closed, or
+                # (HTTP, where a broken response stream reads like a -32000 error) a ping fails.
                 cause = self.last_error or "connection lost"
                 raise UpstreamUnavailable(
                     f"server '{self.name}' lost its connection during {method}: {cause}",
@@ -478,6 +483,18 @@ class Upstream:
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
         finally:
             self._inflight.pop(token, None)
+
+    async def _answers(self, client: Any) -> bool:
+        """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
+        if self.config.transport != "http":
+            return True
+        try:
+            await asyncio.wait_for(client.session._dispatcher.send_raw_request("ping", None, None), PING_TIMEOUT)
+            return True
+        except Exception:
+            if self._client is client:
+                self._mark_dead("connection lost: the server does not answer")
+            return False
 
     def _lost(self, client: Any) -> bool:
         """Whether ``client``'s connection is gone (its stream closed, its process exited);
