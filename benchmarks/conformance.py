@@ -193,7 +193,9 @@ def _write(rows: list[tuple[str, dict[str, bool]]]) -> None:
 
     lines = [
         "Suite `@modelcontextprotocol/conformance` 0.1.13 (.ci/node), fixture `everything-server.ts` from"
-        " ../shared/conformance; the gateway fronts it alone (`prefix: \"\"`, `defer: never`, `--approve-kinds none`).",
+        " ../shared/conformance; the gateway fronts it alone (`prefix: \"\"`, `defer: never`, `--approve-kinds none`)."
+        " Two replicas: both `toolscout serve` with `--store postgresql://...` and `--sessions redis://...`,"
+        " the suite run against each; a scenario counts as passed when it passes on both.",
         "",
         "| run | scenarios passed | failed |",
         "|---|---|---|",
