@@ -75,6 +75,7 @@ class Person:
     def __init__(self, name: str) -> None:
         self.name = name
         self.logs: list[types.LoggingMessageNotificationParams] = []
+        self.updated: list[str] = []
 
     async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         await asyncio.sleep(0)  # let the other client's request interleave
@@ -88,11 +89,20 @@ class Person:
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(params)
 
+    async def message(self, message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.updated.append(str(message.params.uri))
+
     def client(self, url: str, *, capable: bool = True) -> Client:
         if not capable:
-            return Client(url, mode="legacy", logging_callback=self.log)
+            return Client(url, mode="legacy", logging_callback=self.log, message_handler=self.message)
         return Client(
-            url, mode="legacy", sampling_callback=self.sample, elicitation_callback=self.elicit, logging_callback=self.log
+            url,
+            mode="legacy",
+            sampling_callback=self.sample,
+            elicitation_callback=self.elicit,
+            logging_callback=self.log,
+            message_handler=self.message,
         )
 
 
@@ -152,3 +162,19 @@ async def test_logs_during_a_call_reach_that_caller_only_at_its_level_with_secre
         ("error", "A error key=***"),
     ]
     assert [(m.level, m.data) for m in bob.logs] == [("error", "B error key=***")]  # its own, at its level
+
+
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+async def test_resource_updates_reach_the_subscribed_client_only(gateway_url: str) -> None:
+    alice, bob = Person("alice"), Person("bob")
+    async with alice.client(gateway_url) as a, bob.client(gateway_url) as b:
+        listed = [str(r.uri) for r in (await a.list_resources()).resources]
+        assert "web+memo://one" in listed
+        assert (await a.read_resource("web+memo://one")).contents[0].text == "memo one"
+        await a.subscribe_resource("web+memo://one")
+        assert _text(await _run(b, "web_touch")) == "touched"  # anyone's change notifies the subscriber
+        await until(lambda: alice.updated == ["web+memo://one"], 10)
+        await a.unsubscribe_resource("web+memo://one")
+        await _run(b, "web_touch")
+        await _run(a, "web_echo", text="sync")  # a round trip after the second change
+    assert alice.updated == ["web+memo://one"] and bob.updated == []
