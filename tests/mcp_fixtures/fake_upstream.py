@@ -76,7 +76,8 @@ def tools_for(mode: str, grown: bool) -> list[dict[str, Any]]:
             _tool("sample", "Ask the client's model to complete a prompt.", {"prompt": {"type": "string"}}),
             _tool("ask", "Ask the client's user a question.", {"question": {"type": "string"}}),
             _tool("chatty", "Log three messages to the client while running.", {"tag": {"type": "string"}}),
-            _tool("touch", "Change the memo://one resource and tell its subscribers."),
+            _tool("touch", "Change the memo://one resource and tell its subscribers.",
+                  icons=[{"src": "https://example.com/touch.png", "mimeType": "image/png"}]),
         ]
     if mode == "registry":
         base.append(_tool("register", "Add a tool of the given name and announce the change.", {"name": {"type": "string"}}))

@@ -178,3 +178,15 @@ async def test_resource_updates_reach_the_subscribed_client_only(gateway_url: st
         await _run(b, "web_touch")
         await _run(a, "web_echo", text="sync")  # a round trip after the second change
     assert alice.updated == ["web+memo://one"] and bob.updated == []
+
+
+async def test_upstream_tool_icons_and_output_schemas_pass_through(gateway_url: str) -> None:
+    async with Person("alice").client(gateway_url) as a:
+        found = await a.call_tool("find_tools", {"query": "change the memo resource tell subscribers"})
+        touch = next(t for t in found.structured_content["tools"] if t["name"] == "web_touch")
+        assert touch["icons"] == [{"src": "https://example.com/touch.png", "mimeType": "image/png"}]
+        added = await a.call_tool("find_tools", {"query": "add two integers sum"})
+        add = next(t for t in added.structured_content["tools"] if t["name"] == "web_add")
+        assert add["outputSchema"]["properties"]["sum"] == {"type": "integer"}
+        result = await a.call_tool("call_tool", {"name": "web_add", "arguments": {"a": 2, "b": 3}})
+        assert result.structured_content == {"sum": 5}
