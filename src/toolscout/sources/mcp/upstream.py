@@ -109,6 +109,7 @@ class Upstream:
         self._on_notice = on_notice
         self._inflight: dict[int, Relay | None] = {}  # per request in flight: its caller's relay
         self._inflight_seq = 0
+        self._caps: tuple[Any, dict[str, Any]] = (None, {})  # (client, its server's capabilities)
         self._client: Any = None
         self._stop: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
@@ -549,10 +550,14 @@ class Upstream:
         return await self._request(method, params, max(self.config.timeout or 60.0, 30.0))
 
     def capabilities(self) -> dict[str, Any]:
-        """What the connected server declared (empty when not connected)."""
+        """What the connected server declared (empty when not connected); read once per connection."""
         client = self._client
-        caps = getattr(getattr(client, "session", None), "server_capabilities", None) if client is not None else None
-        return caps.model_dump(by_alias=True, mode="json", exclude_none=True) if caps is not None else {}
+        if client is None:
+            return {}
+        if self._caps[0] is not client:
+            caps = getattr(getattr(client, "session", None), "server_capabilities", None)
+            self._caps = (client, caps.model_dump(by_alias=True, mode="json", exclude_none=True) if caps is not None else {})
+        return self._caps[1]
 
     def retry_in(self) -> float | None:
         """Seconds until the next background retry of a failed server, else ``None``."""
