@@ -40,6 +40,7 @@ _METHOD = {
     "prompts": "prompts/list",
 }
 _MAX_PAGES = 100
+_METHOD_NOT_FOUND = -32601
 _TEMPLATE_VAR = re.compile(r"\{[^}]*\}")
 
 
@@ -144,6 +145,8 @@ class Federation:
 
     async def list_server(self, server: str, what: str) -> list[dict[str, Any]]:
         """One server's raw ``what`` (upstream names), ``[]`` when it does not offer them."""
+        from mcp.shared.exceptions import MCPError  # the mcp extra
+
         up = self.upstreams[server]
         await up.connect()  # a lazy server starts for its first listing
         if _FEATURE[what] not in up.capabilities():
@@ -151,7 +154,12 @@ class Federation:
         entries: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
-            page = await up.request(_METHOD[what], {"cursor": cursor} if cursor else None)
+            try:
+                page = await up.request(_METHOD[what], {"cursor": cursor} if cursor else None)
+            except MCPError as exc:
+                if exc.code == _METHOD_NOT_FOUND:  # declared resources, but no templates (say)
+                    return entries
+                raise
             batch = page.get(what)
             if isinstance(batch, list):
                 entries.extend(e for e in batch if isinstance(e, dict))
