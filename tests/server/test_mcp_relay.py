@@ -20,7 +20,7 @@ from mcp import Client
 
 from _procs import free_port
 from _wait import until
-from mcp_fixtures import FAKE
+from mcp_fixtures import FAKE, fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
@@ -44,6 +44,7 @@ async def gateway_url() -> AsyncIterator[str]:
     servers = {
         "web": {"url": url, "headers": {"X-Key": SECRET}},
         "shy": {"url": url, "sampling": False, "elicitation": False},  # the same server, refused
+        "loc": fake("relay", env={"RELAY_SECRET": SECRET}),  # over stdio
     }
     agg = Aggregator(parse_config({"mcpServers": servers}), Catalog())
     try:
@@ -53,6 +54,7 @@ async def gateway_url() -> AsyncIterator[str]:
             try:
                 await agg.refresh("web")
                 await agg.refresh("shy")
+                await agg.refresh("loc")
                 return True
             except Exception:
                 for up in agg.upstreams.values():
@@ -190,3 +192,15 @@ async def test_upstream_tool_icons_and_output_schemas_pass_through(gateway_url: 
         assert add["outputSchema"]["properties"]["sum"] == {"type": "integer"}
         result = await a.call_tool("call_tool", {"name": "web_add", "arguments": {"a": 2, "b": 3}})
         assert result.structured_content == {"sum": 5}
+
+
+async def test_over_a_stdio_upstream_the_only_call_in_flight_gets_the_request(gateway_url: str) -> None:
+    alice = Person("alice")
+    async with alice.client(gateway_url) as a:
+        sampled = await _run(a, "loc_sample", prompt="p3")
+        asked = await _run(a, "loc_ask", question="q3")
+        logged = await _run(a, "loc_chatty", tag="S")
+        await until(lambda: len(alice.logs) == 3, 10)
+    assert _text(sampled) == "model said: alice-model answers p3"
+    assert _text(asked) == 'user accept: {"answer": "alice says yes to q3"}'
+    assert _text(logged) == "logged for S" and [m.data for m in alice.logs][-1] == "S error key=***"
