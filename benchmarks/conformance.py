@@ -161,14 +161,30 @@ def main() -> None:
 
 
 def _replicas(upstream: str, folder: Path, only: list[str] | None) -> dict[str, bool]:
-    """The suite against replica A of two sharing PostgreSQL and Redis (servers started here)."""
+    """The suite against replica A of two sharing PostgreSQL and Redis (both started here,
+    on free loopback ports, with the test suite's helpers)."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from _services import postgres_server, redis_server  # type: ignore[import-not-found]
+    from _postgres import PostgresServer, _bindir  # type: ignore[import-not-found]
+    from _redis import RedisServer  # type: ignore[import-not-found]
 
-    with postgres_server() as pg, redis_server() as redis:
-        extra = ["--store", pg, "--sessions", redis]
-        with gateway(upstream, folder, extra=extra, tag="replica-a") as a, gateway(upstream, folder, extra=extra, tag="replica-b"):
-            return run_suite(a, only)
+    bindir = _bindir()
+    if bindir is None:
+        sys.exit("PostgreSQL binaries are not installed (.ci/setup-services.sh)")
+    pg, redis = PostgresServer(bindir), RedisServer()
+    pg.start()
+    redis.start()
+    try:
+        extra = ["--store", pg.create_database(), "--sessions", redis.url]
+        with gateway(upstream, folder, extra=extra, tag="replica-a") as a, gateway(
+            upstream, folder, extra=extra, tag="replica-b"
+        ) as b:
+            results = run_suite(a, only)
+            for name, ok in run_suite(b, only).items():  # and against replica B
+                results[name] = results.get(name, True) and ok
+            return results
+    finally:
+        redis.stop()
+        pg.destroy()
 
 
 def _write(rows: list[tuple[str, dict[str, bool]]]) -> None:
@@ -177,7 +193,9 @@ def _write(rows: list[tuple[str, dict[str, bool]]]) -> None:
 
     lines = [
         "Suite `@modelcontextprotocol/conformance` 0.1.13 (.ci/node), fixture `everything-server.ts` from"
-        " ../shared/conformance; the gateway fronts it alone (`prefix: \"\"`, `defer: never`, `--approve-kinds none`).",
+        " ../shared/conformance; the gateway fronts it alone (`prefix: \"\"`, `defer: never`, `--approve-kinds none`)."
+        " Two replicas: both `toolscout serve` with `--store postgresql://...` and `--sessions redis://...`,"
+        " the suite run against each; a scenario counts as passed when it passes on both.",
         "",
         "| run | scenarios passed | failed |",
         "|---|---|---|",

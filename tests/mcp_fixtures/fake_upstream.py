@@ -76,6 +76,8 @@ def tools_for(mode: str, grown: bool) -> list[dict[str, Any]]:
             _tool("sample", "Ask the client's model to complete a prompt.", {"prompt": {"type": "string"}}),
             _tool("ask", "Ask the client's user a question.", {"question": {"type": "string"}}),
             _tool("chatty", "Log three messages to the client while running.", {"tag": {"type": "string"}}),
+            _tool("touch", "Change the memo://one resource and tell its subscribers.",
+                  icons=[{"src": "https://example.com/touch.png", "mimeType": "image/png"}]),
         ]
     if mode == "registry":
         base.append(_tool("register", "Add a tool of the given name and announce the change.", {"name": {"type": "string"}}))
@@ -151,6 +153,9 @@ def build(mode: str) -> Server[Any]:
             except MCPError as exc:
                 return {"content": [{"type": "text", "text": f"elicitation failed: {exc.code} {exc.message}"}], "isError": True}
             return {"content": [{"type": "text", "text": f"user {reply.action}: {json.dumps(reply.content)}"}]}
+        if name == "touch":
+            await ctx.session.send_resource_updated("memo://one")
+            return {"content": [{"type": "text", "text": "touched"}]}
         if name == "chatty":
             tag = str(args.get("tag"))
             for level in ("debug", "info", "error"):
@@ -161,7 +166,28 @@ def build(mode: str) -> Server[Any]:
             return {"content": [{"type": "text", "text": f"ran {name}"}]}
         return {"content": [{"type": "text", "text": f"unknown tool {name}"}], "isError": True}
 
-    return Server(f"fake-{mode}", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    if mode != "relay":
+        return Server(f"fake-{mode}", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def list_resources(ctx: Any, params: Any) -> dict[str, Any]:
+        return {"resources": [{"uri": "memo://one", "name": "one", "mimeType": "text/plain"}]}
+
+    async def read_resource(ctx: Any, params: Any) -> dict[str, Any]:
+        return {"contents": [{"uri": str(params.uri), "mimeType": "text/plain", "text": "memo one"}]}
+
+    async def subscription(ctx: Any, params: Any) -> dict[str, Any]:
+        return {}
+
+    return Server(
+        f"fake-{mode}",
+        version="1.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscription,
+        on_unsubscribe_resource=subscription,
+    )
 
 
 def serve_raw(mode: str) -> None:

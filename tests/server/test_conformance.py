@@ -3,13 +3,14 @@ passes through the gateway, as it does against the fixture directly.
 
 Runs where the fixture (``../shared/conformance``, or ``TOOLSCOUT_CONFORMANCE_FIXTURE``),
 Node and the suite (.ci/setup-mcp.sh) exist; skipped otherwise. The fixture is installed
-into a temporary folder, never into the repository. ``benchmarks/conformance.py`` runs the
+into the system's temporary folder (once), never into the repository. ``benchmarks/conformance.py`` runs the
 same comparison (direct and through the gateway) and prints the figures.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -30,8 +31,12 @@ conformance = _runner()
 pytestmark = pytest.mark.skipif(conformance.available() is not None, reason=str(conformance.available()))
 
 
-def test_every_scenario_passes_through_toolscout_serve(tmp_path: Path) -> None:
-    folder = conformance.install_fixture(tmp_path / "fixture")
+FIXTURE_DIR = Path(tempfile.gettempdir()) / "toolscout-conformance-fixture"
+"""Outside the repository and kept between runs: npm installs the fixture's packages once."""
+
+
+def test_every_scenario_passes_through_toolscout_serve() -> None:
+    folder = conformance.install_fixture(FIXTURE_DIR)
     with conformance.fixture_server(folder) as upstream, conformance.gateway(upstream, folder) as url:
         results = conformance.run_suite(url)
     failed = [name for name, ok in results.items() if not ok]

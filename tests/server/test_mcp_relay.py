@@ -20,7 +20,7 @@ from mcp import Client
 
 from _procs import free_port
 from _wait import until
-from mcp_fixtures import FAKE
+from mcp_fixtures import FAKE, fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
@@ -44,6 +44,7 @@ async def gateway_url() -> AsyncIterator[str]:
     servers = {
         "web": {"url": url, "headers": {"X-Key": SECRET}},
         "shy": {"url": url, "sampling": False, "elicitation": False},  # the same server, refused
+        "loc": fake("relay", env={"RELAY_SECRET": SECRET}),  # over stdio
     }
     agg = Aggregator(parse_config({"mcpServers": servers}), Catalog())
     try:
@@ -53,6 +54,7 @@ async def gateway_url() -> AsyncIterator[str]:
             try:
                 await agg.refresh("web")
                 await agg.refresh("shy")
+                await agg.refresh("loc")
                 return True
             except Exception:
                 for up in agg.upstreams.values():
@@ -75,6 +77,7 @@ class Person:
     def __init__(self, name: str) -> None:
         self.name = name
         self.logs: list[types.LoggingMessageNotificationParams] = []
+        self.updated: list[str] = []
 
     async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         await asyncio.sleep(0)  # let the other client's request interleave
@@ -88,11 +91,20 @@ class Person:
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(params)
 
+    async def message(self, message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.updated.append(str(message.params.uri))
+
     def client(self, url: str, *, capable: bool = True) -> Client:
         if not capable:
-            return Client(url, mode="legacy", logging_callback=self.log)
+            return Client(url, mode="legacy", logging_callback=self.log, message_handler=self.message)
         return Client(
-            url, mode="legacy", sampling_callback=self.sample, elicitation_callback=self.elicit, logging_callback=self.log
+            url,
+            mode="legacy",
+            sampling_callback=self.sample,
+            elicitation_callback=self.elicit,
+            logging_callback=self.log,
+            message_handler=self.message,
         )
 
 
@@ -152,3 +164,43 @@ async def test_logs_during_a_call_reach_that_caller_only_at_its_level_with_secre
         ("error", "A error key=***"),
     ]
     assert [(m.level, m.data) for m in bob.logs] == [("error", "B error key=***")]  # its own, at its level
+
+
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+async def test_resource_updates_reach_the_subscribed_client_only(gateway_url: str) -> None:
+    alice, bob = Person("alice"), Person("bob")
+    async with alice.client(gateway_url) as a, bob.client(gateway_url) as b:
+        listed = [str(r.uri) for r in (await a.list_resources()).resources]
+        assert "web+memo://one" in listed
+        assert (await a.read_resource("web+memo://one")).contents[0].text == "memo one"
+        await a.subscribe_resource("web+memo://one")
+        assert _text(await _run(b, "web_touch")) == "touched"  # anyone's change notifies the subscriber
+        await until(lambda: alice.updated == ["web+memo://one"], 10)
+        await a.unsubscribe_resource("web+memo://one")
+        await _run(b, "web_touch")
+        await _run(a, "web_echo", text="sync")  # a round trip after the second change
+    assert alice.updated == ["web+memo://one"] and bob.updated == []
+
+
+async def test_upstream_tool_icons_and_output_schemas_pass_through(gateway_url: str) -> None:
+    async with Person("alice").client(gateway_url) as a:
+        found = await a.call_tool("find_tools", {"query": "change the memo resource tell subscribers"})
+        touch = next(t for t in found.structured_content["tools"] if t["name"] == "web_touch")
+        assert touch["icons"] == [{"src": "https://example.com/touch.png", "mimeType": "image/png"}]
+        added = await a.call_tool("find_tools", {"query": "add two integers sum"})
+        add = next(t for t in added.structured_content["tools"] if t["name"] == "web_add")
+        assert add["outputSchema"]["properties"]["sum"] == {"type": "integer"}
+        result = await a.call_tool("call_tool", {"name": "web_add", "arguments": {"a": 2, "b": 3}})
+        assert result.structured_content == {"sum": 5}
+
+
+async def test_over_a_stdio_upstream_the_only_call_in_flight_gets_the_request(gateway_url: str) -> None:
+    alice = Person("alice")
+    async with alice.client(gateway_url) as a:
+        sampled = await _run(a, "loc_sample", prompt="p3")
+        asked = await _run(a, "loc_ask", question="q3")
+        logged = await _run(a, "loc_chatty", tag="S")
+        await until(lambda: len(alice.logs) == 3, 10)
+    assert _text(sampled) == "model said: alice-model answers p3"
+    assert _text(asked) == 'user accept: {"answer": "alice says yes to q3"}'
+    assert _text(logged) == "logged for S" and [m.data for m in alice.logs][-1] == "S error key=***"

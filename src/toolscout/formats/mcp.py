@@ -20,6 +20,9 @@ def render_mcp(tool: Tool) -> dict[str, Any]:
     output = tool.output_schema
     if output is not None:
         out["outputSchema"] = output
+    icons = tool.meta.get("icons") if tool.meta else None
+    if isinstance(icons, list) and icons:  # an upstream MCP tool's own (sources/mcp)
+        out["icons"] = icons
     if tool.annotations is not None:
         hints = tool.annotations.to_mcp()
         if hints:

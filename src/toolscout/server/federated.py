@@ -167,7 +167,7 @@ class FederatedMCP:
 
     async def read(self, ctx: Any, uri: str) -> dict[str, Any]:
         fed = self._need()
-        server, inner = self._route(fed.route_uri, uri)
+        server, inner = await self._route(fed.route_uri, uri)
         self._check(ctx, server, "resource", self._name_of(server, inner, uri))
         _, result = await self._upstream(fed.read(uri))
         return result
@@ -193,7 +193,7 @@ class FederatedMCP:
         import mcp_types as types
 
         fed = self._need()
-        server, _ = self._route(fed.route_name, params.name)
+        server, _ = await self._route(fed.route_name, params.name)
         self._check(ctx, server, "prompt", params.name)
         _, result = await self._upstream(fed.get_prompt(params.name, params.arguments))
         return types.GetPromptResult.model_validate(result)
@@ -206,10 +206,10 @@ class FederatedMCP:
         raw.pop("_meta", None)
         ref = raw.get("ref") or {}
         if ref.get("type") == "ref/prompt":
-            server, _ = self._route(fed.route_name, str(ref.get("name", "")))
+            server, _ = await self._route(fed.route_name, str(ref.get("name", "")))
             self._check(ctx, server, "prompt", str(ref.get("name", "")))
         else:
-            server, _ = self._route(fed.route_uri, str(ref.get("uri", "")))
+            server, _ = await self._route(fed.route_uri, str(ref.get("uri", "")))
             self._check(ctx, server, "resource", fed.outer_name(server, "resource"))
         _, result = await self._upstream(fed.complete(raw))
         return types.CompleteResult.model_validate(result)
@@ -224,7 +224,7 @@ class FederatedMCP:
         import mcp_types as types
 
         fed = self._need()
-        server, inner = self._route(fed.route_uri, uri)
+        server, inner = await self._route(fed.route_uri, uri)
         self._check(ctx, server, "resource", self._name_of(server, inner, uri))
         conn = getattr(ctx.session, "_connection", None)
         subscribers = self._subscribers.setdefault(uri, weakref.WeakSet())
@@ -271,10 +271,11 @@ class FederatedMCP:
             raise MCPError(code=-32601, message="this gateway has no upstream servers")
         return self.federation
 
-    @staticmethod
-    def _route(route: Callable[[str], tuple[str, str]], key: str) -> tuple[str, str]:
+    async def _route(self, route: Callable[[str], tuple[str, str]], key: str) -> tuple[str, str]:
         from mcp.shared.exceptions import MCPError
 
+        assert self.federation is not None
+        await self.federation.warm()
         try:
             return route(key)
         except ToolscoutError as exc:

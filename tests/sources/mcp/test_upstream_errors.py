@@ -6,13 +6,16 @@ out one call and leaves the server (and its state) alone."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
 
+from _procs import free_port
 from _wait import until
-from mcp_fixtures import fake
+from mcp_fixtures import FAKE, fake
 from toolscout.catalog import Catalog
 from toolscout.errors import ToolFailed, ToolTimeout, UpstreamUnavailable
 from toolscout.sources.mcp.aggregator import Aggregator
@@ -82,3 +85,34 @@ async def test_a_crash_fails_every_call_in_flight_with_the_cause_and_restarts() 
         assert await _pid(crashy) != pid  # restarted
     finally:
         await crashy.aclose()
+
+
+async def test_over_http_a_minus_32000_error_is_the_calls_own_when_the_server_still_answers() -> None:
+    port = free_port()
+    server = subprocess.Popen([sys.executable, FAKE, "--mode", "errors", "--http", str(port)], stderr=subprocess.DEVNULL)
+    web = Aggregator(parse_config({"mcpServers": {"up": {"url": f"http://127.0.0.1:{port}/mcp"}}}), Catalog())
+    try:
+
+        async def listed() -> bool:
+            assert server.poll() is None, "the HTTP upstream fixture exited"
+            try:
+                await web.refresh("up")
+                return True
+            except Exception:
+                web.upstreams["up"]._next_attempt = 0.0  # retry now, not after backoff
+                return False
+
+        await until(listed, 60, interval=0.05)
+        with pytest.raises(ToolFailed, match="server error: the backend refused"):
+            await web.catalog.handler("up_server_error")({})
+        assert web.status()["up"]["state"] == "ready" and web.status()["up"]["last_error"] is None
+        server.terminate()
+        server.wait(10)
+        with pytest.raises(UpstreamUnavailable):  # gone: now the transport says so
+            await web.catalog.handler("up_echo")({"text": "x"})
+        assert web.status()["up"]["state"] == "failed"
+    finally:
+        await web.aclose()
+        if server.poll() is None:
+            server.terminate()
+            server.wait(10)

@@ -467,11 +467,20 @@ def _checked_tool(
             annotations=Annotations.from_mcp(annotations if isinstance(annotations, Mapping) else None),
             defer=DeferPolicy.NEVER if always else cfg.defer,
             display={"title": title} if isinstance(title, str) else None,
-            meta={"server": server},
+            meta={"server": server, **_icons(raw.get("icons"))},
         )
     except (TypeError, ValueError) as exc:
         return None, f"{name}: {exc}"
     return tool, ""
+
+
+def _icons(value: Any) -> dict[str, Any]:
+    """An upstream tool's ``icons`` (each with a ``src``), kept for clients that show them."""
+    if isinstance(value, list):
+        kept = [dict(i) for i in value[:16] if isinstance(i, Mapping) and isinstance(i.get("src"), str)]
+        if kept:
+            return {"icons": kept}
+    return {}
 
 
 def _schema_problem(schema: Any, check: bool = True) -> str:

@@ -40,6 +40,7 @@ _METHOD = {
     "prompts": "prompts/list",
 }
 _MAX_PAGES = 100
+_METHOD_NOT_FOUND = -32601
 _TEMPLATE_VAR = re.compile(r"\{[^}]*\}")
 
 
@@ -109,6 +110,13 @@ class Federation:
             f"unknown prompt {name}", hint="List prompts (prompts/list) for the names offered."
         )
 
+    async def warm(self) -> None:
+        """Connect the unprefixed servers not yet connected (lazily started ones, say), so
+        routing by what they offer knows it; a server that cannot start is skipped."""
+        plain = [up for n, up in self.upstreams.items() if not self.prefix_for(n) and not up.capabilities()]
+        if plain:
+            await asyncio.gather(*(up.connect() for up in plain), return_exceptions=True)
+
     def _offers(self, server: str, feature: str) -> bool:
         up = self.upstreams.get(server)
         return up is not None and feature in up.capabilities()
@@ -137,6 +145,8 @@ class Federation:
 
     async def list_server(self, server: str, what: str) -> list[dict[str, Any]]:
         """One server's raw ``what`` (upstream names), ``[]`` when it does not offer them."""
+        from mcp.shared.exceptions import MCPError  # the mcp extra
+
         up = self.upstreams[server]
         await up.connect()  # a lazy server starts for its first listing
         if _FEATURE[what] not in up.capabilities():
@@ -144,7 +154,12 @@ class Federation:
         entries: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
-            page = await up.request(_METHOD[what], {"cursor": cursor} if cursor else None)
+            try:
+                page = await up.request(_METHOD[what], {"cursor": cursor} if cursor else None)
+            except MCPError as exc:
+                if exc.code == _METHOD_NOT_FOUND:  # declared resources, but no templates (say)
+                    return entries
+                raise
             batch = page.get(what)
             if isinstance(batch, list):
                 entries.extend(e for e in batch if isinstance(e, dict))
@@ -182,6 +197,7 @@ class Federation:
     # -- reading ----------------------------------------------------------------------------
     async def read(self, uri: str) -> tuple[str, dict[str, Any]]:
         """``(server, result)`` of ``resources/read``, the contents' URIs renamed."""
+        await self.warm()
         server, inner = self.route_uri(uri)
         result = await self.upstreams[server].request("resources/read", {"uri": inner})
         contents = result.get("contents")
@@ -193,6 +209,7 @@ class Federation:
         self, name: str, arguments: dict[str, Any] | None
     ) -> tuple[str, dict[str, Any]]:
         """``(server, result)`` of ``prompts/get``; embedded resources' URIs renamed."""
+        await self.warm()
         server, inner = self.route_name(name)
         params: dict[str, Any] = {"name": inner}
         if arguments:
@@ -205,6 +222,7 @@ class Federation:
 
     async def complete(self, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """``(server, result)`` of ``completion/complete`` for a prompt or template ref."""
+        await self.warm()
         ref = dict(params.get("ref") or {})
         if ref.get("type") == "ref/prompt":
             server, ref["name"] = self.route_name(str(ref.get("name", "")))

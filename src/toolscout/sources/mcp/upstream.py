@@ -63,6 +63,9 @@ network blip, a laptop waking up) do not all retry in the same instant."""
 RETRY_WINDOW_MAX = 120.0
 """The longest start window a background retry gives: a server that needs 8 s to start
 with ``connectTimeout: 2`` comes up on its third retry instead of never."""
+PING_TIMEOUT = 5.0
+"""After a -32000 error over HTTP, how long a ping may take before the server counts as gone."""
+_CONNECTION_CLOSED = -32000
 STDERR_LINE_MAX = 16_384
 """Longer stderr lines are passed on in pieces, so a server cannot make us buffer without bound."""
 
@@ -106,6 +109,7 @@ class Upstream:
         self._on_notice = on_notice
         self._inflight: dict[int, Relay | None] = {}  # per request in flight: its caller's relay
         self._inflight_seq = 0
+        self._caps: tuple[Any, dict[str, Any]] = (None, {})  # (client, its server's capabilities)
         self._client: Any = None
         self._stop: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
@@ -460,7 +464,9 @@ class Upstream:
                 f"server '{self.name}' did not answer {method} within {timeout:g} s", server=self.name
             ) from None
         except MCPError as exc:
-            if self._lost(client):  # the transport's word, never the error's code or text
+            if self._lost(client) or (exc.code == _CONNECTION_CLOSED and not await self._answers(client)):
+                # The transport's word, never the error's code or text: its stream closed, or
+                # (HTTP, where a broken response stream reads like a -32000 error) a ping fails.
                 cause = self.last_error or "connection lost"
                 raise UpstreamUnavailable(
                     f"server '{self.name}' lost its connection during {method}: {cause}",
@@ -482,6 +488,18 @@ class Upstream:
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
         finally:
             self._inflight.pop(token, None)
+
+    async def _answers(self, client: Any) -> bool:
+        """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
+        if self.config.transport != "http":
+            return True
+        try:
+            await asyncio.wait_for(client.session._dispatcher.send_raw_request("ping", None, None), PING_TIMEOUT)
+            return True
+        except Exception:
+            if self._client is client:
+                self._mark_dead("connection lost: the server does not answer")
+            return False
 
     def _lost(self, client: Any) -> bool:
         """Whether ``client``'s connection is gone (its stream closed, its process exited);
@@ -536,10 +554,14 @@ class Upstream:
         return await self._request(method, params, max(self.config.timeout or 60.0, 30.0))
 
     def capabilities(self) -> dict[str, Any]:
-        """What the connected server declared (empty when not connected)."""
+        """What the connected server declared (empty when not connected); read once per connection."""
         client = self._client
-        caps = getattr(getattr(client, "session", None), "server_capabilities", None) if client is not None else None
-        return caps.model_dump(by_alias=True, mode="json", exclude_none=True) if caps is not None else {}
+        if client is None:
+            return {}
+        if self._caps[0] is not client:
+            caps = getattr(getattr(client, "session", None), "server_capabilities", None)
+            self._caps = (client, caps.model_dump(by_alias=True, mode="json", exclude_none=True) if caps is not None else {})
+        return self._caps[1]
 
     def retry_in(self) -> float | None:
         """Seconds until the next background retry of a failed server, else ``None``."""
