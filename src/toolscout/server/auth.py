@@ -416,12 +416,13 @@ class IdentityGuard:
             return
         if self._expected is None and self.verifier is None:
             client = scope.get("client")
-            scope[PRINCIPAL_KEY] = address_principal(client[0] if client else None)
+            # an application in front may have established the caller already: keep it
+            scope.setdefault(PRINCIPAL_KEY, address_principal(client[0] if client else None))
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"authorization", b"")
         if self._expected is not None and hmac.compare_digest(given, self._expected):
-            scope[PRINCIPAL_KEY] = self._static
+            scope.setdefault(PRINCIPAL_KEY, self._static)
             await self.app(scope, receive, send)
             return
         if self.verifier is None:  # the static token alone, refused as it always was

@@ -66,10 +66,11 @@ def split_front_matter(text: str) -> tuple[str, str] | None:
 
 
 def _files(folder: Path) -> list[str]:
-    """Files beside SKILL.md (relative, sorted), hidden ones left out."""
+    """Files beside SKILL.md (relative, sorted), hidden ones and bytecode caches left out
+    (running a skill's script leaves a ``__pycache__`` that is not part of the skill)."""
     out: list[str] = []
     for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
         for n in sorted(names):
             rel = (Path(root) / n).relative_to(folder).as_posix()
             if not n.startswith(".") and rel != SKILL_FILE:
