@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from _paths import FIXTURES
+from toolscout.sources.mcp.cache import ToolListCache
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 ENV = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
@@ -143,3 +144,42 @@ def test_tokens_and_eval_tables_have_nl_and_csv() -> None:
     assert [row["sent"] for row in tokens][1] == "meta-tools only"
     evaluated = cli("eval", str(FIXTURES / "eval_small"), "--csv").stdout.splitlines()
     assert evaluated[0] == "split,queries,R@1,R@5,nDCG@10,Hit@1,p50_ms,p95_ms" and evaluated[1].startswith("all,4,")
+
+
+# -- call, and search over a gateway's cache ------------------------------------------------
+
+
+def test_call_runs_a_tool_and_prints_its_result() -> None:
+    done = cli("call", "demo", "weather_get_current", "--args", '{"location": "Paris"}')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["location"] == "Paris"
+
+
+def test_call_errors_are_structured_with_the_exit_rule() -> None:
+    missing = cli("call", "demo", "weather_get_current", "--args", "{}")
+    assert missing.returncode == 2 and missing.stderr.startswith("invalid_arguments: ") and missing.stdout == ""
+    not_json = cli("call", "demo", "weather_get_current", "--args", "{x")
+    assert not_json.returncode == 2 and not_json.stderr.startswith("invalid_arguments: --args is not JSON")
+    unknown = cli("call", "demo", "no_such_tool")
+    assert unknown.returncode == 1 and unknown.stderr.startswith("unknown_tool: ")
+
+
+def test_call_of_a_dangerous_tool_needs_yes_off_a_terminal() -> None:
+    args = ("call", "demo", "jira_delete_issue", "--args", '{"issue_key": "OPS-1"}')
+    refused = cli(*args)
+    assert refused.returncode == 1 and refused.stderr.startswith("approval_denied: ") and "--yes" in refused.stderr
+    approved = cli(*args, "--yes")
+    assert approved.returncode == 0 and json.loads(approved.stdout)["status"] == "deleted"
+
+
+def test_search_finds_the_tools_of_a_gateways_cache(tmp_path: Path) -> None:
+    """``serve --cache`` keeps each upstream's tools/list; searching the file used to say it
+    holds no tools."""
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    cache = ToolListCache.open(tmp_path / "cache.db")
+    cache.save("notes", "h1", [{"name": "append_note", "description": "Append a line to the notebook.", "inputSchema": schema}])
+    cache.save("clock", "h2", [{"name": "now", "description": "The current time in a timezone.", "inputSchema": schema}])
+    cache.store.close()
+    done = cli("search", str(tmp_path / "cache.db"), "append a note", "--nl")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["tool"] == "notes_append_note"
