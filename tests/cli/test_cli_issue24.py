@@ -23,9 +23,9 @@ TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 ENV = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
 
 
-def cli(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 120, env: dict[str, str] = ENV, **kwargs) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [TOOLSCOUT, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=ENV, **kwargs
+        [TOOLSCOUT, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env, **kwargs
     )
 
 
@@ -183,3 +183,43 @@ def test_search_finds_the_tools_of_a_gateways_cache(tmp_path: Path) -> None:
     done = cli("search", str(tmp_path / "cache.db"), "append a note", "--nl")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[0])["tool"] == "notes_append_note"
+
+
+# -- install into a client, shell completion ------------------------------------------------
+
+
+def test_install_merges_into_the_clients_file_with_a_backup(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    target = tmp_path / "xdg" / "Claude" / "claude_desktop_config.json"  # Linux's place for it
+    target.parent.mkdir(parents=True)
+    mine = {"mcpServers": {"other": {"command": "other-server"}}, "theme": "dark"}
+    target.write_text(json.dumps(mine))
+    preview = cli("install", "claude-desktop", "--config", str(cfg), "--dry-run", env={**ENV, **env})
+    assert preview.returncode == 0 and '+    "toolscout": {' in preview.stdout and "serve" in preview.stdout
+    assert json.loads(target.read_text()) == mine  # a dry run writes nothing
+    done = cli("install", "claude-desktop", "--config", str(cfg), env={**ENV, **env})
+    assert done.returncode == 0, done.stderr
+    written = json.loads(target.read_text())
+    assert written["theme"] == "dark" and written["mcpServers"]["other"] == {"command": "other-server"}
+    assert written["mcpServers"]["toolscout"]["args"] == ["serve", "--config", str(cfg.resolve())]
+    assert json.loads(target.with_name(target.name + ".bak").read_text()) == mine
+
+
+def test_install_for_vscode_uses_its_key_and_refuses_a_broken_file(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    done = cli("install", "vscode", "--config", str(cfg), "--name", "scout", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads((tmp_path / ".vscode" / "mcp.json").read_text())["servers"]["scout"]
+    assert entry["type"] == "stdio" and entry["args"][0] == "serve"
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    refused = cli("install", "cursor", "--config", str(cfg), "--file", str(broken))
+    assert refused.returncode == 2 and refused.stderr.startswith("config_error: ") and broken.read_text() == "{not json"
+
+
+def test_shell_completion_is_offered() -> None:
+    script = cli("--show-completion", "bash")
+    assert script.returncode == 0 and "_toolscout_completion" in script.stdout
+    words = cli(env={**ENV, "_TOOLSCOUT_COMPLETE": "complete_bash", "COMP_WORDS": "toolscout se", "COMP_CWORD": "1"})
+    assert words.stdout.split() == ["search", "serve", "servers"]
