@@ -223,3 +223,21 @@ def test_shell_completion_is_offered() -> None:
     assert script.returncode == 0 and "_toolscout_completion" in script.stdout
     words = cli(env={**ENV, "_TOOLSCOUT_COMPLETE": "complete_bash", "COMP_WORDS": "toolscout se", "COMP_CWORD": "1"})
     assert words.stdout.split() == ["search", "serve", "servers"]
+
+
+def test_readmes_python_source_imports_from_the_config_folder_without_python_path(tmp_path: Path) -> None:
+    """README's ``"python": {"units": {"module": "mytools.units:tools"}}`` failed unless the
+    config also said ``"pythonPath": "."``; the call also runs through ``call --config``."""
+    (tmp_path / "mytools").mkdir()
+    (tmp_path / "mytools" / "__init__.py").write_text("")
+    (tmp_path / "mytools" / "units.py").write_text(
+        'def km_to_miles(km: float) -> float:\n    """Convert kilometres to miles."""\n    return round(km * 0.621371, 3)\n\n'
+        "tools = [km_to_miles]\n"
+    )
+    cfg = tmp_path / "servers.json"
+    cfg.write_text(json.dumps({"python": {"units": {"module": "mytools.units:tools", "timeout": 5}}}))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = cli("call", "--config", str(cfg), "--cache", str(tmp_path / "c.db"), "units_km_to_miles", "--args", '{"km": 10}', cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert "6.214" in done.stdout
