@@ -547,10 +547,11 @@ class Session:
         tool = self.gateway.resolve(request.name, allow=ctx.allow)
         if direct and not self.is_callable(tool.name):
             via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
-            raise NotRevealed(
-                f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session",
-                hint=f"Call find_tools with query 'select:{self.wire(tool.name)}' (or describe the task){via}.",
-            )
+            hint = f"Call find_tools with query 'select:{self.wire(tool.name)}' (or describe the task){via}."
+            if not self.progressive:  # nothing is ever revealed here: select: would change nothing
+                hint = (f"Run it with call_tool(name='{self.wire(tool.name)}', arguments)." if self.call_tool
+                        else "Call find_tools to see its schema, then describe the task so it is found and sent.")
+            raise NotRevealed(f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session", hint=hint)
         self._touch(tool.name)
         if request.name != tool.name:  # the catalog name: the gateway resolves it at once
             request = CallRequest(tool.name, request.arguments)
