@@ -153,6 +153,9 @@ class Session:
         self.id = session_id or uuid.uuid4().hex
         self.threshold = threshold
         self.never_defer = frozenset(never_defer)
+        unknown = sorted(n for n in self.never_defer if gateway.catalog.get(n) is None)
+        if unknown:  # a typo would silently defer the tool the caller meant to pin
+            warnings.warn(f"never_defer names no tool in the catalog: {', '.join(unknown)}", UserWarning, stacklevel=2)
         self.max_revealed = max(1, max_revealed)
         self.repeat_limit = max(1, repeat_limit)
         self.call_tool = call_tool
