@@ -47,7 +47,7 @@ def test_a_missing_argument_is_a_usage_error_in_the_one_style() -> None:
 
 
 def test_every_missing_input_speaks_the_same_style(tmp_path: Path) -> None:
-    for args in (("search", str(tmp_path / "none.yaml"), "x"), ("nope",), ("search", "demo", "x", "--limit", "0")):
+    for args in (("search", str(tmp_path / "none.yaml"), "x"), ("nope",), ("search", "demo", "x", "--limit", "0"), ("audit",)):
         done = cli(*args)
         assert done.returncode == 2, (args, done.stderr)
         code, _, message = done.stderr.splitlines()[0].partition(": ")
