@@ -30,7 +30,7 @@ SRC = ROOT / "src" / "toolscout"
 # placed ahead of the identity work, are where DESIGN.md puts them).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # what everything speaks: records, errors, names
-    ("base", ("toolscout.errors", "toolscout.model", "toolscout.naming", "toolscout._sync")),
+    ("base", ("toolscout.errors", "toolscout.model", "toolscout.naming", "toolscout._sync", "toolscout.progress")),
     # one Store contract and its engines (SQLite, PostgreSQL)
     ("storage", ("toolscout.storage", "toolscout.store", "toolscout.pgstore")),
     # stateless helpers over records: requests and the call context (handlers in sources

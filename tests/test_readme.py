@@ -3,8 +3,14 @@
 import contextlib
 import io
 import re
+import shlex
+
+import pytest
+import typer
+from typer.testing import CliRunner
 
 from _paths import ROOT
+from toolscout.cli import app
 
 README = ROOT / "README.md"
 
@@ -58,3 +64,43 @@ def test_the_gateway_sample_config_runs_its_declaration(tmp_path, monkeypatch):
     assert miles.ok and miles.text() == "1.0"
     for name in [m for m in sys.modules if m == "mytools" or m.startswith("mytools.")]:
         del sys.modules[name]
+# -- the CLI samples ------------------------------------------------------------------------
+# Each `toolscout ...` line of the README's shell blocks: its placeholders filled, optional
+# [...] parts kept as options, every word must parse (an option renamed or dropped fails); the
+# ones that run offline on the bundled catalog are run and must succeed.
+
+PLACES = {"CATALOG": "demo", "NAME": "slack_send_message", "DIR": str(ROOT / "tests" / "fixtures" / "eval_small"),
+          "TOOL": "weather_get_current", '"query"': '"send an email"', "C": "slack"}
+RUNS_OFFLINE = ("search", "show", "tokens", "call", "--version")
+
+
+def _samples() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    lines = []
+    for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            if line.startswith("toolscout "):
+                lines.append(line)
+    return lines
+
+
+def _filled(line: str) -> list[str]:
+    line = line.replace("[", "").replace("]", "").replace("stdio|http", "http")
+    words = shlex.split(line)
+    return [PLACES.get(w, w) for w in words[1:]]
+
+
+@pytest.mark.parametrize("line", _samples())
+def test_readme_cli_sample_parses_and_runs(line: str) -> None:
+    args = _filled(line)
+    if args[0] in RUNS_OFFLINE and "--embed" not in args:
+        args = [a for a in args if a != "--yes"]
+        done = CliRunner().invoke(app, args)
+        assert done.exit_code == 0, (line, done.output)
+        return
+    cmd = typer.main.get_command(app)
+    rest = list(args)
+    while hasattr(cmd, "list_commands") and rest and not rest[0].startswith("-"):
+        cmd, rest = cmd.get_command(typer.Context(cmd), rest[0]), rest[1:]
+    cmd.make_context("toolscout", rest)  # a usage error for an unknown option or a bad value

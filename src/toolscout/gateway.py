@@ -437,7 +437,13 @@ class Gateway:
         a conversation id under which learning records this search (see :meth:`call`).
         Seed 001's argument names (``max_results``, ``category_filter``, ``searchType``)
         are accepted too, as keywords."""
+        platform = aliases.pop("platform", None)
         arguments: dict[str, Any] = {"query": query, **aliases}
+        if platform is not None and platform != self.platform:  # one platform per gateway: refused, not ignored
+            return refused_find(arguments, InvalidRequest(
+                f"platform {platform!r} is not this gateway's ({self.platform!r}): a gateway filters for one platform",
+                hint=f"Make a Gateway(catalog, platform={platform!r}) to search that platform's tools.",
+            ))
         for key, value in (("limit", limit), ("search_type", search_type), ("category", category)):
             if value is not None:
                 arguments[key] = value

@@ -34,6 +34,7 @@ from .catalog import Catalog
 from .catalog_base import CatalogChange, Handler
 from .errors import ConfigError, NameCollision
 from .model import Tool
+from .progress import step
 from .sources.files import load_source
 from .storage import ChangeFeed, SharedStore, SourceState, SourceWrite, open_store
 
@@ -411,11 +412,14 @@ def sync_source(
 ) -> SourceWrite:
     """Replace what one source held in the shared catalog with the tools at ``path``, in one
     transaction; every replica applies the difference within a second."""
-    sid, tools = load_source(path, prefix=prefix, source_id=source_id, base_url=base_url, skip_invalid=skip_invalid)
-    own = isinstance(store, str)
-    pg = open_shared(store)
-    try:
-        return pg.write_source(sid, tools, kind="sync")
-    finally:
-        if own:
-            pg.close()
+    with step(f"catalog sync {path}: reading, then writing in one transaction", total=2) as advance:
+        sid, tools = load_source(path, prefix=prefix, source_id=source_id, base_url=base_url, skip_invalid=skip_invalid)
+        advance(1)
+        own = isinstance(store, str)
+        pg = open_shared(store)
+        try:
+            return pg.write_source(sid, tools, kind="sync")
+        finally:
+            advance(1)
+            if own:
+                pg.close()

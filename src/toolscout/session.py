@@ -179,6 +179,9 @@ class Session:
         self._auto_pinned: tuple[str, ...] = ()
         self._calls: dict[str, int] = {}
         self.never_defer = frozenset(never_defer)
+        unknown = sorted(n for n in self.never_defer if gateway.catalog.get(n) is None)
+        if unknown:  # a typo would silently defer the tool the caller meant to pin
+            warnings.warn(f"never_defer names no tool in the catalog: {', '.join(unknown)}", UserWarning, stacklevel=2)
         self.max_revealed = max(1, max_revealed)
         self.repeat_limit = max(1, repeat_limit)
         self.call_tool = call_tool
@@ -623,10 +626,11 @@ class Session:
         tool = self.gateway.resolve(request.name, allow=ctx.allow)
         if direct and not self.is_callable(tool.name):
             via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
-            raise NotRevealed(
-                f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session",
-                hint=f"Call {self.gateway.find_name} with query 'select:{self.wire(tool.name)}' (or describe the task){via}.",
-            )
+            hint = f"Call {self.gateway.find_name} with query 'select:{self.wire(tool.name)}' (or describe the task){via}."
+            if not self.progressive:  # nothing is ever revealed here: select: would change nothing
+                hint = (f"Run it with call_tool(name='{self.wire(tool.name)}', arguments)." if self.call_tool
+                        else f"Call {self.gateway.find_name} to see its schema, then describe the task so it is found and sent.")
+            raise NotRevealed(f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session", hint=hint)
         self._touch(tool.name)
         if request.name != tool.name:  # the catalog name: the gateway resolves it at once
             request = CallRequest(tool.name, request.arguments)

@@ -17,14 +17,15 @@ from pathlib import Path
 import pytest
 
 from _paths import FIXTURES
+from toolscout.sources.mcp.cache import ToolListCache
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 ENV = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
 
 
-def cli(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 120, env: dict[str, str] = ENV, **kwargs) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [TOOLSCOUT, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=ENV, **kwargs
+        [TOOLSCOUT, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env, **kwargs
     )
 
 
@@ -46,7 +47,7 @@ def test_a_missing_argument_is_a_usage_error_in_the_one_style() -> None:
 
 
 def test_every_missing_input_speaks_the_same_style(tmp_path: Path) -> None:
-    for args in (("search", str(tmp_path / "none.yaml"), "x"), ("nope",), ("search", "demo", "x", "--limit", "0")):
+    for args in (("search", str(tmp_path / "none.yaml"), "x"), ("nope",), ("search", "demo", "x", "--limit", "0"), ("audit",)):
         done = cli(*args)
         assert done.returncode == 2, (args, done.stderr)
         code, _, message = done.stderr.splitlines()[0].partition(": ")
@@ -143,3 +144,100 @@ def test_tokens_and_eval_tables_have_nl_and_csv() -> None:
     assert [row["sent"] for row in tokens][1] == "meta-tools only"
     evaluated = cli("eval", str(FIXTURES / "eval_small"), "--csv").stdout.splitlines()
     assert evaluated[0] == "split,queries,R@1,R@5,nDCG@10,Hit@1,p50_ms,p95_ms" and evaluated[1].startswith("all,4,")
+
+
+# -- call, and search over a gateway's cache ------------------------------------------------
+
+
+def test_call_runs_a_tool_and_prints_its_result() -> None:
+    done = cli("call", "demo", "weather_get_current", "--args", '{"location": "Paris"}')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["location"] == "Paris"
+
+
+def test_call_errors_are_structured_with_the_exit_rule() -> None:
+    missing = cli("call", "demo", "weather_get_current", "--args", "{}")
+    assert missing.returncode == 2 and missing.stderr.startswith("invalid_arguments: ") and missing.stdout == ""
+    not_json = cli("call", "demo", "weather_get_current", "--args", "{x")
+    assert not_json.returncode == 2 and not_json.stderr.startswith("invalid_arguments: --args is not JSON")
+    unknown = cli("call", "demo", "no_such_tool")
+    assert unknown.returncode == 1 and unknown.stderr.startswith("unknown_tool: ")
+
+
+def test_call_of_a_dangerous_tool_needs_yes_off_a_terminal() -> None:
+    args = ("call", "demo", "jira_delete_issue", "--args", '{"issue_key": "OPS-1"}')
+    refused = cli(*args)
+    assert refused.returncode == 1 and refused.stderr.startswith("approval_denied: ") and "--yes" in refused.stderr
+    approved = cli(*args, "--yes")
+    assert approved.returncode == 0 and json.loads(approved.stdout)["status"] == "deleted"
+
+
+def test_search_finds_the_tools_of_a_gateways_cache(tmp_path: Path) -> None:
+    """``serve --cache`` keeps each upstream's tools/list; searching the file used to say it
+    holds no tools."""
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    cache = ToolListCache.open(tmp_path / "cache.db")
+    cache.save("notes", "h1", [{"name": "append_note", "description": "Append a line to the notebook.", "inputSchema": schema}])
+    cache.save("clock", "h2", [{"name": "now", "description": "The current time in a timezone.", "inputSchema": schema}])
+    cache.store.close()
+    done = cli("search", str(tmp_path / "cache.db"), "append a note", "--nl")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["tool"] == "notes_append_note"
+
+
+# -- install into a client, shell completion ------------------------------------------------
+
+
+def test_install_merges_into_the_clients_file_with_a_backup(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    target = tmp_path / "xdg" / "Claude" / "claude_desktop_config.json"  # Linux's place for it
+    target.parent.mkdir(parents=True)
+    mine = {"mcpServers": {"other": {"command": "other-server"}}, "theme": "dark"}
+    target.write_text(json.dumps(mine))
+    preview = cli("install", "claude-desktop", "--config", str(cfg), "--dry-run", env={**ENV, **env})
+    assert preview.returncode == 0 and '+    "toolscout": {' in preview.stdout and "serve" in preview.stdout
+    assert json.loads(target.read_text()) == mine  # a dry run writes nothing
+    done = cli("install", "claude-desktop", "--config", str(cfg), env={**ENV, **env})
+    assert done.returncode == 0, done.stderr
+    written = json.loads(target.read_text())
+    assert written["theme"] == "dark" and written["mcpServers"]["other"] == {"command": "other-server"}
+    assert written["mcpServers"]["toolscout"]["args"] == ["serve", "--config", str(cfg.resolve())]
+    assert json.loads(target.with_name(target.name + ".bak").read_text()) == mine
+
+
+def test_install_for_vscode_uses_its_key_and_refuses_a_broken_file(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    done = cli("install", "vscode", "--config", str(cfg), "--name", "scout", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads((tmp_path / ".vscode" / "mcp.json").read_text())["servers"]["scout"]
+    assert entry["type"] == "stdio" and entry["args"][0] == "serve"
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    refused = cli("install", "cursor", "--config", str(cfg), "--file", str(broken))
+    assert refused.returncode == 2 and refused.stderr.startswith("config_error: ") and broken.read_text() == "{not json"
+
+
+def test_shell_completion_is_offered() -> None:
+    script = cli("--show-completion", "bash")
+    assert script.returncode == 0 and "_toolscout_completion" in script.stdout
+    words = cli(env={**ENV, "_TOOLSCOUT_COMPLETE": "complete_bash", "COMP_WORDS": "toolscout se", "COMP_CWORD": "1"})
+    assert words.stdout.split() == ["search", "serve", "servers"]
+
+
+def test_readmes_python_source_imports_from_the_config_folder_without_python_path(tmp_path: Path) -> None:
+    """README's ``"python": {"units": {"module": "mytools.units:tools"}}`` failed unless the
+    config also said ``"pythonPath": "."``; the call also runs through ``call --config``."""
+    (tmp_path / "mytools").mkdir()
+    (tmp_path / "mytools" / "__init__.py").write_text("")
+    (tmp_path / "mytools" / "units.py").write_text(
+        'def km_to_miles(km: float) -> float:\n    """Convert kilometres to miles."""\n    return round(km * 0.621371, 3)\n\n'
+        "tools = [km_to_miles]\n"
+    )
+    cfg = tmp_path / "servers.json"
+    cfg.write_text(json.dumps({"python": {"units": {"module": "mytools.units:tools", "timeout": 5}}}))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = cli("call", "--config", str(cfg), "--cache", str(tmp_path / "c.db"), "units_km_to_miles", "--args", '{"km": 10}', cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert "6.214" in done.stdout

@@ -6,6 +6,8 @@ import asyncio
 import itertools
 import json
 
+import pytest
+
 from _session_fixtures import build_catalog, build_session
 from toolscout import Catalog, DeferPolicy, Tool
 from toolscout.gateway import Gateway
@@ -46,7 +48,8 @@ def test_always_policy_defers_even_below_threshold() -> None:
 
 
 def test_never_defer_allowlist_pins_by_name() -> None:
-    session = Session(Gateway(small_catalog(20)), never_defer=["t7", "missing"])
+    with pytest.warns(UserWarning, match="never_defer names no tool in the catalog: missing"):
+        session = Session(Gateway(small_catalog(20)), never_defer=["t7", "missing"])
     assert names(session.tools()) == ["find_tools", "t7"]
     assert session.handle("t7", {}).ok
 

@@ -19,7 +19,7 @@ app = typer.Typer(
     name="toolscout",
     cls=OneStyleGroup,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -47,10 +47,12 @@ def _main(
 # Command modules register themselves on import (keep this list sorted).
 from . import (  # noqa: E402,F401
     audit_command,
+    call_command,
     catalog_commands,
     console_command,
     demo_command,
     eval_command,
+    install_command,
     serve_command,
     vault_command,
 )

@@ -28,6 +28,7 @@ from ..sources.open import open_catalog
 from ..storage import open_store
 from . import app
 from ._console import err, out
+from ._exits import USAGE, fail
 
 if TYPE_CHECKING:
     from ..model import Tool
@@ -46,11 +47,6 @@ def _quiet_scan_log() -> Iterator[None]:
         yield
     finally:
         logger.setLevel(level)
-
-
-def _fail(message: str) -> typer.Exit:
-    err().print(message, markup=False, highlight=False)
-    return typer.Exit(2)
 
 
 def _screen(pins: str | None, store: Any) -> Screen:
@@ -186,9 +182,9 @@ def audit(
     Example: toolscout audit --config servers.json --json
     """
     if (catalog is None) == (config is None):
-        raise _fail("give a CATALOG or --config servers.json (one of them)")
+        raise fail("usage_error", "give a CATALOG or --config servers.json (one of them)", "toolscout audit demo, or toolscout audit --config servers.json", status=USAGE)
     if min_severity not in _RANK:
-        raise _fail("--min-severity must be low, medium or high")
+        raise fail("usage_error", f"--min-severity {min_severity!r}; use one of: low, medium, high", status=USAGE)
     try:
         if config is not None:
             cat, screen = _scan_config(config, cache, pins, connect, timeout)
@@ -196,7 +192,7 @@ def audit(
             assert catalog is not None
             cat, screen = _scan_catalog(catalog, pins)
     except ToolscoutError as exc:
-        raise _fail(f"{exc.code}: {exc.message}" + (f"\n{exc.hint}" if exc.hint else "")) from None
+        raise fail(exc.code, exc.message, exc.hint, status=USAGE) from None
     approved = tuple(_approve(cat, screen, approve)) if approve else ()
     result = report(cat, min_severity=min_severity, approved=approved)
     if as_json:

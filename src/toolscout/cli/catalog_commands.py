@@ -59,7 +59,7 @@ def _vector_cache() -> Store:
     return open_store(base / "vectors.db")
 
 
-def _load(spec: str) -> Catalog:
+def load_catalog(spec: str) -> Catalog:
     try:
         cat = open_catalog(spec)
     except ToolscoutError as exc:
@@ -112,7 +112,7 @@ def search(
     Example: toolscout search demo "post a message to a slack channel" --limit 3
     """
     started = time.perf_counter()
-    cat = _load(catalog)
+    cat = load_catalog(catalog)
     gateway = _gateway(cat, embed or type in ("semantic", "hybrid") or model != "default", model, query_encoder)
     extra = {"kinds": kinds} if kinds else {}
 
@@ -195,7 +195,7 @@ def show(
     """
     from rich.text import Text
 
-    cat = _load(catalog)
+    cat = load_catalog(catalog)
     tool = cat.get(name)
     if tool is None:
         suggestions = Gateway(cat).suggest(name)
@@ -227,7 +227,7 @@ def tokens(
     \b
     Example: toolscout tokens demo --format anthropic
     """
-    cat = _load(catalog)
+    cat = load_catalog(catalog)
     gateway = Gateway(cat)
     report = savings_report(
         list(cat), gateway.meta_tools(format), format, found_per_search=per_search, searches=searches

@@ -47,6 +47,55 @@ Status 2 is what the library reports as a request or configuration error (`Reque
 `ConfigError`); status 1 is a lookup, upstream or policy outcome. Options are checked before any
 work starts, so a bad output path fails at once rather than after a long evaluation.
 
+Errors of the command line itself (a missing argument, an unknown option or command, a value
+out of range) take the same form, `usage_error: message` plus a hint, with status 2. `serve`
+on a port another process holds exits 2 with one line, `address_in_use: ...`, before printing
+anything else.
+
+## Output for people and for scripts
+
+On a terminal, tables are boxed and fitted to its width. Piped or redirected, the same rows
+print plain: a title line, a header and one line per row, nothing wrapped or boxed, so
+`| grep`, `| cut` and log files see whole tool names and sentences. Wherever a table is printed
+(`search`, `tokens`, `eval`, `servers`), `--nl` prints one JSON object per row
+(newline-delimited JSON) and `--csv` prints CSV with a header row; `--json` prints the whole
+result. `search` reports the search's own time in its title and the one-off load and index
+build on a line of its own.
+
+Long work (embedding a catalog, `eval`, `catalog sync`) draws a progress bar on stderr when
+stderr is a terminal and the step has run about a second; nothing is drawn into a pipe or a
+log. `serve` logs one line per event (`12:04:05 warning mcp: upstream ...`), or one JSON object
+per line with `--log-json` (`ts`, `level`, `logger`, `message`, `error`).
+
+## Calling a tool, installing into a client, completion
+
+`toolscout call CATALOG TOOL --args JSON` runs one tool the way `Gateway.execute` does:
+arguments checked against the tool's schema, errors as `code: message` (status 2 for invalid
+arguments, 1 when the tool fails or is unknown). With `--config servers.json` instead of a
+CATALOG it calls a tool of the gateway's upstreams. A tool that needs approval (kind
+`dangerous`) is asked for on a terminal and refused elsewhere unless `--yes`.
+
+`toolscout install CLIENT --config servers.json` adds the gateway to an MCP client's config:
+
+| CLIENT | file | key |
+|---|---|---|
+| `claude-desktop` | macOS `~/Library/Application Support/Claude/claude_desktop_config.json`, Windows `%APPDATA%\\Claude\\claude_desktop_config.json`, Linux `~/.config/Claude/claude_desktop_config.json` | `mcpServers` |
+| `cursor` | `~/.cursor/mcp.json` | `mcpServers` |
+| `vscode` | `.vscode/mcp.json` in the current folder | `servers` |
+| `claude-code` | `.mcp.json` in the current folder (project scope) | `mcpServers` |
+
+The file is merged (other servers and keys stay), the previous one is kept as `<file>.bak`,
+`--dry-run` prints the change as a diff and writes nothing, `--name` names the entry and
+`--file` writes another path. Restart the client afterwards.
+
+Shell completion: `toolscout --install-completion` (bash, zsh, fish, PowerShell) adds it to
+your shell's startup file; `toolscout --show-completion` prints the script instead.
+
+`CATALOG` may also be a gateway's tool-list cache (`serve --cache FILE`, by default
+`~/.cache/toolscout/mcp-<config>.db`): `toolscout search ~/.cache/toolscout/mcp-servers.db
+"query"` searches the upstream servers' tools as last listed, with no server running (named
+`{server}_{tool}`).
+
 ## Defaults
 
 `search`, `tokens` and `demo` all default to `--format openai`: Chat Completions is the format

@@ -39,7 +39,7 @@ GIVEN = frozenset({"COMMANDLINE", "ENVIRONMENT"})
 name, as typer may bring its own copy of click's ``ParameterSource``."""
 
 
-def _settings(ctx: typer.Context, *, only: tuple[str, ...] | None = None, rules: bool = True) -> ServeConfig:
+def settings_of(ctx: typer.Context, *, only: tuple[str, ...] | None = None, rules: bool = True) -> ServeConfig:
     """The config file's serve settings under the flags the user gave (a flag's environment
     variable counts as given), ``only`` those named if given; a problem exits with status 2."""
     from ..server.serve_config import ServeConfig  # serve's own stack: config models, ~65 ms
@@ -233,16 +233,11 @@ def serve(
     \b
     Example: toolscout serve --config servers.json --transport http --port 8765
     """
-    settings = _settings(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
+    settings = settings_of(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
     _logs.setup(logging.WARNING, json_lines=settings.log_json, verbose=settings.verbose)
     if settings.transport == "http":  # before anything is built or printed: one line, no banner
         _check_port(settings.bind, settings.port)
-    from ..server.app import build_app  # serve's own stack: MCP server, upstreams, screen, ~150 ms
-
-    try:
-        served = build_app(settings)
-    except ToolscoutError as exc:
-        raise fail_with(exc) from None
+    served = built(settings)
     _warn_degraded(served)
     if settings.transport == "stdio":
         if _on_terminal():  # a person started it; a client talking over the pipe sees nothing
@@ -264,6 +259,16 @@ def serve(
         markup=False, highlight=False, soft_wrap=True,
     )
     asyncio.run(served.serve(asgi))
+
+
+def built(settings: ServeConfig) -> App:
+    """The gateway ``settings`` describe (serve, and ``call --config``); a problem exits 2."""
+    from ..server.app import build_app  # serve's own stack: MCP server, upstreams, screen, ~150 ms
+
+    try:
+        return build_app(settings)
+    except ToolscoutError as exc:
+        raise fail_with(exc) from None
 
 
 def _check_port(host: str, port: int) -> None:
@@ -337,7 +342,7 @@ def servers(
     from ..server.app import build_aggregator  # serve's own stack: upstreams, screen, ~150 ms
 
     try:  # the store serve would use: --cache, else the file's store or cache
-        aggregator = build_aggregator(_settings(ctx, only=("cache",), rules=False))
+        aggregator = build_aggregator(settings_of(ctx, only=("cache",), rules=False))
     except ToolscoutError as exc:
         raise fail_with(exc) from None
 
@@ -400,7 +405,7 @@ def audit_log(
     \b
     Example: toolscout audit-log --config servers.json --since 1h --principal alice --json
     """
-    settings = _settings(ctx, only=("cache", "store"), rules=False)
+    settings = settings_of(ctx, only=("cache", "store"), rules=False)
     try:
         start = parse_since(since)
     except ValueError as exc:

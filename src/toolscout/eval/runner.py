@@ -19,6 +19,7 @@ from ..catalog_base import BaseCatalog
 from ..errors import InvalidRequest
 from ..gateway import Gateway
 from ..learning import UsageLearner, replay_log
+from ..progress import step
 from ..request import MAX_LIMIT
 from ..search.index import ToolIndex
 from .dataset import EvalQuery, load_queries, load_tools, load_usage_log
@@ -133,10 +134,12 @@ Ranking = Callable[[str], list[str]]
 def evaluate(queries: list[EvalQuery], rank: Ranking, *, dataset: str = "", search_type: str = "", tools: int = 0) -> EvalReport:
     """Score ``rank`` (query text -> names, best first) on ``queries``."""
     runs: list[QueryRun] = []
-    for q in queries:
-        start = time.perf_counter()
-        ranked = rank(q.query)[:DEPTH]
-        runs.append(score_ranking(q, ranked, (time.perf_counter() - start) * 1000.0))
+    with step(f"{dataset or 'eval'}: {len(queries):,} queries ({search_type or 'auto'})", total=len(queries)) as advance:
+        for q in queries:
+            start = time.perf_counter()
+            ranked = rank(q.query)[:DEPTH]
+            runs.append(score_ranking(q, ranked, (time.perf_counter() - start) * 1000.0))
+            advance(1)
     by_split: dict[str, list[QueryRun]] = {}
     for r in runs:
         if r.split is not None:

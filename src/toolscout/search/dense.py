@@ -7,7 +7,6 @@ once its vector is known; query vectors are kept in an LRU cache so a repeated q
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from ..embed.base import Embedder, check_vectors
 from ..embed.cache import BlobStore, VectorCache
 from ..embed.text import tool_text
 from ..errors import EmbeddingUnavailable
+from ..progress import step
 from .ann import ann_for
 from .base import Hit, top_docs
 
@@ -60,7 +60,7 @@ class DenseBackend:
         self.query_embedder = query_embedder or embedder
         self._query_cache = self.cache if query_embedder is None else VectorCache(query_embedder, store)
         self.min_score = min_score
-        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.progress = True if progress is None else progress  # shown where toolscout.progress reports
         self._matrix = np.zeros((0, embedder.dim), dtype=np.float32)
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._query_cache_size = query_cache_size
@@ -84,11 +84,8 @@ class DenseBackend:
         self._ann = ann_for(self._matrix)  # None below ANN_FROM docs or without the ann extra
 
     def _embed_with_bar(self, texts: list[str], todo: int) -> np.ndarray:
-        from rich.progress import Progress  # only for a progress bar: rich stays off the serve path
-
-        with Progress(transient=True) as bar:
-            task = bar.add_task(f"embedding {todo} tools ({self.embedder.model_id})", total=len(texts))
-            return self.cache.embed(texts, progress=lambda n: bar.advance(task, n))
+        with step(f"embedding {todo:,} tools ({self.embedder.model_id})", total=len(texts)) as advance:
+            return self.cache.embed(texts, progress=advance)
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's unit vector, from the LRU cache when seen before."""

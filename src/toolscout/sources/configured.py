@@ -299,7 +299,7 @@ class ConfiguredSources:
         return kept
 
     def _module(self, entry: PythonSource) -> _Pairs:
-        for folder in reversed(entry.python_path):
+        for folder in reversed(entry.python_path or ["."]):  # default: the config file's folder
             path = str(self._path(folder))
             if path not in sys.path:
                 sys.path.insert(0, path)

@@ -3,8 +3,9 @@
 The CLI's ``CATALOG`` argument, the console, ``audit`` and replicas all go through it. A spec
 is ``demo`` (the catalog that ships with toolscout, every tool callable), a
 ``postgresql://`` URL (the shared catalog every replica serves), a directory holding
-``tools.jsonl``, a declaration file (``.yaml``/``.yml``/``.json``/``.jsonl``) or a store
-written by ``Catalog.save``. Anything else is a :class:`~toolscout.errors.ConfigError` that
+``tools.jsonl``, a declaration file (``.yaml``/``.yml``/``.json``/``.jsonl``), a store
+written by ``Catalog.save`` or a gateway's tool-list cache (``serve --cache``: the upstream
+servers' tools as last listed). Anything else is a :class:`~toolscout.errors.ConfigError` that
 says what a spec may be.
 """
 
@@ -19,6 +20,7 @@ from ..errors import ConfigError
 from ..replica import SharedCatalog
 from ..storage import SharedStore, is_store_url, open_store
 from .files import tools_file
+from .mcp.offline import cached_tools
 
 __all__ = ["DEMO", "SPEC_HINT", "open_catalog"]
 
@@ -52,7 +54,7 @@ def open_catalog(spec: str | os.PathLike[str], *, listen: bool = False, kind: st
         if isinstance(store, SharedStore):  # the shared catalog, as every replica on it serves it
             return SharedCatalog(store, kind=kind, listen=listen)
         catalog = Catalog()
-        catalog._adopt(store.load_tools())
+        catalog._adopt(store.load_tools() or cached_tools(store))
         catalog.store = store
         return catalog
     if _URL.match(text):
@@ -61,4 +63,7 @@ def open_catalog(spec: str | os.PathLike[str], *, listen: bool = False, kind: st
     path = tools_file(text)
     if path is None:
         raise ConfigError(f"no catalog at {text!r}", hint=SPEC_HINT, spec=text)
-    return Catalog.open(path)
+    catalog = Catalog.open(path)
+    if not len(catalog) and catalog.store is not None:  # a gateway's cache: the upstreams' tool lists
+        catalog._adopt(cached_tools(catalog.store))
+    return catalog
