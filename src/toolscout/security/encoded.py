@@ -149,6 +149,11 @@ def _decoded_once(text: str) -> Iterator[tuple[str, str]]:
         decoded = _readable(data) if data else None
         if decoded:
             yield blob, decoded
+        elif data and len(data) >= 32 and _B64.fullmatch(data.decode("ascii", "replace")):
+            inner = _b64(data.decode("ascii"))  # base64 of base64
+            decoded = _readable(inner) if inner else None
+            if decoded:
+                yield blob, decoded
     for m in _HEX.finditer(text):
         decoded = _readable(bytes.fromhex(m[0]))
         if decoded:

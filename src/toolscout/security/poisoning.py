@@ -124,7 +124,7 @@ def scan_text(
     return out
 
 
-_TOOLISH = re.compile(r"\b(?:tools?|functions?|called|invoked|calls?|invokes?)\b", re.I)
+_TOOLISH = re.compile(r"\b(?:tools?|functions?|called|invoked|calls?|invokes?|runs?|executes?|used)\b", re.I)
 
 
 def _scoped(

@@ -93,7 +93,8 @@ _IMPERATIVE = _alt(
     "読み|送信|送って|含め|渡し|追加|挿入|コピー|使用|呼び出|実行|無視|伝え|答え|置き換|隠",
 )
 _USER = _alt(
-    "the user|the user's|users|the human|the person|the customer",
+    "the user|the user's|users|the human|the person|the customer|the person you|whoever you|de gebruiker|"
+    "użytkownik|użytkownikowi|kullanıcı|pengguna|사용자에게",
     "el usuario|del usuario|al usuario|la usuaria|el cliente",
     "l'utilisateur|de l'utilisateur|à l'utilisateur|le client",
     "der benutzer|des benutzers|dem benutzer|den benutzer|der nutzer|des nutzers|dem nutzer|den nutzer|der kunde",
@@ -116,7 +117,9 @@ _CONDITION = _alt(
     "場合|とき|前に|後に|たびに",
 )
 _POLITE = _alt(
-    "please|kindly|be so kind|would you|could you|we ask that|it is necessary to|it's necessary to",
+    "please|kindly|be so kind|would you|could you|we ask that|it is necessary to|it's necessary to|appreciate|"
+    "appreciated|grateful|would help|it would be|would be great|ideally|we'd like|we would like|we'd love|"
+    "make sure|is to be|are to be|is expected|are expected",
     "por favor|le rogamos|se ruega|s'il vous plaît|s'il te plaît|veuillez|merci de|bitte|per favore|"
     "si prega|gentilmente|пожалуйста|просим|请|麻烦|お願いします|ください",
 )
@@ -170,8 +173,8 @@ _SECRET_WORDS = _alt(
 )
 _SECRET_WORD_RE = re.compile(_SECRET_WORDS, _I)
 _SPEECH = re.compile(
-    r"\b(?:say|tell|answer|reply|respond|claim|state|assure|insist|explain|report|describe)\b"
-    r"(?:\s+(?:to\s+)?(?:the\s+user|them|him|her))?\s+(?:that\b|it\b|this\s+tool\b|only\b|with\s+[\"'“])"
+    r"\b(?:say|says|said|tell|answer|answers|reply|replies|respond|claim|state|assure|insist|explain|report|describe)\b"
+    r"(?:\s+[\w']+){0,4}?\s+(?:that\b|it\b|this\s+tool\b|only\b|nothing\b|with\s+[\"'“])"
     rf"|{_alt('di que|dile|dígale|responde que|contesta que|explica que|afirma que')}"
     rf"|{_alt('dis que|dites que|réponds que|répondez que|affirme que|explique que')}"
     rf"|{_alt('sag, dass|sage, dass|sag dass|antworte, dass|antworte dass|behaupte')}"
@@ -208,6 +211,9 @@ _SINKS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
 )
 
 
+_SINK_WORDS = frozenset(("image", "account", "acct", "iban", "routing", "wallet", "cuenta", "compte", "konto", "conta", "conto"))
+
+
 def _sink(text: str) -> re.Match[str] | None:
     """An address data could be sent to: URL, e-mail, image link, account, wallet, phone."""
     low = text.lower()
@@ -223,6 +229,8 @@ _HIDE = re.compile(
     r"\b(?:don'?t|do\s+not|never|without)\s+(?:\w+\s+){0,2}?(?:tell|telling|mention|mentioning|show|showing|reveal|"
     r"revealing|inform|informing|alert|alerting|notify|notifying|display|displaying|let\s+(?:the\s+)?user\s+know)\b"
     r"|\b(?:silently|secretly|quietly|covertly|discreetly|invisibly|behind\s+the\s+scenes|in\s+the\s+background)\b"
+    r"|\b(?:hide|conceal|omit|withhold|suppress|keep)\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|person|human|customer)s?\b"
+    r"|\bvertel\s+(?:dit|het)\s+niet|\bnie\s+(?:mów|informuj|wspominaj)|말하지\s*마|알리지\s*마|söyleme"
     r"|\bhide\s+(?:this|it|that|these)\b|\bkeep\s+(?:this|it|that)\s+(?:to\s+yourself|hidden|secret|between\s+us)\b"
     r"|\bno\s+need\s+to\s+(?:tell|mention|inform)\b"
     r"|\bno\s+(?:se\s+)?(?:lo|la|le|les)?\s*(?:digas|diga|menciones|mencione|cuentes|cuente|muestres)\b"
@@ -246,7 +254,7 @@ _SPLIT_ASCII = re.compile(r"[.!?;]\s+|\n+")
 _TARGET = re.compile(  # where handed-over data goes: a named parameter or field, or an address
     r"\b(?:as|into|in|inside|to|via|under|through)\s+(?:the\s+|a\s+|its\s+|this\s+)?[`'\"]?(?P<p>[\w.-]+)[`'\"]?\s*"
     r"(?:field|param(?:eter)?|argument|arg|property|value|input)\b"
-    r"|\b(?:as|into|in|inside|to|via|under)\s+(?:the\s+|a\s+|its\s+)?[`'\"](?P<q>[\w.-]+)[`'\"]"
+    r"|\b(?:as|into|in|inside|to|via|under)\s+(?:the\s+|a\s+|its\s+|every\s+|each\s+)?[`'\"](?P<q>[\w.-]+)[`'\"]"
     r"|campo|champ|feld|parámetro|paramètre|parameter|parametro|argumento|argument|参数|字段|パラメータ|引数|поле|параметр",
     _I,
 )
@@ -266,7 +274,7 @@ _CAT_WORDS: dict[str, frozenset[str]] = {
     ),
     "conv": _words(
         "conversation conversations history chat transcript prompt context turns last latest previous prior earlier "
-        "everything whatever typed said wrote message messages conversación historial último mensaje mensajes "
+        "everything whatever typed said wrote written message messages conversación historial último mensaje mensajes "
         "historique dernier unterhaltung gespräch verlauf chatverlauf letzte nachricht nachrichten systemprompt "
         "conversa histórico última mensagem mensagens conversazione cronologia ultimo messaggio messaggi"
     ),
@@ -294,6 +302,7 @@ _HIDE_WORDS = _words(
 )
 _TOOL_NOUNS = _words(
     "tool tools function functions server servers plugin plugins integration integrations api apis action actions "
+    "capability capabilities command commands operation operations filesystem "
     "herramienta herramientas outil outils werkzeug werkzeuge ferramenta ferramentas strumento strumenti"
 )
 _PATH_HINTS = (
@@ -329,7 +338,7 @@ class _Lex:
 
     def __init__(self, *groups: str) -> None:
         phrases = {w.lower() for g in groups for w in g.split("|") if w}
-        self.single = frozenset(p for p in phrases if p.isascii() and p.isalpha())
+        self.single = frozenset(p for p in phrases if p.isalpha())
         multi: dict[str, list[str]] = {}
         for p in phrases:
             if p.isascii() and p not in self.single:
@@ -367,7 +376,7 @@ class _Sent:
         if "," in self.low or ":" in self.low or " and " in self.low:
             for clause in _CLAUSE.split(self.low)[1:]:
                 m = _FIRST_WORD.match(clause)
-                if m and clause.count(" ") >= 3:  # a clause, not an item of a list ("add, remove, update")
+                if m and clause.strip().count(" ") >= 1:  # a clause, not an item of a list ("add, remove, update")
                     self.firsts.add(m[0])
 
 
@@ -396,6 +405,7 @@ _L_OBLIG = _Lex(
     "常に|いつも|重要|まず",
 )
 _L_IMPERATIVE = _Lex(
+    "lees|stuur|voeg|przeczytaj|odczytaj|wyślij|dołącz|읽고|읽어|보내|oku|gönder|baca|kirim|leggi|inserisci",
     "read|send|forward|include|pass|put|set|embed|attach|append|prepend|insert|add|copy|upload|post|fill|"
     "provide|supply|collect|gather|grab|fetch|load|open|cat|paste|write|encode|call|invoke|use|run|execute|"
     "ignore|disregard|say|tell|reply|respond|answer|claim|state|report|assure|route|redirect|change|replace|"
@@ -440,7 +450,9 @@ _L_CONDITION = _Lex(
     "場合|とき|前に|後に|たびに",
 )
 _L_POLITE = _Lex(
-    "please|kindly|be so kind|would you|could you|we ask that|it is necessary to|it's necessary to",
+    "please|kindly|be so kind|would you|could you|we ask that|it is necessary to|it's necessary to|appreciate|"
+    "appreciated|grateful|would help|it would be|would be great|ideally|we'd like|we would like|we'd love|"
+    "make sure|is to be|are to be|is expected|are expected",
     "por favor|le rogamos|se ruega|s'il vous plaît|s'il te plaît|veuillez|merci de|bitte|per favore|"
     "si prega|gentilmente|пожалуйста|просим|请|麻烦|お願いします|ください",
 )
@@ -463,6 +475,8 @@ _L_WEAK_SECRET = _Lex(  # what an API tool asks for itself: reaching out only wh
     "credenciais|chiave|password|credenziali|пароль|ключ|токен|密码|密钥|令牌|凭证|パスワード|トークン",
 )
 _L_CONV = _Lex(
+    "gespreksgeschiedenis|het hele gesprek|chatgeschiedenis|historię rozmowy|historia rozmowy|całą rozmowę|"
+    "historię czatu|대화 기록|대화 내용|전체 대화|konuşma geçmişi|sohbet geçmişi|riwayat percakapan|seluruh percakapan",
     "conversation history|conversation so far|whole conversation|entire conversation|full conversation|"
     "complete conversation|this conversation|our conversation|current conversation|chat history|message history|"
     "chat log|chat logs|previous messages|prior messages|earlier messages|last message|latest message|"
@@ -486,7 +500,7 @@ _L_CONV = _Lex(
     "会話履歴|会話の内容|最後のメッセージ|ユーザーのメッセージ|システムプロンプト",
 )
 _L_PERSONAL = _Lex(  # the user's own data, which no tool description has a reason to ask the model for
-    "home address|street address|phone number|phone numbers|date of birth|birthday|social security|passport number|"
+    "full name|name and address|emails and phone|home address|street address|phone number|phone numbers|date of birth|birthday|social security|passport number|"
     "credit card|card number|bank details|contacts|address book|location history|browsing history|"
     "the user's email|the user's name|the user's location|the user's address|personal data|personal information",
     "dirección|domicilio|número de teléfono|fecha de nacimiento|tarjeta de crédito|contactos|datos personales",
@@ -511,7 +525,24 @@ _L_REPLY_SHAPE = _Lex(
     "empieza|comienza|termina|siempre|nunca|commence|commencez|termine|terminez|toujours|jamais|beginne|beende|"
     "immer|nie|comece|termine|sempre|inizia|termina|mai|начни|заверши|всегда|开头|结尾|总是|始め|終わ|常に",
 )
+_L_DISCLOSE = _Lex(
+    "reveal|disclose|list|print|show|dump|display|repeat|echo|recite|leak|share|expose|provide",
+    "revela|muestra|imprime|révèle|affiche|zeige|gib aus|mostre|revele|mostra|rivela|покажи|раскрой|显示|透露|表示",
+)
+_L_DISTRUST = _Lex(
+    "outdated|deprecated|unsafe|insecure|compromised|broken|unreliable|malicious|legacy|obsolete|poisoned|"
+    "hijacked|untrusted|stale|buggy|fake|should be ignored",
+    "obsoleto|inseguro|obsolète|dangereux|veraltet|unsicher|inseguro|obsoleto|устарел|небезопасн|过时|不安全|古い|危険",
+)
+_L_EXCLUSIVE = _Lex(
+    "instead|only|alone|exclusively|rather than|in place of|solely",
+    "en su lugar|solo|solamente|à la place|seulement|uniquement|stattdessen|nur|em vez|somente|invece|soltanto|"
+    "вместо|только|仅|只|代わりに|のみ",
+)
+_L_REPLY_NOUN = _Lex("replies|responses|answers|reply|response|answer|messages you write|what you write")
+_L_REPLY_PUSH = _Lex("end|ends|begin|begins|start|starts|mention|recommend|promote|advertise|sign|close|include")
 _L_HANDOVER = _Lex(
+    "stuur|verstuur|voeg|plak|wyślij|dołącz|wklej|przekaż|보내|넣으|첨부|gönder|ekle|kirim|sertakan|inserisci|allega",
     "send|forward|post|upload|transmit|copy|share|leak|exfiltrate|deliver|route|redirect|include|pass|put|insert|"
     "attach|append|prepend|add|paste|embed|fill|provide|submit|encode|place|supply",
     "envía|envíe|envia|incluye|incluya|pasa|pase|pon|ponga|añade|adjunta|inserta|copia|manda|mande",
@@ -527,6 +558,7 @@ _L_CONTENTS = _Lex(
     "прочитай|прочти|содержим|读取|内容|其|読み",
 )
 _L_CHANGE = _Lex(
+    "changed|replaced|redirected|switched|swapped|updated|rewritten|pointed|routed|go to|goes to|sent to|"
     "set|change|switch|replace|redirect|route|rewrite|override|swap|add|append|prepend|insert|include|bcc|cc|"
     "send|forward|copy|use",
     "establece|cambia|reemplaza|añade|usa|envía|setze|ändere|ersetze|füge|remplace|ajoute|altere|substitua|"
@@ -562,7 +594,10 @@ def _sentences(text: str) -> Iterator[str]:
             yield part
 
 
-_NAME_HINTS = ("ssh", "rsa", "aws", "kube", "env", "mcp", "gnupg", "netrc", "npmrc", "id_", ".", "~", "credential")
+_NAME_HINTS = (
+    "ssh", "rsa", "aws", "kube", "env", "mcp", "gnupg", "netrc", "npmrc", "id_", ".", "~", "credential", "password",
+    "passwd", "secret", "token",
+)
 
 
 def secret_name(name: str) -> str | None:
@@ -580,13 +615,51 @@ def secret_name(name: str) -> str | None:
         for w in words
     )
     reads = any(w in ("content", "contents", "read", "reading", "from", "dump", "copy", "text", "body") for w in words)
-    return joined if pathy and reads else None
+    if pathy and reads:
+        return joined
+    secretive = any(w in ("password", "passwd", "secret", "credential", "credentials", "token", "apikey") for w in words)
+    moving = sum(w in ("include", "from", "env", "copy", "paste", "send", "contents", "read", "this", "field", "here")
+                 for w in words)
+    return joined if secretive and moving >= 2 and len(words) >= 4 else None
 
 
 _PERSONAL_TOKENS = _words(
     "home street address phone number birth birthday passport credit card bank contacts contact location browsing "
     "email name personal data information details msisdn references reference"
 )
+
+
+_NEGATED = re.compile(r"\b(?:never|don'?t|do\s+not|must\s+not|should\s+not|shouldn'?t|nunca|jamais|niemals|nie)\b", _I)
+_WRITTEN = re.compile(
+    r"\b(?:what|everything|all|whatever|anything)\s+(?:that\s+)?(?:the\s+)?(?:user|person|human|customer|they|he|she)\b"
+    r"[^.;\n]{0,40}?\b(?:written|wrote|typed|said|asked|shared|sent|entered|told)\b|\b(?:written|said|typed)\s+so\s+far\b",
+    _I,
+)
+_SYSTEM_PROMPT = re.compile(
+    r"system\s+prompt|system\s+message|hidden\s+instructions|your\s+(?:system|initial|original)\s+(?:instructions|prompt)"
+    r"|(?:instructions|prompt)\s+you\s+(?:were|have\s+been)\s+given",
+    _I,
+)
+
+
+_FIELD_WORDS = (
+    "field|param|parameter|argument|arg|property|campo|champ|feld|veld|pole|polu|поле|параметр|参数|字段|パラメータ|"
+    "引数|매개변수|필드|alan|parametre"
+)
+
+
+def _names_own_param(sentence: str, params: frozenset[str], path_param: bool) -> bool:
+    """Whether ``sentence`` names one of the tool's parameters that is not where a path goes
+    (a credential path and a parameter name together: a file's contents put into it)."""
+    low = sentence.lower()
+    return any(
+        len(p) >= 3 and not _PATHLIKE_PARAM.search(p) and not _SECRET_PARAM.search(p) and not _SECRET_PATH.search(p)
+        and "config" not in p and re.search(
+            rf"[`'\"“]{re.escape(p)}[`'\"”]|(?<![\w/.~-]){re.escape(p)}\s*(?:{_FIELD_WORDS})|(?:{_FIELD_WORDS})\s+{re.escape(p)}\b",
+            low,
+        )
+        for p in params
+    )
 
 
 def _own_data(t: _Sent, params: frozenset[str]) -> bool:
@@ -617,7 +690,8 @@ def scope_hits(
     a tool-shaped identifier names another tool (not this one, not a sibling);
     ``parameter``: the text describes a parameter (so "fill this with ..." puts data there)."""
     ascii_text = text.isascii()
-    words = frozenset(_ASCII_TOKENS.findall(text.lower())) if ascii_text else frozenset()
+    low = text.lower()
+    words = frozenset(_ASCII_TOKENS.findall(low)) if ascii_text else frozenset()
     cats = {c for c, ws in _CAT_WORDS.items() if not ascii_text or not words.isdisjoint(ws)}
     if ascii_text and "others" in cats and words.isdisjoint(_TOOL_NOUNS):
         cats.discard("others")
@@ -626,9 +700,12 @@ def scope_hits(
     structural = not ascii_text or any(c in text for c in _STRUCTURAL) or ".env" in text or "id_" in text or ".json" in text
     out: dict[str, str] = {}
     tagged = False
-    low = text.lower()
     paths = structural and (_hinted(low, _PATH_HINTS) or _hinted(low, _ENV_HINTS))
-    if structural and ("<" in text or "[" in text or "【" in text):
+    banner = _BANNER.search(text) if any(w in low for w in _BANNER_HINTS) else None
+    if banner:
+        tagged = True
+        out["instruction_tag"] = text[max(0, banner.start() - 20) : banner.end() + 100]
+    if not tagged and structural and ("<" in text or "[" in text or "【" in text):
         m = _TAG.search(text)
         if m is None:
             uppers = {u[1] for u in _UPPER_TAG.finditer(text)} if "<" in text else set()
@@ -654,12 +731,13 @@ def scope_hits(
         user_cond = user and (_L_CONDITION(t) or _L_ASKS(t))
         model_facing = addressed or user_cond or tagged or parameter
         path = (_SECRET_PATH.search(s) or _ENV_VAR.search(s)) if paths else None
-        word = "secret" in cats and (_L_SECRET(t) or (_L_WEAK_SECRET(t) and _sink(s) is not None))
+        sink = _sink(s) if (not t.ascii or _hinted(t.low, _SINK_HINTS) or not t.words.isdisjoint(_SINK_WORDS)) else None
+        word = "secret" in cats and (_L_SECRET(t) or (_L_WEAK_SECRET(t) and sink is not None))
         if word and secret_tokens and not (t.words & _L_SECRET.single).isdisjoint(secret_tokens):
             word = False  # "your API key" for a tool with an api_key parameter
         secret = bool(path or word)
         hand = _L_HANDOVER(t)
-        target = (_TARGET.search(s) or _sink(s)) if hand else None
+        target = (_TARGET.search(s) or sink) if hand else None
         if secret and hand and path and path_param and not target:
             secret = False  # a file tool naming a file, not passing it elsewhere
         addressed_secret = addressed or user_cond or tagged
@@ -672,7 +750,9 @@ def scope_hits(
             out.setdefault("exfiltration", s)
         if addressed and _L_REPLY(t) and _L_REPLY_SHAPE(t):
             out.setdefault("model_directive", s)
-        if "conv" in cats and hand and model_facing and (target or parameter or "image" in t.words) and _L_CONV(t):
+        if "conv" in cats and hand and model_facing and (target or parameter or "image" in t.words) and (
+            _L_CONV(t) or _WRITTEN.search(s)
+        ):
             named = target[0] if isinstance(target, re.Match) and target.re is _TARGET else None
             into = (target["p"] or target["q"] or "") if named else ""
             if not _CONV_PARAM.search(into):  # "the conversation in `messages`" is what a chat tool takes
@@ -682,7 +762,6 @@ def scope_hits(
             out.setdefault("conceal_from_user", s)
         if (user_cond or tagged) and (not t.ascii or not w.isdisjoint(_CAT_WORDS["speech"])) and _SPEECH.search(s):
             out.setdefault("model_directive", s)
-        sink = _sink(s)
         others = None
         if (not t.ascii or not w.isdisjoint(_TOOL_NOUNS)) and (not t.ascii or not w.isdisjoint(_CAT_WORDS["others"])):
             others = _OTHER_TOOLS.search(s)
@@ -693,8 +772,36 @@ def scope_hits(
                 out.setdefault("tool_shadowing", s)
         if tagged and (secret or sink or others) and (addressed or hand or _L_HANDOVER(t)):
             out.setdefault("instruction_tag", s)
+        if path and _names_own_param(s, params, path_param):  # a credential file put into a parameter: any language
+            out.setdefault("secret_access", s)
+        if addressed and _L_DISCLOSE(t) and (_L_SECRET(t) or _SYSTEM_PROMPT.search(s)) and not _NEGATED.search(s):
+            out.setdefault("exfiltration", s)
+        if others and sink and (model_facing or _L_CHANGE(t)) and "shadowing" not in out:
+            out.setdefault("tool_shadowing", s)
+        if _L_DISTRUST(t) and (not t.words.isdisjoint(_TOOL_NOUNS) or (
+            is_other_tool is not None and any(is_other_tool(m[0]) for m in _IDENT.finditer(s))
+        )) and _L_EXCLUSIVE(_Sent(text)):
+            out.setdefault("tool_override", s)
+        if _LINE_JUMP.search(s) and (addressed or _L_IMPERATIVE(t)) and (user or sink or _L_CONV(t) or _L_PERSONAL(t)):
+            out.setdefault("line_jumping", s)
+        if _L_REPLY_NOUN(t) and _L_REPLY_PUSH(t) and (_DOMAIN.search(s) or sink) and (addressed or model_facing):
+            out.setdefault("model_directive", s)
     return list(out.items())
 
 
+_DOMAIN = re.compile(r"\b[\w-]+\.(?:com|net|org|io|biz|co|shop|store|app|info|xyz)\b", _I)
+_BANNER = re.compile(
+    r"(?:^|\n|[.!?]\s)\s*(?:#{2,}|\*{2,}|={2,}|-{3,}|\[)\s*(?:[A-Z]{2,}\s+){0,3}(?:SYSTEM|ASSISTANT|AI|MODEL|ADMIN|DEVELOPER|"
+    r"AGENT|LLM|OPERATOR)\b[A-Z ]{0,30}(?:#{2,}|\*{2,}|={2,}|-{3,}|\])"
+    r"|(?:^|\n)\s*(?:SYSTEM|ASSISTANT|ADMIN|DEVELOPER|OPERATOR)\s*:\s*\S"
+    r"|\b(?:hola|hello|hi|hey|dear|bonjour|hallo|ciao|olá)\s+(?:asistente|assistant|assistent|assistente|ai|model|agent)\b",
+    _I,
+)
+_BANNER_HINTS = ("system", "assist", "admin", "developer", "operator", "model", "agent", "llm", " ai")
+_LINE_JUMP = re.compile(
+    r"\b(?:before|prior\s+to|ahead\s+of|first,?\s+before)\s+(?:\w+ing\s+|you\s+\w+\s+)?(?:any|every|each|all|another)\s+"
+    r"(?:other\s+|single\s+)?(?:tools?|functions?|capabilit(?:y|ies)|commands?|operations?|actions?|steps?|requests?|calls?)\b",
+    _I,
+)
 _TO_VALUE = re.compile(r"\bto\s+[`'\"]?[\w@.+-]*\d|\bto\s+[`'\"][^`'\"]+[`'\"]|\b(?:a|al|à|auf|para|per|на)\s+[\w@.+-]*\d", _I)
 _IDENT = re.compile(r"(?<![\w/.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w/])|(?<![\w/.])[a-z]+(?:[A-Z][a-z0-9]+)+(?![\w/])")
