@@ -46,7 +46,8 @@ FIRST_SIGHT = HERE / "first_sight.json"
 
 
 def _tool(row: dict[str, Any], name: str | None = None) -> Tool:
-    return Tool(name or row["name"], row.get("description") or "", row.get("input_schema") or None, source="benchmark")
+    return Tool(name or row["name"], row.get("description") or "", row.get("input_schema") or None, source="benchmark",
+                output_schema=row.get("output_schema") or None)
 
 
 def batches() -> dict[int, list[dict[str, Any]]]:
