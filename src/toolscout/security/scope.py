@@ -117,7 +117,7 @@ _CONDITION = _alt(
     "場合|とき|前に|後に|たびに",
 )
 _POLITE = _alt(
-    "please|kindly|be so kind|would you|could you|we ask that|it is necessary to|it's necessary to|appreciate|"
+    "please|kindly|be so kind|would you|could you|we ask that|lovely|favour|favor|not too much trouble|it is necessary to|it's necessary to|appreciate|"
     "appreciated|grateful|would help|it would be|would be great|ideally|we'd like|we would like|we'd love|"
     "make sure|is to be|are to be|is expected|are expected",
     "por favor|le rogamos|se ruega|s'il vous plaît|s'il te plaît|veuillez|merci de|bitte|per favore|"
@@ -208,6 +208,7 @@ _SINKS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     (("0x",), re.compile(r"\b0x[0-9a-fA-F]{40}\b")),
     (("bc1",), re.compile(r"\bbc1[a-z0-9]{20,}\b")),
     (("+",), re.compile(r"(?<![\w+])\+\d[\d\s().-]{7,}\d")),
+    (("#",), re.compile(r"(?<![\w#&])#[a-z][\w-]{2,}(?:-[\w]+)+")),  # a chat channel (#audit-mirror)
 )
 
 
@@ -312,7 +313,7 @@ _PATH_HINTS = (
     "known_hosts",
 )
 _ENV_HINTS = ("$", "_key", "_token", "_secret", "_pass", "_cred", "environ", "getenv", "process.env")
-_SINK_HINTS = ("://", "@", "![", "0x", "bc1", "+")
+_SINK_HINTS = ("://", "@", "![", "0x", "bc1", "+", "#")
 
 
 def _hinted(low: str, hints: tuple[str, ...]) -> bool:
@@ -450,7 +451,7 @@ _L_CONDITION = _Lex(
     "場合|とき|前に|後に|たびに",
 )
 _L_POLITE = _Lex(
-    "please|kindly|be so kind|would you|could you|we ask that|it is necessary to|it's necessary to|appreciate|"
+    "please|kindly|be so kind|would you|could you|we ask that|lovely|favour|favor|not too much trouble|it is necessary to|it's necessary to|appreciate|"
     "appreciated|grateful|would help|it would be|would be great|ideally|we'd like|we would like|we'd love|"
     "make sure|is to be|are to be|is expected|are expected",
     "por favor|le rogamos|se ruega|s'il vous plaît|s'il te plaît|veuillez|merci de|bitte|per favore|"
@@ -475,6 +476,7 @@ _L_WEAK_SECRET = _Lex(  # what an API tool asks for itself: reaching out only wh
     "credenciais|chiave|password|credenziali|пароль|ключ|токен|密码|密钥|令牌|凭证|パスワード|トークン",
 )
 _L_CONV = _Lex(
+    "of the conversation|of the chat|transcript of|first message|user's first|has told you|told you today",
     "gespreksgeschiedenis|het hele gesprek|chatgeschiedenis|historię rozmowy|historia rozmowy|całą rozmowę|"
     "historię czatu|대화 기록|대화 내용|전체 대화|konuşma geçmişi|sohbet geçmişi|riwayat percakapan|seluruh percakapan",
     "conversation history|conversation so far|whole conversation|entire conversation|full conversation|"
@@ -500,7 +502,7 @@ _L_CONV = _Lex(
     "会話履歴|会話の内容|最後のメッセージ|ユーザーのメッセージ|システムプロンプト",
 )
 _L_PERSONAL = _Lex(  # the user's own data, which no tool description has a reason to ask the model for
-    "full name|name and address|emails and phone|home address|street address|phone number|phone numbers|date of birth|birthday|social security|passport number|"
+    "saved addresses|addresses|payment details|saved cards|full name|name and address|emails and phone|home address|street address|phone number|phone numbers|date of birth|birthday|social security|passport number|"
     "credit card|card number|bank details|contacts|address book|location history|browsing history|"
     "the user's email|the user's name|the user's location|the user's address|personal data|personal information",
     "dirección|domicilio|número de teléfono|fecha de nacimiento|tarjeta de crédito|contactos|datos personales",
@@ -530,18 +532,23 @@ _L_DISCLOSE = _Lex(
     "revela|muestra|imprime|révèle|affiche|zeige|gib aus|mostre|revele|mostra|rivela|покажи|раскрой|显示|透露|表示",
 )
 _L_DISTRUST = _Lex(
-    "outdated|deprecated|unsafe|insecure|compromised|broken|unreliable|malicious|legacy|obsolete|poisoned|"
+    "outdated|deprecated|unsafe|insecure|compromised|broken|unreliable|malicious|legacy|obsolete|poisoned|corrupted|"
+    "corrupt|incorrect|wrong data|bad data|"
     "hijacked|untrusted|stale|buggy|fake|should be ignored",
     "obsoleto|inseguro|obsolète|dangereux|veraltet|unsicher|inseguro|obsoleto|устарел|небезопасн|过时|不安全|古い|危険",
 )
 _L_EXCLUSIVE = _Lex(
-    "instead|only|alone|exclusively|rather than|in place of|solely",
+    "instead|only|alone|exclusively|rather than|in place of|solely|supersedes|overrides|replaces|takes precedence",
     "en su lugar|solo|solamente|à la place|seulement|uniquement|stattdessen|nur|em vez|somente|invece|soltanto|"
     "вместо|только|仅|只|代わりに|のみ",
 )
-_L_REPLY_NOUN = _Lex("replies|responses|answers|reply|response|answer|messages you write|what you write")
+_L_REPLY_NOUN = _Lex(
+    "replies|responses|answers|reply|response|answer|messages you write|what you write|your messages|of your messages"
+)
 _L_REPLY_PUSH = _Lex("end|ends|begin|begins|start|starts|mention|recommend|promote|advertise|sign|close|include")
 _L_HANDOVER = _Lex(
+    "attaches|sends|forwards|includes|posts|copies|passes|puts|adds|appends|embeds|uploads|copied|attached|"
+    "included|echo|echoed|echoes|carry|carries|carried|mirror|mirrored|pass along|hand over",
     "stuur|verstuur|voeg|plak|wyślij|dołącz|wklej|przekaż|보내|넣으|첨부|gönder|ekle|kirim|sertakan|inserisci|allega",
     "send|forward|post|upload|transmit|copy|share|leak|exfiltrate|deliver|route|redirect|include|pass|put|insert|"
     "attach|append|prepend|add|paste|embed|fill|provide|submit|encode|place|supply",
@@ -629,6 +636,7 @@ _PERSONAL_TOKENS = _words(
 )
 
 
+_MD_LINK = re.compile(r"\[[^\]]{0,80}\]\(https?://")
 _NEGATED = re.compile(r"\b(?:never|don'?t|do\s+not|must\s+not|should\s+not|shouldn'?t|nunca|jamais|niemals|nie)\b", _I)
 _WRITTEN = re.compile(
     r"\b(?:what|everything|all|whatever|anything)\s+(?:that\s+)?(?:the\s+)?(?:user|person|human|customer|they|he|she)\b"
@@ -653,9 +661,10 @@ def _names_own_param(sentence: str, params: frozenset[str], path_param: bool) ->
     (a credential path and a parameter name together: a file's contents put into it)."""
     low = sentence.lower()
     return any(
-        len(p) >= 3 and not _PATHLIKE_PARAM.search(p) and not _SECRET_PARAM.search(p) and not _SECRET_PATH.search(p)
+        len(p) >= 1 and not _PATHLIKE_PARAM.search(p) and not _SECRET_PARAM.search(p) and not _SECRET_PATH.search(p)
         and "config" not in p and re.search(
-            rf"[`'\"“]{re.escape(p)}[`'\"”]|(?<![\w/.~-]){re.escape(p)}\s*(?:{_FIELD_WORDS})|(?:{_FIELD_WORDS})\s+{re.escape(p)}\b",
+            rf"[`'\"“]{re.escape(p)}[`'\"”]|(?<![\w/.~-]){re.escape(p)}\s*(?:{_FIELD_WORDS})|(?:{_FIELD_WORDS})\s+{re.escape(p)}\b"
+            if len(p) >= 3 else rf"[`'\"“]{re.escape(p)}[`'\"”]",
             low,
         )
         for p in params
@@ -774,6 +783,14 @@ def scope_hits(
             out.setdefault("instruction_tag", s)
         if path and _names_own_param(s, params, path_param):  # a credential file put into a parameter: any language
             out.setdefault("secret_access", s)
+        elif hand and _L_WEAK_SECRET(t) and _names_own_param(s, params, path_param) and not secret_tokens:
+            out.setdefault("secret_access", s)  # a token copied into a parameter not named for it
+        if hand and sink and (_L_CONV(t) or _WRITTEN.search(s)):  # the conversation to an address: any wording
+            out.setdefault("exfiltration", s)
+        if "](" in s and _MD_LINK.search(s) and (_L_CONV(t) or _L_PERSONAL(t)):
+            out.setdefault("exfiltration", s)
+        if sink and sink.re is _SINKS[3][1] and (_L_CONDITION(t) or "regardless" in t.words):
+            out.setdefault("tool_shadowing", s)  # every payment to this account
         if addressed and _L_DISCLOSE(t) and (_L_SECRET(t) or _SYSTEM_PROMPT.search(s)) and not _NEGATED.search(s):
             out.setdefault("exfiltration", s)
         if others and sink and (model_facing or _L_CHANGE(t)) and "shadowing" not in out:
@@ -789,7 +806,7 @@ def scope_hits(
     return list(out.items())
 
 
-_DOMAIN = re.compile(r"\b[\w-]+\.(?:com|net|org|io|biz|co|shop|store|app|info|xyz)\b", _I)
+_DOMAIN = re.compile(r"\b[\w-]+\.(?:com|net|org|io|biz|co|shop|store|app|info|xyz|example|ai|dev|me)\b", _I)
 _BANNER = re.compile(
     r"(?:^|\n|[.!?]\s)\s*(?:#{2,}|\*{2,}|={2,}|-{3,}|\[)\s*(?:[A-Z]{2,}\s+){0,3}(?:SYSTEM|ASSISTANT|AI|MODEL|ADMIN|DEVELOPER|"
     r"AGENT|LLM|OPERATOR)\b[A-Z ]{0,30}(?:#{2,}|\*{2,}|={2,}|-{3,}|\])"
