@@ -229,7 +229,7 @@ def _sink(text: str) -> re.Match[str] | None:
 _HIDE = re.compile(
     r"\b(?:don'?t|do\s+not|never|without)\s+(?:\w+\s+){0,2}?(?:tell|telling|mention|mentioning|show|showing|reveal|"
     r"revealing|inform|informing|alert|alerting|notify|notifying|display|displaying|let\s+(?:the\s+)?user\s+know)\b"
-    r"|\b(?:silently|secretly|quietly|covertly|discreetly|invisibly|behind\s+the\s+scenes|in\s+the\s+background)\b"
+    r"|\b(?:silently|secretly|quietly|covertly|discreetly|invisibly)\b"
     r"|\b(?:hide|conceal|omit|withhold|suppress|keep)\b[^.;\n]{0,40}\bfrom\s+(?:the\s+)?(?:user|person|human|customer)s?\b"
     r"|\bvertel\s+(?:dit|het)\s+niet|\bnie\s+(?:mów|informuj|wspominaj)|말하지\s*마|알리지\s*마|söyleme"
     r"|\bhide\s+(?:this|it|that|these)\b|\bkeep\s+(?:this|it|that)\s+(?:to\s+yourself|hidden|secret|between\s+us)\b"
@@ -515,8 +515,8 @@ _L_PERSONAL = _Lex(  # the user's own data, which no tool description has a reas
     "住址|电话号码|出生日期|信用卡|联系人|个人信息|住所|電話番号|生年月日|クレジットカード|連絡先|個人情報",
 )
 _L_REPLY = _Lex(  # the model's own reply to the user, which is not the tool's business
-    "your answer|your answers|your response|your responses|your reply|your replies|every answer|every response|"
-    "every reply|each answer|each response|each reply|all answers|all responses|your final answer|your output",
+    "your answer|your answers|your response|your responses|your reply|your replies|your final answer|your output|"
+    "all of your|each of your|every one of your",
     "tu respuesta|cada respuesta|todas las respuestas|votre réponse|ta réponse|chaque réponse|deine antwort|"
     "ihre antwort|jede antwort|sua resposta|cada resposta|la tua risposta|ogni risposta|твой ответ|ваш ответ|"
     "каждый ответ|你的回答|每个回答|每次回答|あなたの回答|すべての回答",
