@@ -14,11 +14,12 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from .findings import Finding, trim
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["Classifier", "HttpClassifier", "Verdict", "classify"]
 
@@ -56,9 +57,11 @@ class HttpClassifier:
     """POST each text to ``url``; see the module docstring for the two answers it reads."""
 
     def __init__(self, url: str, *, timeout: float = 2.0, threshold: float = 0.5, headers: dict[str, str] | None = None) -> None:
+        import httpx  # on first use: httpx loads rich, which the serve path never needs
+
         self.url = url
         self.threshold = threshold
-        self._client = httpx.AsyncClient(timeout=timeout, headers=headers)
+        self._client: httpx.AsyncClient = httpx.AsyncClient(timeout=timeout, headers=headers)
 
     async def __call__(self, text: str, field: str) -> Verdict | None:
         response = await self._client.post(self.url, json={"text": text, "field": field})
