@@ -25,7 +25,7 @@ import time
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import approval, formats
@@ -258,6 +258,9 @@ class Gateway:
         """Set by whoever feeds the catalog from slow sources (the MCP aggregator): which
         have not listed their tools yet, and why. Shown with every search result."""
         self._validators: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self.screen_results: Callable[[Tool, CallResult], Awaitable[CallResult]] | None = None
+        """Reads every successful call result before it is returned (tool-result poisoning,
+        :class:`toolscout.security.results.ResultScreen`); ``None``: results pass as they are."""
         self.approve = approve
         self.approve_kinds = approval.parse_kinds(approve_kinds)
         self.recorders: list[Recorder] = []
@@ -815,7 +818,10 @@ class Gateway:
                 value = await self._invoke(tool, handler, args, ctx.timeout)
         except ToolscoutError as exc:
             return CallResult.failure(tool.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
-        return _as_call_result(tool.name, value, (time.perf_counter() - started) * 1000)
+        result = _as_call_result(tool.name, value, (time.perf_counter() - started) * 1000)
+        if self.screen_results is not None and result.ok:
+            result = await self.screen_results(tool, result)
+        return result
 
     def gated_kinds(self, approve: approval.Approve | None = None) -> frozenset[str]:
         """The permission kinds whose calls need approval, for a caller whose approver is

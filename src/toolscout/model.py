@@ -683,6 +683,9 @@ class CallResult:
     value: Any = None
     error: ErrorInfo | None = None
     duration_ms: float = 0.0
+    findings: tuple[dict[str, str], ...] = ()
+    """Poisoning findings on the result's text, when the gateway screens results
+    (docs/security.md); empty otherwise."""
 
     @property
     def is_error(self) -> bool:
@@ -708,6 +711,8 @@ class CallResult:
             out["structured"] = self.structured
         if self.error is not None:
             out["error"] = self.error.to_dict()
+        if self.findings:
+            out["findings"] = [dict(f) for f in self.findings]
         return out
 
     def raise_for_error(self) -> CallResult:

@@ -49,6 +49,7 @@ CODES: dict[str, tuple[Severity, str, str]] = {
     "encoded_instruction": ("high", "encoded_payload", "an encoded blob that decodes to instructions"),
     "encoded_payload": ("medium", "encoded_payload", "an encoded blob that decodes to readable text"),
     "rug_pull": ("medium", "rug_pull", "the tool changed since it was first seen or approved"),
+    "classifier_flag": ("medium", "hidden_instruction", "the operator's own classifier flagged the text"),
 }
 """Every code a scan can emit: its fixed severity, its class, and a one-line meaning."""
 

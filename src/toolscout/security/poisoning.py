@@ -15,9 +15,10 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from ..model import Tool
-from .encoded import decoded_texts, looks_instructive
-from .findings import Finding, ordered, trim
+from .encoded import ESCAPED, decoded_texts, joined_blobs, looks_instructive
+from .findings import CODES, Finding, ordered, trim
 from .rules import RULES, Rule, active_rules, run_rules, secret_default
+from .scope import scope_gate, scope_hits, secret_name
 from .unicode import clean, name_problems, text_problems
 
 __all__ = ["scan", "scan_text", "tool_texts"]
@@ -81,12 +82,14 @@ def scan_text(
     siblings: Collection[str] = (),
     context: str = "",
     rules: tuple[Rule, ...] = RULES,
+    scope: bool = True,
 ) -> list[Finding]:
     """Findings for one free text (a description, a parameter's description, a default...).
 
     ``own`` are the tool's own names and ``siblings`` the names of tools from the same
     source (lower-case), so a tool that mentions itself or a neighbour is not "shadowing";
-    ``context`` is the tool's description, for rules that weigh a field against it.
+    ``context`` is the tool's description, for rules that weigh a field against it;
+    ``scope=False`` skips scope analysis (:mod:`.scope`: its gate was closed on the whole tool).
     """
     plain = text.isascii() and "\x1b" not in text and "\x08" not in text
     out = [] if plain else [Finding.of(code, field, evidence) for code, evidence in text_problems(text)]
@@ -100,17 +103,46 @@ def scan_text(
     hits = run_rules(cleaned, own=own, siblings=siblings, parameter=parameter, rules=rules) if rules else []
     if defaults:
         hits.extend(secret_default(field, cleaned, context))
+    if scope:
+        hits.extend(_scoped(cleaned, own, siblings, hits, parameter=parameter))
     if hits:
         out.extend(Finding.of(code, field, evidence) for code, evidence in hits)
     if len(text) < _MIN_BLOB:
         return out
     for blob, decoded in decoded_texts(text):
         inner = run_rules(clean(decoded), own=own, siblings=siblings)
-        if inner:
+        inner.extend(_scoped(clean(decoded), own, siblings, inner))
+        if blob.startswith(ESCAPED):
+            blob = blob.removeprefix(ESCAPED)
+            seen = {code for code, _ in hits}
+            if any(code not in seen and CODES[code][0] != "low" for code, _ in inner):  # the escapes hid it
+                out.append(Finding.of("encoded_instruction", field, f"{trim(blob, 24)} decodes to: {decoded}"))
+        elif inner:
             out.append(Finding.of("encoded_instruction", field, f"{trim(blob, 24)} decodes to: {decoded}"))
         elif looks_instructive(decoded):
             out.append(Finding.of("encoded_payload", field, f"{trim(blob, 24)} decodes to: {decoded}"))
     return out
+
+
+_TOOLISH = re.compile(r"\b(?:tools?|functions?|called|invoked|calls?|invokes?|runs?|executes?|used)\b", re.I)
+
+
+def _scoped(
+    text: str, own: Collection[str], siblings: Collection[str], found: list[tuple[str, str]], *, parameter: bool = False
+) -> list[tuple[str, str]]:
+    """Scope analysis (:mod:`.scope`) for codes the phrase rules did not already report."""
+    owned = frozenset(own)
+    sibs = frozenset(siblings)
+    toolish = _TOOLISH.search(text) is not None
+
+    def other(name: str) -> bool:
+        key = name.lower()
+        return toolish and key not in owned and key not in sibs and not any(
+            o.endswith(key) or key.endswith(o) for o in owned if o
+        )
+
+    have = {code for code, _ in found}
+    return [(code, ev) for code, ev in scope_hits(text, params=owned, is_other_tool=other, parameter=parameter) if code not in have]
 
 
 def scan(tool: Tool, *, siblings: Collection[str] = ()) -> list[Finding]:
@@ -133,13 +165,27 @@ def scan(tool: Tool, *, siblings: Collection[str] = ()) -> list[Finding]:
             problem = name_problems(text)
             if problem:
                 findings.append(Finding.of("deceptive_name", field, problem))
+            asks = secret_name(text) if field != "name" else None
+            if asks:
+                findings.append(Finding.of("secret_access", field, f"a parameter named for a credential file: {asks}"))
             if field != "name" and len(text) >= 12:  # a parameter name can carry an order too
                 words = _NAME_SPLIT.sub(" ", text).strip()
                 if words.count(" ") >= 2:
                     texts.append((field, words))
         elif text:
             texts.append((field, text))
-    rules = active_rules(clean("\n".join(text for _, text in texts)))
+    joined = clean("\n".join(text for _, text in texts))
+    rules = active_rules(joined)
+    scope = scope_gate(joined)
     for field, text in texts:
-        findings.extend(scan_text(text, field, own=own, siblings=sibs, context=tool.description, rules=rules))
+        findings.extend(
+            scan_text(text, field, own=own, siblings=sibs, context=tool.description, rules=rules, scope=scope)
+        )
+    if not any(f.code == "encoded_instruction" for f in findings):
+        for blob, decoded in joined_blobs(text for _, text in texts):
+            inner = run_rules(clean(decoded), own=own, siblings=sibs)
+            inner.extend(_scoped(clean(decoded), own, sibs, inner))
+            if inner or looks_instructive(decoded):
+                code = "encoded_instruction" if inner else "encoded_payload"
+                findings.append(Finding.of(code, "(split over fields)", f"{trim(blob, 24)} decodes to: {decoded}"))
     return ordered(findings)

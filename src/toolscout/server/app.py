@@ -27,6 +27,8 @@ from ..credentials import Vault, load_keys
 from ..gateway import Gateway
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
 from ..replica import SharedCatalog
+from ..security.classifier import HttpClassifier
+from ..security.results import ResultScreen
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.config import GatewayConfig
@@ -117,6 +119,11 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
     )
     if isinstance(aggregator.catalog, SharedCatalog):  # the listener rebuilds the index: the loop never waits
         gateway.index.wait_for_rebuild = False
+    if config.sources.screen_results:  # tool results pass the poisoning screen under their server's policy
+        guard = config.sources.poisoning_classifier
+        gateway.screen_results = ResultScreen(
+            aggregator.poisoning_mode, classifier=HttpClassifier(guard) if guard else None
+        )
     sessions = None
     if config.sessions:
         sessions = RedisSessionStore(config.sessions, gateway, ttl=config.session_ttl or DEFAULT_TTL)

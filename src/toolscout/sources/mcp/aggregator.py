@@ -389,6 +389,16 @@ class Aggregator:
         """Flagged (kept, with findings) and quarantined (held back) tools of a server."""
         return poisoning_status(self.catalog, name, self.quarantined[name])
 
+    def poisoning_mode(self, tool: Tool) -> str:
+        """The poisoning policy of the server or source ``tool`` came from: its results are
+        screened under it (``screenResults``, docs/security.md)."""
+        c = self.config
+        for group in (c.servers, c.declarations, c.openapi, c.python, c.skills, c.agents):
+            entry = group.get(tool.source_id or "")
+            if entry is not None:
+                return getattr(entry, "poisoning", None) or c.poisoning
+        return c.poisoning
+
     def ready(self) -> list[str]:
         return [n for n, u in self.upstreams.items() if u.state is UpstreamState.READY]
 

@@ -207,6 +207,9 @@ class GatewayConfig(BaseModel):
     max_revealed: int = Field(default=64, ge=1, le=1000, alias="maxRevealed")
     cache: str | None = None
     poisoning: Literal["warn", "quarantine", "off"] = "warn"  # servers' default (docs/security.md)
+    # Screen tool results too, each under its server's ``poisoning`` policy (docs/security.md):
+    screen_results: bool = Field(default=False, alias="screenResults")
+    poisoning_classifier: str | None = Field(default=None, alias="poisoningClassifier")  # an operator's guard URL
     _path: Path | None = PrivateAttr(default=None)  # the file read: relative source paths start there
 
     @field_validator("servers", "declarations", "openapi", "python", "skills", "agents")
