@@ -36,7 +36,7 @@ KEYWORD = ToolIndex(_catalog(Tool("billing_create_invoice", "Create an invoice f
 def hybrid() -> ToolIndex:
     index = ToolIndex(_catalog())
     try:
-        enable_hybrid(index)  # the default model (embed extra), as `serve --embed` uses it
+        enable_hybrid(index)  # the default model (embed extra) and query encoder, as `serve --embed` uses them
     except (MissingExtra, EmbeddingUnavailable) as exc:
         pytest.skip(f"no embedding model: {exc}")
     return index

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..model import Tool
 from .autocut import autocut
-from .intent import identifiers, matching_text
+from .intent import identifiers, matching_text, strip_leading
 from .ranking import Ranking, ScoredTool
 from .resolve import NameResolver
 
@@ -140,14 +140,18 @@ class ExactName:
         return "ExactName()"
 
 
+_NAME_WORDS = 3
+"""A query of at most this many words (politeness stripped) may be a tool's name."""
+
+
 class FuzzyName:
     """A request that spells a tool's name with a typo or only in part (``create_invoise``,
     ``current_time``, "run `send_emial`") lifts the closest allowed names (seed 002's LIKE
-    leg): each by its similarity (rapidfuzz, 0.5..1) times a full match, before the top k
+    leg): each by its similarity (rapidfuzz, 0.6..1) times a full match, before the top k
     is taken, so it is found even when no word of it is indexed. Cheap by construction: it
-    runs only when the query holds an identifier (``snake_case``, ``kebab-case``, dotted,
-    camelCase, backticked) and no tool is named exactly, and looks only at names (a trigram
-    shortlist). ``hybrid`` fuses its own name leg, so this signal leaves it alone."""
+    runs only when the query is an identifier (``snake_case``, dotted, camelCase, kebab-case
+    with a digit; at most a few words around it) or backticks one, and no tool is named
+    exactly, and looks only at names (a trigram shortlist). ``hybrid`` fuses its own name leg, so this signal leaves it alone."""
 
     name = "name"
 
@@ -158,7 +162,11 @@ class FuzzyName:
     def apply(self, ranked: Ranking, query: str, context: SignalContext) -> Ranking:
         if ranked.mode == "hybrid" or not ranked.rescorable:
             return ranked
-        idents = identifiers(query)[:3]
+        # A name asked for: the query is one (or a few words around one: "run create_invoise"),
+        # or it is backticked. An identifier inside a longer request is usually a value
+        # ("set phone_number to ...", "the eBook ..."), not the tool.
+        short = len(strip_leading(query).split()) <= _NAME_WORDS
+        idents = [i for i in identifiers(query) if short or f"`{i}`" in query][:3]
         if not idents or context.resolver.exact(query, context.named) is not None:
             return ranked
         close: dict[int, float] = {}
