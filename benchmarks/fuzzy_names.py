@@ -53,7 +53,7 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(7)
     base = load_tools(args.data / "toolpool" / "tools.jsonl")
-    queries = [q.text for q in load_queries(args.data / "toolpool" / "queries.jsonl")][:300]
+    queries = [q.query for q in load_queries(args.data / "toolpool" / "queries.jsonl")][:300]
     rows = []
 
     names100 = [t.name for t in replicate(base, 100_000)]
@@ -65,15 +65,26 @@ def main() -> None:
         shortlists.append((normalize_name(text), [normalize_name(n) for n, _ in ranked]))
 
     def by_difflib(item):  # type: ignore[no-untyped-def]
+        """The loop suggest.py had: quick-ratio upper bounds skip names that cannot pass."""
         norm, names = item
-        return sorted(((-difflib.SequenceMatcher(None, norm, n).ratio(), i) for i, n in enumerate(names)))[:3]
+        scored: list[tuple[float, int]] = []
+        for i, name in enumerate(names):
+            matcher = difflib.SequenceMatcher(None, norm, name)
+            bar = max(0.5, -scored[2][0]) if len(scored) >= 3 else 0.5
+            if matcher.real_quick_ratio() < bar or matcher.quick_ratio() < bar:
+                continue
+            ratio = matcher.ratio()
+            if ratio >= 0.5:
+                scored.append((-ratio, i))
+                scored.sort()
+        return scored[:3]
 
     def by_rapidfuzz(item):  # type: ignore[no-untyped-def]
         norm, names = item
         return process.extract(norm, names, scorer=fuzz.ratio, limit=3, score_cutoff=50)
 
     old, new = ms_per(by_difflib, shortlists), ms_per(by_rapidfuzz, shortlists)
-    rows.append(("rank a 64-name shortlist: difflib (before)", f"{old:.3f} ms", "1.00x"))
+    rows.append(("rank a 64-name shortlist: difflib with quick-ratio pruning (before)", f"{old:.3f} ms", "1.00x"))
     rows.append(("rank a 64-name shortlist: rapidfuzz (now)", f"{new:.3f} ms", f"{old / new:.1f}x faster"))
     same = sum(
         [n for n, _, _ in by_rapidfuzz(s)][:1] == [s[1][i] for _, i in by_difflib(s)][:1] for s in shortlists
@@ -83,22 +94,29 @@ def main() -> None:
 
     for n in (10_000, 100_000):
         tools = replicate(base, n)
+        named = [typo(t.name, rng) for t in rng.sample(tools, 200)]
+        indexes = {}
         for label, drop in (("default signals", False), ("without the name signal", True)):
             index = ToolIndex(Catalog(tools))
             if drop:
                 index.signals = [s for s in index.signals if not isinstance(s, FuzzyName)]
             index.search("warm up", limit=5)
             index.suggest("warm_up")
-            named = [typo(t.name, rng) for t in rng.sample(tools, 200)]
-            t_named = ms_per(lambda q: index.search(q, limit=5, mode="keyword"), named)  # noqa: B023
-            t_plain = ms_per(lambda q: index.search(q, limit=5, mode="keyword"), queries)  # noqa: B023
-            rows.append((f"{n // 1000}k tools, {label}: typo'd-name queries", f"{t_named:.3f} ms", "-"))
-            rows.append((f"{n // 1000}k tools, {label}: toolpool queries", f"{t_plain:.3f} ms", "-"))
+            indexes[label] = index
+        best: dict[tuple[str, str], float] = {}
+        for _ in range(3):  # rounds alternate the two set-ups; the best round of each is kept (a shared machine)
+            for label, index in indexes.items():
+                for kind, items in (("typo'd-name queries", named), ("toolpool queries", queries)):
+                    t = ms_per(lambda q: index.search(q, limit=5, mode="keyword"), items)  # noqa: B023
+                    best[(label, kind)] = min(best.get((label, kind), t), t)
+        for (label, kind), t in best.items():
+            rows.append((f"{n // 1000}k tools, {label}: {kind}", f"{t:.3f} ms", "-"))
     body = "| measure | value | vs before |\n|---|---|---|\n" + "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
     body += (
-        "\n\nMean wall time per call, one process. The fuzzy name leg runs only for queries holding an"
-        " identifier and adds a rescoring pass (keyword mode then scores every doc instead of its sparse"
-        " top-k path); toolpool's natural-language queries hold none, so their time is unchanged."
+        "\n\nMean wall time per call, one process, the best of three alternating rounds. The fuzzy name leg runs only for a query that is a name"
+        " (at most three words) or backticks one, and then adds a did-you-mean lookup and a rescoring pass"
+        " (keyword mode then scores every doc instead of its sparse top-k path); toolpool's natural-language"
+        " queries are none of these, so for them it costs two regular expressions."
     )
     print(body)
     if not args.no_write:

@@ -165,7 +165,12 @@ class FuzzyName:
         # A name asked for: the query is one (or a few words around one: "run create_invoise"),
         # or it is backticked. An identifier inside a longer request is usually a value
         # ("set phone_number to ...", "the eBook ..."), not the tool.
+        ticked = "`" in query
+        if not ticked and query.count(" ") >= _NAME_WORDS + 8:  # a long request: no name (and no regex run)
+            return ranked
         short = len(strip_leading(query).split()) <= _NAME_WORDS
+        if not (short or ticked):
+            return ranked
         idents = [i for i in identifiers(query) if short or f"`{i}`" in query][:3]
         if not idents or context.resolver.exact(query, context.named) is not None:
             return ranked
