@@ -116,7 +116,7 @@ def main() -> None:
         "\n\nMean wall time per call, one process, the best of three alternating rounds. The fuzzy name leg runs only for a query that is a name"
         " (at most three words) or backticks one, and then adds a did-you-mean lookup and a rescoring pass"
         " (keyword mode then scores every doc instead of its sparse top-k path); toolpool's natural-language"
-        " queries are none of these, so for them it costs two regular expressions."
+        " queries are none of these, so for them it costs a count of spaces."
     )
     print(body)
     if not args.no_write:
