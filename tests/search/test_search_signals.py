@@ -16,7 +16,14 @@ from toolscout.search.base import Backend, Hit, Snapshots
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
 from toolscout.search.ranking import Ranking, Ranks
-from toolscout.search.signals import ExactName, Intent, SignalContext, Usage, default_signals
+from toolscout.search.signals import (
+    ExactName,
+    FuzzyName,
+    Intent,
+    SignalContext,
+    Usage,
+    default_signals,
+)
 from toolscout.storage import open_store
 
 MODES = ("keyword", "regex", "semantic", "hybrid")
@@ -113,8 +120,8 @@ def test_without_signals_names_are_only_ranked() -> None:
 
 def test_the_default_signals_and_their_order() -> None:
     index = ToolIndex(_catalog())
-    assert [s.name for s in index.signals] == ["intent", "usage", "exact name"]
-    assert [type(s) for s in default_signals()] == [Intent, Usage, ExactName]
+    assert [s.name for s in index.signals] == ["intent", "usage", "name", "exact name"]
+    assert [type(s) for s in default_signals()] == [Intent, Usage, FuzzyName, ExactName]
     usage = next(s for s in index.signals if isinstance(s, Usage))
     learner = object()
     index.usage = learner  # type: ignore[assignment]  # what the gateway sets

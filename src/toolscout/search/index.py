@@ -38,7 +38,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -497,7 +497,21 @@ class ToolIndex:
         context = self._context(mask, mask if named is None else named)
         rule = self.autocut_rule if cut else "none"
         scored, total = finish(ranking, self.signals, query, context, limit=limit, autocut_rule=rule)
-        return SearchOutcome(scored, total, mode, list(ranking.warnings))
+        warnings = list(ranking.warnings)
+        other = self._FALLBACK.get(mode)
+        if not scored and limit and other is not None and (other == "keyword" or other in self._modes):
+            # seed 001: a mode that finds nothing hands the query to the other one ("remember
+            # that Alice works at Acme" shares no word with the memory tools; a typo'd word no
+            # model knows may still be a keyword)
+            ranking = self._ranking(query, other, mask, limit)
+            found, count = finish(ranking, self.signals, query, context, limit=limit, autocut_rule=rule)
+            if found:
+                warnings += [*ranking.warnings, f"{mode} search found nothing; these are {other} results"]
+                scored, total = found, count
+        return SearchOutcome(scored, total, mode, warnings)
+
+    _FALLBACK: ClassVar[dict[str, str]] = {"keyword": "semantic", "semantic": "keyword"}
+    """The mode a search falls back to when its own finds nothing (when registered)."""
 
     def close(self) -> None:
         """Stop following the catalog."""

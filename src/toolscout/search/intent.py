@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["matching_text", "message_action", "strip_leading", "verb_variant"]
+__all__ = ["identifiers", "matching_text", "message_action", "strip_leading", "verb_variant"]
 
 _LEADING = re.compile(
     r"^\s*(?:(?:hey|hi|ok|okay|so|um|please)[,!\s]+)*"
@@ -25,15 +25,29 @@ _LEADING = re.compile(
 )
 
 
+# The same in Chinese: "能不能帮我读文件" asks to read a file ("读文件"); what precedes it
+# (can you / please / help me) and the particles after it say nothing about the tool.
+_LEADING_CJK = re.compile(
+    r"^(?:请问|麻烦(?:你|您)?|请(?:你|您)?|(?:你|您)?(?:能不能|能否|可不可以|可以|能)|我(?:想|要|需要|希望))*"
+    r"(?:帮(?:我|忙)?|给我)?(?:请)?"
+)
+_TRAILING_CJK = re.compile(r"(?:一下|一下子)?(?:吗|呢|吧|好吗|可以吗|行吗)?[\s？?。！!]*$")
+
+
 def strip_leading(query: str) -> str:
-    """The request without leading question and politeness words ("can you please ...")."""
+    """The request without leading question and politeness words ("can you please ...",
+    "能不能帮我 ...")."""
     stripped = query
     for _ in range(3):  # "please, can you help me ..." peels in steps
         shorter = _LEADING.sub("", stripped, count=1).strip(" ,?!.")
         if shorter == stripped:
             break
         stripped = shorter
-    return stripped.rstrip("?!. ")
+    stripped = stripped.rstrip("?!. ")
+    if stripped and "\u3400" <= stripped[0] <= "\u9fff":  # CJK: only then pay for the second pass
+        cjk = _TRAILING_CJK.sub("", _LEADING_CJK.sub("", stripped, count=1), count=1)
+        stripped = cjk or stripped
+    return stripped
 
 
 _DET = r"(?i:the|my|our|your|his|her|their|all|every|each|this)"
@@ -102,12 +116,37 @@ def verb_variant(request: str) -> str | None:
     return None
 
 
+_NOW = re.compile(r"\b(?:right now|now|at the moment|currently)\b", re.I)
+
+_IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z][A-Za-z0-9]*(?:[_.:/-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
+
+
+_PROSE_HYPHEN = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+")  # "text-to-speech": a word, not a name
+
+
+def identifiers(query: str) -> list[str]:
+    """Names the query spells as identifiers: backticked text, ``snake_case``,
+    ``dotted.names``, ``camelCase``, ``kebab-case`` with a digit (a model asking for a tool
+    by name); hyphenated words ("pre-trained", "text-to-speech") are prose unless backticked."""
+    found = []
+    for m in _IDENT.finditer(query):
+        if m.group(1):
+            found.append(m.group(1).strip())
+        elif not _PROSE_HYPHEN.fullmatch(m.group(2)):
+            found.append(m.group(2))
+    return list(dict.fromkeys(found))
+
+
 def matching_text(query: str) -> str:
     """What keyword search should match for ``query``: its action when it carries a message
-    or quoted values (see :func:`message_action`), else the query itself; plus the verb tool
-    names use when it starts with an everyday one (see :func:`verb_variant`)."""
+    or quoted values (see :func:`message_action`), else the query without leading politeness
+    and question words (:func:`strip_leading`); plus the verb tool names use when it starts
+    with an everyday one (see :func:`verb_variant`), and ``current`` when it asks about now
+    (tools say ``get_current_time``, people say "what time is it now")."""
     stripped = strip_leading(" ".join(query.split()))
     action = message_action(stripped)
     verb = verb_variant(action or stripped)
-    text = action or query
-    return f"{text} {verb.split()[0]}" if verb else text
+    text = action or stripped or query
+    if verb:
+        text = f"{text} {verb.split()[0]}"
+    return f"{text} current" if _NOW.search(text) else text

@@ -213,13 +213,19 @@ class NameResolver:
 
     def suggest(self, text: str, n: int = 3) -> list[str]:
         """Did-you-mean: up to ``n`` searchable names close to ``text``."""
+        return self._suggesting().suggest(text, n)
+
+    def close(self, text: str, n: int = 3, cutoff: float = 0.5) -> list[tuple[str, float]]:
+        """Up to ``n`` searchable names close to ``text`` with their similarity (0..1)."""
+        return self._suggesting().scored(text, n, cutoff=cutoff)
+
+    def _suggesting(self) -> NameSuggester:
         with self._lock:
             if self._suggester is None:
                 ok = self._suggestable
                 names = [t.name for i, t in enumerate(self.tools) if ok is None or ok[i]]
                 self._suggester = NameSuggester(names)
-            suggester = self._suggester
-        return suggester.suggest(text, n)
+            return self._suggester
 
     def _wire_names(self) -> dict[str, int]:
         """Wire name -> doc, for names some host format renames (built on first use)."""

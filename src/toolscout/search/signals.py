@@ -13,7 +13,7 @@ with an ``explain`` that says what it added to each hit), or it pins a doc first
 (:meth:`~toolscout.search.ranking.Ranking.pin`). :func:`finish` then cuts the ranking,
 records each signal's share in the hit's ``parts`` (they add up to its score) and ``why``,
 applies AutoCut and puts pinned docs first. Signals run in list order; the index's default
-list is :func:`default_signals` (intent, usage, exact name).
+list is :func:`default_signals` (intent, usage, fuzzy name, exact name).
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ import numpy as np
 
 from ..model import Tool
 from .autocut import autocut
-from .intent import matching_text
+from .intent import identifiers, matching_text, strip_leading
 from .ranking import Ranking, ScoredTool
 from .resolve import NameResolver
 
 __all__ = [
     "ExactName",
+    "FuzzyName",
     "Intent",
     "QueryPrior",
     "Signal",
@@ -139,9 +140,68 @@ class ExactName:
         return "ExactName()"
 
 
+_NAME_WORDS = 3
+"""A query of at most this many words (politeness stripped) may be a tool's name."""
+
+
+class FuzzyName:
+    """A request that spells a tool's name with a typo or only in part (``create_invoise``,
+    ``current_time``, "run `send_emial`") lifts the closest allowed names (seed 002's LIKE
+    leg): each by its similarity (rapidfuzz, 0.6..1) times a full match, before the top k
+    is taken, so it is found even when no word of it is indexed. Cheap by construction: it
+    runs only when the query is an identifier (``snake_case``, dotted, camelCase, kebab-case
+    with a digit; at most a few words around it) or backticks one, and no tool is named
+    exactly, and looks only at names (a trigram shortlist). ``hybrid`` fuses its own name leg, so this signal leaves it alone."""
+
+    name = "name"
+
+    def __init__(self, per_identifier: int = 3, cutoff: float = 0.6) -> None:
+        self.per_identifier = per_identifier
+        self.cutoff = cutoff
+
+    def apply(self, ranked: Ranking, query: str, context: SignalContext) -> Ranking:
+        if ranked.mode == "hybrid" or not ranked.rescorable:
+            return ranked
+        # A name asked for: the query is one (or a few words around one: "run create_invoise"),
+        # or it is backticked. An identifier inside a longer request is usually a value
+        # ("set phone_number to ...", "the eBook ..."), not the tool.
+        ticked = "`" in query
+        if not ticked and query.count(" ") >= _NAME_WORDS + 8:  # a long request: no name (and no regex run)
+            return ranked
+        short = len(strip_leading(query).split()) <= _NAME_WORDS
+        if not (short or ticked):
+            return ranked
+        idents = [i for i in identifiers(query) if short or f"`{i}`" in query][:3]
+        if not idents or context.resolver.exact(query, context.named) is not None:
+            return ranked
+        close: dict[int, float] = {}
+        for ident in idents:
+            for name, similarity in context.resolver.close(ident, self.per_identifier, self.cutoff):
+                for doc in context.resolver.docs_named(name):
+                    if context.mask[doc]:
+                        close[doc] = max(close.get(doc, 0.0), similarity)
+        if not close:
+            return ranked
+        docs = np.fromiter(close, np.int64, len(close))
+        lift = np.fromiter(close.values(), np.float64, len(close))
+
+        def adjust(scores: np.ndarray, bound: float) -> np.ndarray:
+            scores[docs] += lift * bound
+            return scores
+
+        def explain(hits: Sequence[int], scores: Sequence[float] | None, bound: float) -> dict[int, float]:
+            return {d: close[d] for d in hits if d in close}
+
+        ranked.rescore(self.name, adjust, explain)
+        return ranked
+
+    def __repr__(self) -> str:
+        return f"FuzzyName(per_identifier={self.per_identifier}, cutoff={self.cutoff})"
+
+
 def default_signals(usage: Usage | None = None) -> list[Signal]:
-    """Intent, learned usage, exact name: the order the finishing step applies them in."""
-    return [Intent(), usage if usage is not None else Usage(), ExactName()]
+    """Intent, learned usage, fuzzy name, exact name: the order the finishing step applies them in."""
+    return [Intent(), usage if usage is not None else Usage(), FuzzyName(), ExactName()]
 
 
 def finish(

@@ -91,6 +91,10 @@ class NameSuggester:
         self._sizes = np.bincount(doc, minlength=len(names)).astype(np.float32)
 
     def suggest(self, text: str, n: int = 3, *, cutoff: float = 0.5) -> list[str]:
+        return [name for name, _ in self.scored(text, n, cutoff=cutoff)]
+
+    def scored(self, text: str, n: int = 3, *, cutoff: float = 0.5) -> list[tuple[str, float]]:
+        """Up to ``n`` names close to ``text``, best first, each with its similarity (0..1)."""
         norm = normalize_name(text)
         padded = _padded(norm)
         if n <= 0 or not len(self.names) or len(padded) < 3:
@@ -109,4 +113,4 @@ class NameSuggester:
         best = process.extract(norm, names, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff * 100)
         # best first; equal scores in catalog order (the shortlist's order is not the catalog's)
         ranked = sorted(((-score, int(short[j])) for _, score, j in best))
-        return [self.names[i] for _, i in ranked[:n]]
+        return [(self.names[i], -score / 100.0) for score, i in ranked[:n]]
