@@ -136,7 +136,9 @@ async def main(calls: int, users: int) -> str:
         "| step | per call |\n|---|---:|\n"
         f"| vault read, this process's cache (10 s) | {us(cached)} |\n"
         f"| vault read from SQLite + Fernet decryption (no cache) | {us(uncached)} |\n"
-        f"| the caller's connection from the pool (acquire + release) | {us(pooled)} |\n"
+        f"| the caller's connection from the pool (acquire + release) | {us(pooled)} |\n\n"
+        "Absolute times depend on the machine's load (the run shares 2 cores with other jobs); "
+        "compare the ratio and the lookup steps, which are measured in the same run.\n"
     )
 
 
