@@ -394,3 +394,20 @@ async def test_auth_config_refuses_symmetric_and_none_algorithms() -> None:
     for algorithms in (["HS256"], ["none"], ["RS256", "HS512"], []):
         with pytest.raises(ValidationError, match="public-key"):
             AuthConfig.model_validate({"issuer": "http://127.0.0.1:1", "algorithms": algorithms})
+
+
+async def test_the_console_shows_each_person_their_own_tools(served: Served) -> None:
+    alice, bob, carol = served.token("alice"), served.token("bob"), served.token("carol")
+    mine = (await _api(served, bob, "GET", "/ui/api/catalog")).json()
+    names = {t["name"] for t in mine["tools"]}
+    assert "crm_lookup_customer" in names and not any(n.startswith("github_") for n in names)
+    assert mine["total"] == len(names)
+    assert (await _api(served, bob, "GET", "/ui/api/tool", params={"name": "github_create_issue"})).status_code == 404
+    assert (await _api(served, alice, "GET", "/ui/api/tool", params={"name": "github_create_issue"})).status_code == 200
+    found = (await _api(served, bob, "GET", "/ui/api/search", params={"q": "GitHub repository issue"})).json()
+    assert not any(h["name"].startswith("github_") for h in found["hits"])
+    await _api(served, alice, "POST", "/v1/find", json={"query": "secret project codename"})
+    assert (await _api(served, bob, "GET", "/ui/api/calls")).json()["calls"] == []  # others' queries: admins only
+    assert (await _api(served, carol, "GET", "/ui/api/calls")).json()["calls"]
+    page = (await _api(served, None, "GET", "/ui/")).text
+    assert 'id="whoami"' in page and 'data-view="audit"' in page

@@ -465,7 +465,7 @@ class GatewayServer:
         if console:
             from .console import CONSOLE_API, console_api, with_console  # fastapi, as above
 
-            app = mount(console_api(self.gateway, aggregator=self.aggregator, recent=recent), app, (CONSOLE_API,))
+            app = mount(console_api(self.gateway, aggregator=self.aggregator, recent=recent, access=self.access), app, (CONSOLE_API,))
         scopes = self.verifier.config.required_scopes if self.verifier is not None else ()
         app = IdentityGuard(app, token=token, verifier=self.verifier, scopes=scopes)
         if console:
