@@ -69,7 +69,9 @@ class CallContext:
     needs one (ahead of the gateway's own). ``progress``: where a handler's progress
     goes. ``credentials``: per-caller secrets for upstreams, by upstream name (empty
     until identity lands). ``timeout``: this caller's limit on one call in seconds
-    (``None``: the gateway's ``call_timeout``).
+    (``None``: the gateway's ``call_timeout``). ``approve_kinds``: permission kinds whose
+    calls need approval for this caller, on top of the gateway's (the operator's rules for
+    the principal: :meth:`toolscout.identity.AccessRules.approve_kinds`).
     """
 
     session_id: str | None = None
@@ -79,6 +81,7 @@ class CallContext:
     progress: ProgressFn | None = None
     credentials: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False, compare=False)
     timeout: float | None = None
+    approve_kinds: frozenset[str] = frozenset()
 
     def replace(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (the context itself never changes)."""

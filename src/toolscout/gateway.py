@@ -344,7 +344,8 @@ class Gateway:
         elif code in _NOT_RUN:
             decision = "refused"
         else:
-            gated = tool is not None and tool.effective_permission in self.gated_kinds(ctx.approve)
+            kind = tool.effective_permission if tool is not None else None
+            gated = kind is not None and (kind in self.gated_kinds(ctx.approve) or kind in ctx.approve_kinds)
             decision = "approved" if gated else "allowed"
         record = AuditRecord(
             time=started,
@@ -638,7 +639,7 @@ class Gateway:
         started = time.perf_counter()
         try:
             args = self.validate(tool, arguments)
-            await self._approve(tool, args, ctx.approve)
+            await self._approve(tool, args, ctx.approve, ctx.approve_kinds)
             handler = self.catalog.handler(tool.name)
             if handler is None:
                 raise UpstreamUnavailable(
@@ -659,11 +660,14 @@ class Gateway:
             return self.approve_kinds
         return approval.DEFAULT_KINDS if (approve or self.approve) is not None else frozenset()
 
-    async def _approve(self, tool: Tool, args: dict[str, Any], approve: approval.Approve | None) -> None:
-        """Raise unless this call may run: approved, or of a kind that needs no approval.
-        Asked after validation, so a person only ever approves a call that would run."""
+    async def _approve(
+        self, tool: Tool, args: dict[str, Any], approve: approval.Approve | None, also: frozenset[str] = frozenset()
+    ) -> None:
+        """Raise unless this call may run: approved, or of a kind that needs no approval
+        (``also``: kinds that need it for this caller besides the gateway's). Asked after
+        validation, so a person only ever approves a call that would run."""
         kind = tool.effective_permission
-        if kind is None or kind not in self.gated_kinds(approve):
+        if kind is None or (kind not in self.gated_kinds(approve) and kind not in also):
             return
         approver = approve or self.approve
         if approver is None:

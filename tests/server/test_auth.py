@@ -48,7 +48,7 @@ CLIENTS = [
     {"id": "gateway", "groups": []},
 ]
 POLICIES = [
-    {"match": {"groups": "eng"}, "tools": ["github_*", "weather_*", "mail_*", "chat_*"]},
+    {"match": {"groups": "eng"}, "tools": ["github_*", "weather_*", "mail_*", "chat_*"], "approve": ["dangerous"]},
     {"match": {"groups": "sales"}, "tools": ["crm_*", "weather_*", "mail_*", "chat_*"]},
 ]
 
@@ -65,7 +65,8 @@ def _catalog() -> Catalog:
         "mail_send_email": "Send an email message to a recipient.",
     }
     for name, text in tools.items():
-        cat.add(Tool(name, text, OBJ), handler=lambda a, n=name: f"{n} done")
+        kind = "dangerous" if "delete" in name else None
+        cat.add(Tool(name, text, OBJ, permission=kind), handler=lambda a, n=name: f"{n} done")
     cat.add(Tool("github_status", "Show GitHub's service status.", OBJ, defer="never"), handler=lambda a: "green")
     for i in range(8):
         cat.add(Tool(f"filler_{i}", f"Look up warehouse record {i}.", OBJ), handler=lambda a: "ok")
@@ -331,6 +332,8 @@ async def test_each_caller_sees_only_their_tools_over_v1(served: Served) -> None
     assert refused["error"]["code"] == "denied"
     ran = (await _api(served, bob, "POST", "/v1/call", json={"name": "crm_lookup_customer", "arguments": {}})).json()
     assert ran["ok"] is True
+    gated = (await _api(served, alice, "POST", "/v1/call", json={"name": "github_delete_repository"})).json()
+    assert gated["error"]["code"] == "approval_required"  # the eng rule: dangerous calls need approval
 
 
 async def test_the_audit_log_names_each_calls_caller(served: Served) -> None:

@@ -281,7 +281,8 @@ def create_app(
             return EDGE if session is None else EDGE.replace(session_id=f"v1::{session}")
         allow = access.allow_for(principal) if access is not None else None
         conversation = f"v1:{principal.id}:{session}" if session is not None else None
-        return CallContext(session_id=conversation, principal=principal, allow=allow)
+        kinds = access.approve_kinds(principal) if access is not None else frozenset()
+        return CallContext(session_id=conversation, principal=principal, allow=allow, approve_kinds=kinds)
 
     def pending() -> dict[str, str]:
         source = getattr(aggregator, "pending", None) or gateway.pending_sources

@@ -309,8 +309,12 @@ class GatewayServer:
             return self._find_result(outcome)
         # Ask the client's user only where some kind is gated without it (the gateway's
         # approve_kinds, or its own approver's default): offering elicitation gates nothing.
-        asking = ElicitApproval(ctx, params, self._stateful(ctx)) if self.gateway.gated_kinds() and _can_elicit(ctx) else None
-        edge = CallContext(principal=principal, progress=getattr(ctx.session, "report_progress", None), approve=asking)
+        kinds = self.access.approve_kinds(principal) if self.access is not None else frozenset()
+        gated = self.gateway.gated_kinds() or kinds
+        asking = ElicitApproval(ctx, params, self._stateful(ctx)) if gated and _can_elicit(ctx) else None
+        edge = CallContext(
+            principal=principal, progress=getattr(ctx.session, "report_progress", None), approve=asking, approve_kinds=kinds
+        )
         outcome = await session.ahandle(params.name, params.arguments, context=edge)
         if asking is not None and asking.needed:  # ask, and run when the client retries with the answer
             return {"resultType": "input_required", "inputRequests": asking.needed}
