@@ -72,6 +72,8 @@ ASYMMETRIC = frozenset(
 """Signature algorithms an access token may use: public-key ones only."""
 
 App = Callable[..., Awaitable[None]]
+_REMEMBERED = 4096
+"""Checked JWTs remembered (by hash) until they expire."""
 
 
 class _Model(BaseModel):
@@ -169,10 +171,22 @@ class TokenVerifier:
         self._lock = asyncio.Lock()
         self.last_error: str | None = None
         self._introspected: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._verified: OrderedDict[bytes, tuple[float, Principal]] = OrderedDict()
 
     # -- the one entry ----------------------------------------------------------------
     async def verify(self, token: str) -> Principal:
-        claims = await (self._jwt_claims(token) if token.count(".") == 2 else self._introspect(token))
+        """The caller ``token`` stands for. A JWT checked once is remembered (by its hash,
+        until it expires): a client sends the same token with every request, and checking
+        its signature again each time cost ~20x the static token's compare
+        (docs/benchmarks.md)."""
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        known = self._verified.get(digest)
+        if known is not None:
+            if time.time() < known[0]:
+                return known[1]
+            del self._verified[digest]
+        jwt_token = token.count(".") == 2
+        claims = await (self._jwt_claims(token) if jwt_token else self._introspect(token))
         missing = [s for s in self.config.required_scopes if s not in _scopes(claims)]
         if missing:
             raise InsufficientScope(
@@ -180,7 +194,13 @@ class TokenVerifier:
                 hint="Ask the authorization server for a token with these scopes.",
                 scope=" ".join(self.config.required_scopes),
             )
-        return principal_from_claims(claims, id_claim=self.config.id_claim, groups_claim=self.config.groups_claim)
+        principal = principal_from_claims(claims, id_claim=self.config.id_claim, groups_claim=self.config.groups_claim)
+        exp = claims.get("exp")
+        if jwt_token and isinstance(exp, int | float):
+            self._verified[digest] = (float(exp) + self.config.leeway, principal)
+            while len(self._verified) > _REMEMBERED:
+                self._verified.popitem(last=False)
+        return principal
 
     async def _jwt_claims(self, token: str) -> dict[str, Any]:
         jwt = self._jwt
