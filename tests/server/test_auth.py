@@ -414,3 +414,38 @@ async def test_the_console_shows_each_person_their_own_tools(served: Served) -> 
     assert (await _api(served, carol, "GET", "/ui/api/calls")).json()["calls"]
     page = (await _api(served, None, "GET", "/ui/")).text
     assert 'id="whoami"' in page and 'data-view="audit"' in page
+
+
+@pytest.mark.usefixtures("postgres")
+async def test_two_replicas_sharing_postgresql_agree_on_policies_and_audit(issuer: Issuer, pg_dsn: str) -> None:
+    """Behind one balancer URL (the resource both check tokens for), each replica applies the
+    same policies, and the audit log the replicas share names every call's caller."""
+    resource = "http://tools.example.test/mcp"  # the balancer's URL: what the tokens are for
+    config = AuthConfig.model_validate({"issuer": issuer.url, "resource": resource, "policies": POLICIES})
+    stores, replicas = [], []
+    for _ in range(2):
+        store = open_store(pg_dsn)
+        gateway = Gateway(_catalog(), call_timeout=None, learn=False)
+        server = GatewayServer(gateway, access=config.access_rules(), verifier=TokenVerifier(config, resource))
+        server.audit_log = AuditLog(store)
+        gateway.recorders.append(server.audit_log)
+        port = free_port()
+        stores.append(store)
+        replicas.append((f"http://127.0.0.1:{port}", server, *(await _serve(server.http_app(), port))))
+    try:
+        alice, bob = issuer.token("alice", resource), issuer.token("bob", resource)
+        async with httpx.AsyncClient(timeout=30) as http:
+            for url, token, tool in ((replicas[0][0], alice, "github_create_issue"), (replicas[1][0], bob, "crm_lookup_customer")):
+                ran = await http.post(f"{url}/v1/call", json={"name": tool}, headers={"Authorization": f"Bearer {token}"})
+                assert ran.json()["ok"] is True
+            refused = await http.post(f"{replicas[0][0]}/v1/call", json={"name": "github_create_issue"}, headers={"Authorization": f"Bearer {bob}"})
+            assert refused.json()["error"]["code"] == "denied"
+        seen = {(r.principal, r.tool, r.decision) for r in replicas[1][1].audit_log.query(since=time.time() - 600)}
+        assert {("alice", "github_create_issue", "allowed"), ("bob", "crm_lookup_customer", "allowed"),
+                ("bob", "github_create_issue", "denied")} <= seen
+    finally:
+        for _url, _server, http_server, task in replicas:
+            http_server.should_exit = True
+            await task
+        for store in stores:
+            store.close()
