@@ -219,6 +219,17 @@ def _attack(served: Served, name: str) -> str:
         return f"{header}.{_b64(json.dumps(claims).encode())}.{signature}"
     if name == "garbage":
         return "not-a-token"
+    if name == "kid not a string":
+        _header, body, signature = mint(good).split(".")
+        header = _b64(json.dumps({"alg": "RS256", "kid": ["test-signing-key"]}).encode())
+        return f"{header}.{body}.{signature}"
+    if name == "another algorithm for the key":  # PS256 with the key the issuer publishes for RS256
+        import jwt
+
+        claims = {**good, "iss": served.issuer.url, "exp": now + 300, "sub": "mallory"}
+        return jwt.encode(claims, served.issuer.key, algorithm="PS256", headers={"kid": "test-signing-key"})
+    if name == "header not JSON":
+        return f"{_b64(b'{not json')}.{_b64(b'{}')}.c2ln"
     raise AssertionError(name)
 
 
@@ -233,6 +244,9 @@ ATTACKS = {  # attack -> why it is refused
     "unknown kid": "a key the issuer does not publish",
     "tampered signature": "signature does not verify",
     "garbage": "not active",  # not a JWT: the issuer's introspection says so
+    "kid not a string": "not a well-formed JWT",  # pyjwt itself refuses it
+    "another algorithm for the key": "does not match its key",
+    "header not JSON": "not a well-formed JWT",
 }
 
 

@@ -164,7 +164,7 @@ class TokenVerifier:
         self.issuer = config.issuer
         self.timeout = timeout
         self._jwt = _jwt()
-        self._keys: dict[str | None, Any] = {}
+        self._keys: dict[str | None, tuple[Any, str | None]] = {}
         self._fetched_at = float("-inf")
         self._tried_at = float("-inf")
         self._metadata: dict[str, Any] | None = None
@@ -211,8 +211,11 @@ class TokenVerifier:
         alg = header.get("alg")
         if alg not in self.config.algorithms:
             raise InvalidToken(f"tokens signed with {str(alg)[:20]!r} are not accepted")
-        key = await self._key(header.get("kid"))
-        if getattr(key, "algorithm_name", alg) != alg and key._jwk_data.get("alg") is not None:
+        kid = header.get("kid")
+        if kid is not None and not isinstance(kid, str):
+            raise InvalidToken("the token's key id is not a string")
+        key, declared = await self._key(kid)
+        if declared is not None and declared != alg:  # the issuer said which algorithm this key signs with
             raise InvalidToken("the token's algorithm does not match its key")
         try:
             return dict(
@@ -243,7 +246,7 @@ class TokenVerifier:
             raise InvalidToken(f"the token was refused ({type(exc).__name__})") from None
 
     # -- keys ---------------------------------------------------------------------------
-    async def _key(self, kid: str | None) -> Any:
+    async def _key(self, kid: str | None) -> tuple[Any, str | None]:
         if not self._keys:
             await self._refresh(force=True)
         key = self._keys.get(kid) if kid is not None else (next(iter(self._keys.values())) if len(self._keys) == 1 else None)
@@ -265,7 +268,7 @@ class TokenVerifier:
             self._tried_at = now
             try:
                 jwks = await self._get_json(await self._jwks_url())
-                found = self._jwt.PyJWKSet.from_dict(jwks)
+                found = self._usable_keys(jwks)
             except IssuerUnavailable:
                 raise
             except Exception as exc:
@@ -274,10 +277,30 @@ class TokenVerifier:
                 if not self._keys:
                     raise IssuerUnavailable("the issuer's signing keys could not be read") from None
                 return False
-            self._keys = {k.key_id: k for k in found.keys}
+            self._keys = found
             self._fetched_at = now
             self.last_error = None
             return True
+
+    def _usable_keys(self, jwks: dict[str, Any]) -> dict[str | None, tuple[Any, str | None]]:
+        """kid -> (key, the algorithm the JWKS declares for it): signing keys this
+        verifier can use; others (encryption keys, unknown types) are skipped."""
+        entries = jwks.get("keys")
+        if not isinstance(entries, list):
+            raise ValueError("the JWKS has no keys list")
+        out: dict[str | None, tuple[Any, str | None]] = {}
+        for entry in entries:
+            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+                continue
+            try:
+                key = self._jwt.PyJWK(entry)
+            except Exception:  # a key type or curve pyjwt cannot use
+                continue
+            alg = entry.get("alg")
+            out[entry.get("kid") if isinstance(entry.get("kid"), str) else None] = (key, alg if isinstance(alg, str) else None)
+        if not out:
+            raise ValueError("the JWKS has no usable signing key")
+        return out
 
     async def _jwks_url(self) -> str:
         if self.config.jwks_url:
