@@ -451,7 +451,10 @@ class IdentityGuard:
             ).encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "websocket" and (self._expected is not None or self.verifier is not None):
+            await send({"type": "websocket.close", "code": 1008})  # nothing is served over websockets
+            return
+        if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
         if self._metadata is not None and scope.get("path") in self._paths:
