@@ -465,20 +465,7 @@ async def test_two_replicas_sharing_postgresql_agree_on_policies_and_audit(issue
             store.close()
 
 
-async def test_a_session_belongs_to_the_caller_that_opened_it(served: Served) -> None:
-    alice, bob = served.token("alice"), served.token("bob")
-    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
-    async with httpx.AsyncClient(timeout=30) as http:
-        opened = await http.post(f"{served.url}/mcp", json=init, headers={**accept, "Authorization": f"Bearer {alice}"})
-        session = opened.headers["mcp-session-id"]
-        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
-        for token, allowed in ((alice, True), (bob, False)):
-            reply = await http.post(f"{served.url}/mcp", json=listing,
-                                    headers={**accept, "Authorization": f"Bearer {token}", "mcp-session-id": session})
-            text = reply.text
-            assert ("another caller" not in text) is allowed, text[:300]
-            assert ("github_status" in text) is allowed
+async def test_readiness_reports_the_issuer(served: Served) -> None:
+    alice = served.token("alice")
     ready = (await _api(served, alice, "GET", "/v1/ready")).json()
     assert ready["auth"]["reachable"] is True and ready["auth"]["issuer"] == served.issuer.url

@@ -175,7 +175,8 @@ class GatewayServer:
     def session(self, ctx: Any, params: Any = None) -> Session:
         """The :class:`Session` serving this request's connection (a stateless request's
         own, when its ``_meta`` names one; else the shared stateless session). With access
-        rules, a session sees only what its principal may, and belongs to that principal."""
+        rules, a session sees only what its principal may, and belongs to that principal (a
+        request with another principal's token on its id gets a session of its own)."""
         principal = self.principal(ctx)
         key = self._session_key(ctx) if self._stateful(ctx) else None
         if key is None:
@@ -185,11 +186,8 @@ class GatewayServer:
             if self.access is None:
                 return self.stateless
             return self._scoped(self.tagged.session(f"principal:{principal.id}"), principal)
-        owner = self._owners.setdefault(key, principal.id)
-        if owner != principal.id:
-            from mcp.shared.exceptions import MCPError  # the mcp SDK, already loaded by the server
-
-            raise MCPError(code=-32001, message="this session belongs to another caller; start a new one")
+        if self._owners.setdefault(key, principal.id) != principal.id:
+            key = f"{key}:{principal.id}"  # another caller's token on this session id: never the owner's session
         session = self._scoped(self.sessions.session(key), principal)
         if self.shared is not None and session.store is None:  # loaded by its first request
             self.shared.attach(session, load=False)
