@@ -87,6 +87,9 @@ class CallContext:
     until identity lands). ``timeout``: this caller's limit on one call in seconds
     (``None``: the gateway's ``call_timeout``). ``relay``: the caller's client connection,
     for an upstream's requests and logs during the call (``None``: none can be relayed).
+    ``approve_kinds``: permission kinds whose calls need approval for this caller, on top
+    of the gateway's (the operator's rules for the principal:
+    :meth:`toolscout.identity.AccessRules.approve_kinds`).
     """
 
     session_id: str | None = None
@@ -97,6 +100,7 @@ class CallContext:
     credentials: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False, compare=False)
     timeout: float | None = None
     relay: Relay | None = field(default=None, repr=False, compare=False)
+    approve_kinds: frozenset[str] = frozenset()
 
     def replace(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (the context itself never changes)."""

@@ -404,7 +404,8 @@ class Gateway:
         elif code in _NOT_RUN:
             decision = "refused"
         else:
-            gated = tool is not None and tool.effective_permission in self.gated_kinds(ctx.approve)
+            kind = tool.effective_permission if tool is not None else None
+            gated = kind is not None and (kind in self.gated_kinds(ctx.approve) or kind in ctx.approve_kinds)
             decision = "approved" if gated else "allowed"
         record = AuditRecord(
             time=started,
@@ -813,7 +814,7 @@ class Gateway:
                     "no handler, http request or upstream tool, and no handler is registered for it)",
                 )
             args = self.validate(tool, arguments)
-            await self._approve(tool, args, ctx.approve)
+            await self._approve(tool, args, ctx.approve, ctx.approve_kinds)
             with using(ctx):  # the one place the current context is set: handlers read it
                 value = await self._invoke(tool, handler, args, ctx.timeout)
         except ToolscoutError as exc:
@@ -831,10 +832,13 @@ class Gateway:
             return self.approve_kinds
         return approval.DEFAULT_KINDS if (approve or self.approve) is not None else frozenset()
 
-    async def _approve(self, tool: Tool, args: dict[str, Any], approve: approval.Approve | None) -> None:
-        """Raise unless this call may run: approved, or of a kind that needs no approval.
-        Asked after validation, so a person only ever approves a call that would run."""
-        kind = approval.needs_approval(tool, self.gated_kinds(approve), trust_hints=self.trust_hints)
+    async def _approve(
+        self, tool: Tool, args: dict[str, Any], approve: approval.Approve | None, also: frozenset[str] = frozenset()
+    ) -> None:
+        """Raise unless this call may run: approved, or of a kind that needs no approval
+        (``also``: kinds that need it for this caller besides the gateway's). Asked after
+        validation, so a person only ever approves a call that would run."""
+        kind = approval.needs_approval(tool, self.gated_kinds(approve) | also, trust_hints=self.trust_hints)
         if kind is None:
             return
         approver = approve or self.approve

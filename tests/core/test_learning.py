@@ -447,3 +447,26 @@ def test_a_slow_rebuild_runs_off_the_search_path_and_then_takes_over(monkeypatch
     learner._built_at = 0.0  # past the throttle window
     fresh = {r.tool_name: r.usage_boost for r in gw.find_tools("post a chat message to the team").tool_references}
     assert fresh["post_message"] > max(old.get("post_message", 0.0), 0.0)  # the background build is in use
+
+
+def test_a_voter_counts_once_however_many_sessions_it_names() -> None:
+    """Issue 23: sessions are the caller's to name; the principal (``voter``) is not. Ten
+    sessions of one voter, in a burst, move the ranking no more than one session does."""
+    burst = UsageLearner()
+    for i in range(10):
+        burst.searched(f"s{i}", QUERY, ["post_message", "send_email"], voter="mallory")
+        burst.called(f"s{i}", "send_email", True, voter="mallory")
+    one = UsageLearner()
+    one.searched("s0", QUERY, ["post_message", "send_email"])
+    one.called("s0", "send_email", True)
+    boost = {}
+    for name, learner in (("burst", burst), ("one", one)):
+        gw = Gateway(_catalog(), learn=learner)
+        boost[name] = next(r.usage_boost for r in gw.find_tools(QUERY).tool_references if r.tool_name == "send_email")
+        assert _ranked(gw)[0] == "post_message"
+    assert boost["burst"] == pytest.approx(boost["one"])
+    crowd = UsageLearner()
+    for i in range(3):
+        crowd.searched(f"s{i}", QUERY, ["post_message", "send_email"], voter=f"user-{i}")
+        crowd.called(f"s{i}", "send_email", True, voter=f"user-{i}")
+    assert _ranked(Gateway(_catalog(), learn=crowd))[0] == "send_email"

@@ -48,7 +48,7 @@ CLIENTS = [
     {"id": "gateway", "groups": []},
 ]
 POLICIES = [
-    {"match": {"groups": "eng"}, "tools": ["github_*", "weather_*", "mail_*", "chat_*"]},
+    {"match": {"groups": "eng"}, "tools": ["github_*", "weather_*", "mail_*", "chat_*"], "approve": ["dangerous"]},
     {"match": {"groups": "sales"}, "tools": ["crm_*", "weather_*", "mail_*", "chat_*"]},
 ]
 
@@ -65,7 +65,8 @@ def _catalog() -> Catalog:
         "mail_send_email": "Send an email message to a recipient.",
     }
     for name, text in tools.items():
-        cat.add(Tool(name, text, OBJ), handler=lambda a, n=name: f"{n} done")
+        kind = "dangerous" if "delete" in name else None
+        cat.add(Tool(name, text, OBJ, permission=kind), handler=lambda a, n=name: f"{n} done")
     cat.add(Tool("github_status", "Show GitHub's service status.", OBJ, defer="never"), handler=lambda a: "green")
     for i in range(8):
         cat.add(Tool(f"filler_{i}", f"Look up warehouse record {i}.", OBJ), handler=lambda a: "ok")
@@ -218,6 +219,17 @@ def _attack(served: Served, name: str) -> str:
         return f"{header}.{_b64(json.dumps(claims).encode())}.{signature}"
     if name == "garbage":
         return "not-a-token"
+    if name == "kid not a string":
+        _header, body, signature = mint(good).split(".")
+        header = _b64(json.dumps({"alg": "RS256", "kid": ["test-signing-key"]}).encode())
+        return f"{header}.{body}.{signature}"
+    if name == "another algorithm for the key":  # PS256 with the key the issuer publishes for RS256
+        import jwt
+
+        claims = {**good, "iss": served.issuer.url, "exp": now + 300, "sub": "mallory"}
+        return jwt.encode(claims, served.issuer.key, algorithm="PS256", headers={"kid": "test-signing-key"})
+    if name == "header not JSON":
+        return f"{_b64(b'{not json')}.{_b64(b'{}')}.c2ln"
     raise AssertionError(name)
 
 
@@ -232,6 +244,9 @@ ATTACKS = {  # attack -> why it is refused
     "unknown kid": "a key the issuer does not publish",
     "tampered signature": "signature does not verify",
     "garbage": "not active",  # not a JWT: the issuer's introspection says so
+    "kid not a string": "not a well-formed JWT",  # pyjwt itself refuses it
+    "another algorithm for the key": "does not match its key",
+    "header not JSON": "not a well-formed JWT",
 }
 
 
@@ -331,6 +346,8 @@ async def test_each_caller_sees_only_their_tools_over_v1(served: Served) -> None
     assert refused["error"]["code"] == "denied"
     ran = (await _api(served, bob, "POST", "/v1/call", json={"name": "crm_lookup_customer", "arguments": {}})).json()
     assert ran["ok"] is True
+    gated = (await _api(served, alice, "POST", "/v1/call", json={"name": "github_delete_repository"})).json()
+    assert gated["error"]["code"] == "approval_required"  # the eng rule: dangerous calls need approval
 
 
 async def test_the_audit_log_names_each_calls_caller(served: Served) -> None:
@@ -394,3 +411,61 @@ async def test_auth_config_refuses_symmetric_and_none_algorithms() -> None:
     for algorithms in (["HS256"], ["none"], ["RS256", "HS512"], []):
         with pytest.raises(ValidationError, match="public-key"):
             AuthConfig.model_validate({"issuer": "http://127.0.0.1:1", "algorithms": algorithms})
+
+
+async def test_the_console_shows_each_person_their_own_tools(served: Served) -> None:
+    alice, bob, carol = served.token("alice"), served.token("bob"), served.token("carol")
+    mine = (await _api(served, bob, "GET", "/ui/api/catalog")).json()
+    names = {t["name"] for t in mine["tools"]}
+    assert "crm_lookup_customer" in names and not any(n.startswith("github_") for n in names)
+    assert mine["total"] == len(names)
+    assert (await _api(served, bob, "GET", "/ui/api/tool", params={"name": "github_create_issue"})).status_code == 404
+    assert (await _api(served, alice, "GET", "/ui/api/tool", params={"name": "github_create_issue"})).status_code == 200
+    found = (await _api(served, bob, "GET", "/ui/api/search", params={"q": "GitHub repository issue"})).json()
+    assert not any(h["name"].startswith("github_") for h in found["hits"])
+    await _api(served, alice, "POST", "/v1/find", json={"query": "secret project codename"})
+    assert (await _api(served, bob, "GET", "/ui/api/calls")).json()["calls"] == []  # others' queries: admins only
+    assert (await _api(served, carol, "GET", "/ui/api/calls")).json()["calls"]
+    page = (await _api(served, None, "GET", "/ui/")).text
+    assert 'id="whoami"' in page and 'data-view="audit"' in page
+
+
+@pytest.mark.usefixtures("postgres")
+async def test_two_replicas_sharing_postgresql_agree_on_policies_and_audit(issuer: Issuer, pg_dsn: str) -> None:
+    """Behind one balancer URL (the resource both check tokens for), each replica applies the
+    same policies, and the audit log the replicas share names every call's caller."""
+    resource = "http://tools.example.test/mcp"  # the balancer's URL: what the tokens are for
+    config = AuthConfig.model_validate({"issuer": issuer.url, "resource": resource, "policies": POLICIES})
+    stores, replicas = [], []
+    for _ in range(2):
+        store = open_store(pg_dsn)
+        gateway = Gateway(_catalog(), call_timeout=None, learn=False)
+        server = GatewayServer(gateway, access=config.access_rules(), verifier=TokenVerifier(config, resource))
+        server.audit_log = AuditLog(store)
+        gateway.recorders.append(server.audit_log)
+        port = free_port()
+        stores.append(store)
+        replicas.append((f"http://127.0.0.1:{port}", server, *(await _serve(server.http_app(), port))))
+    try:
+        alice, bob = issuer.token("alice", resource), issuer.token("bob", resource)
+        async with httpx.AsyncClient(timeout=30) as http:
+            for url, token, tool in ((replicas[0][0], alice, "github_create_issue"), (replicas[1][0], bob, "crm_lookup_customer")):
+                ran = await http.post(f"{url}/v1/call", json={"name": tool}, headers={"Authorization": f"Bearer {token}"})
+                assert ran.json()["ok"] is True
+            refused = await http.post(f"{replicas[0][0]}/v1/call", json={"name": "github_create_issue"}, headers={"Authorization": f"Bearer {bob}"})
+            assert refused.json()["error"]["code"] == "denied"
+        seen = {(r.principal, r.tool, r.decision) for r in replicas[1][1].audit_log.query(since=time.time() - 600)}
+        assert {("alice", "github_create_issue", "allowed"), ("bob", "crm_lookup_customer", "allowed"),
+                ("bob", "github_create_issue", "denied")} <= seen
+    finally:
+        for _url, _server, http_server, task in replicas:
+            http_server.should_exit = True
+            await task
+        for store in stores:
+            store.close()
+
+
+async def test_readiness_reports_the_issuer(served: Served) -> None:
+    alice = served.token("alice")
+    ready = (await _api(served, alice, "GET", "/v1/ready")).json()
+    assert ready["auth"]["reachable"] is True and ready["auth"]["issuer"] == served.issuer.url

@@ -171,6 +171,9 @@ def test_store_wins_over_cache(tmp_path: Path) -> None:
         ({}, ["--metrics"], "--metrics needs --transport http"),
         ({"transport": "http", "host": "0.0.0.0"}, [], "binding 0.0.0.0 (not loopback) needs a bearer token"),
         ({}, ["--approve-kinds", "dangerus"], "--approve-kinds: approval kinds must be some of"),
+        ({"auth": {"issuer": "http://login.test"}}, [], "'auth' in "),  # tokens come over HTTP only
+        ({}, ["--transport", "http", "--auth", '{"issuer": "http://x", "algorithms": ["HS256"]}'], "--auth [algorithms]: algorithms must be public-key ones"),
+        ({"transport": "http", "auth": {"issuer": "ftp://x"}}, [], "key 'auth' [issuer]: 'ftp://x' is not an http(s) URL"),
     ],
 )
 def test_a_bad_setting_exits_2_naming_where_it_came_from(

@@ -72,6 +72,8 @@ ASYMMETRIC = frozenset(
 """Signature algorithms an access token may use: public-key ones only."""
 
 App = Callable[..., Awaitable[None]]
+_REMEMBERED = 4096
+"""Checked JWTs remembered (by hash) until they expire."""
 
 
 class _Model(BaseModel):
@@ -162,17 +164,29 @@ class TokenVerifier:
         self.issuer = config.issuer
         self.timeout = timeout
         self._jwt = _jwt()
-        self._keys: dict[str | None, Any] = {}
+        self._keys: dict[str | None, tuple[Any, str | None]] = {}
         self._fetched_at = float("-inf")
         self._tried_at = float("-inf")
         self._metadata: dict[str, Any] | None = None
         self._lock = asyncio.Lock()
         self.last_error: str | None = None
         self._introspected: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._verified: OrderedDict[bytes, tuple[float, Principal]] = OrderedDict()
 
     # -- the one entry ----------------------------------------------------------------
     async def verify(self, token: str) -> Principal:
-        claims = await (self._jwt_claims(token) if token.count(".") == 2 else self._introspect(token))
+        """The caller ``token`` stands for. A JWT checked once is remembered (by its hash,
+        until it expires): a client sends the same token with every request, and checking
+        its signature again each time cost ~20x the static token's compare
+        (docs/benchmarks.md)."""
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        known = self._verified.get(digest)
+        if known is not None:
+            if time.time() < known[0]:
+                return known[1]
+            del self._verified[digest]
+        jwt_token = token.count(".") == 2
+        claims = await (self._jwt_claims(token) if jwt_token else self._introspect(token))
         missing = [s for s in self.config.required_scopes if s not in _scopes(claims)]
         if missing:
             raise InsufficientScope(
@@ -180,7 +194,13 @@ class TokenVerifier:
                 hint="Ask the authorization server for a token with these scopes.",
                 scope=" ".join(self.config.required_scopes),
             )
-        return principal_from_claims(claims, id_claim=self.config.id_claim, groups_claim=self.config.groups_claim)
+        principal = principal_from_claims(claims, id_claim=self.config.id_claim, groups_claim=self.config.groups_claim)
+        exp = claims.get("exp")
+        if jwt_token and isinstance(exp, int | float):
+            self._verified[digest] = (float(exp) + self.config.leeway, principal)
+            while len(self._verified) > _REMEMBERED:
+                self._verified.popitem(last=False)
+        return principal
 
     async def _jwt_claims(self, token: str) -> dict[str, Any]:
         jwt = self._jwt
@@ -191,8 +211,11 @@ class TokenVerifier:
         alg = header.get("alg")
         if alg not in self.config.algorithms:
             raise InvalidToken(f"tokens signed with {str(alg)[:20]!r} are not accepted")
-        key = await self._key(header.get("kid"))
-        if getattr(key, "algorithm_name", alg) != alg and key._jwk_data.get("alg") is not None:
+        kid = header.get("kid")
+        if kid is not None and not isinstance(kid, str):
+            raise InvalidToken("the token's key id is not a string")
+        key, declared = await self._key(kid)
+        if declared is not None and declared != alg:  # the issuer said which algorithm this key signs with
             raise InvalidToken("the token's algorithm does not match its key")
         try:
             return dict(
@@ -223,7 +246,7 @@ class TokenVerifier:
             raise InvalidToken(f"the token was refused ({type(exc).__name__})") from None
 
     # -- keys ---------------------------------------------------------------------------
-    async def _key(self, kid: str | None) -> Any:
+    async def _key(self, kid: str | None) -> tuple[Any, str | None]:
         if not self._keys:
             await self._refresh(force=True)
         key = self._keys.get(kid) if kid is not None else (next(iter(self._keys.values())) if len(self._keys) == 1 else None)
@@ -245,7 +268,7 @@ class TokenVerifier:
             self._tried_at = now
             try:
                 jwks = await self._get_json(await self._jwks_url())
-                found = self._jwt.PyJWKSet.from_dict(jwks)
+                found = self._usable_keys(jwks)
             except IssuerUnavailable:
                 raise
             except Exception as exc:
@@ -254,10 +277,30 @@ class TokenVerifier:
                 if not self._keys:
                     raise IssuerUnavailable("the issuer's signing keys could not be read") from None
                 return False
-            self._keys = {k.key_id: k for k in found.keys}
+            self._keys = found
             self._fetched_at = now
             self.last_error = None
             return True
+
+    def _usable_keys(self, jwks: dict[str, Any]) -> dict[str | None, tuple[Any, str | None]]:
+        """kid -> (key, the algorithm the JWKS declares for it): signing keys this
+        verifier can use; others (encryption keys, unknown types) are skipped."""
+        entries = jwks.get("keys")
+        if not isinstance(entries, list):
+            raise ValueError("the JWKS has no keys list")
+        out: dict[str | None, tuple[Any, str | None]] = {}
+        for entry in entries:
+            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+                continue
+            try:
+                key = self._jwt.PyJWK(entry)
+            except Exception:  # a key type or curve pyjwt cannot use
+                continue
+            alg = entry.get("alg")
+            out[entry.get("kid") if isinstance(entry.get("kid"), str) else None] = (key, alg if isinstance(alg, str) else None)
+        if not out:
+            raise ValueError("the JWKS has no usable signing key")
+        return out
 
     async def _jwks_url(self) -> str:
         if self.config.jwks_url:
@@ -408,7 +451,10 @@ class IdentityGuard:
             ).encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "websocket" and (self._expected is not None or self.verifier is not None):
+            await send({"type": "websocket.close", "code": 1008})  # nothing is served over websockets
+            return
+        if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
         if self._metadata is not None and scope.get("path") in self._paths:

@@ -318,11 +318,12 @@ def create_app(
         """The caller of this request, as the identity guard in front established it (with
         ``session``: the conversation learning credits, always the caller's own)."""
         principal = principal_of_scope(request.scope)
-        if principal is None:
-            return EDGE if session is None else EDGE.replace(session_id=f"v1::{session}")
+        if principal is None:  # mounted without the guard: nobody to credit a conversation to
+            return EDGE
         allow = access.allow_for(principal) if access is not None else None
         conversation = f"v1:{principal.id}:{session}" if session is not None else None
-        return CallContext(session_id=conversation, principal=principal, allow=allow)
+        kinds = access.approve_kinds(principal) if access is not None else frozenset()
+        return CallContext(session_id=conversation, principal=principal, allow=allow, approve_kinds=kinds)
 
     def pending() -> dict[str, str]:
         source = getattr(aggregator, "pending", None) or gateway.pending_sources

@@ -200,7 +200,8 @@ class GatewayServer:
     def session(self, ctx: Any, params: Any = None) -> Session:
         """The :class:`Session` serving this request's connection (a stateless request's
         own, when its ``_meta`` names one; else the shared stateless session). With access
-        rules, a session sees only what its principal may, and belongs to that principal."""
+        rules, a session sees only what its principal may, and belongs to that principal (a
+        request with another principal's token on its id gets a session of its own)."""
         principal = self.principal(ctx)
         key = self._session_key(ctx) if self._stateful(ctx) else None
         if key is None:
@@ -210,11 +211,8 @@ class GatewayServer:
             if self.access is None:
                 return self.stateless
             return self._scoped(self.tagged.session(f"principal:{principal.id}"), principal)
-        owner = self._owners.setdefault(key, principal.id)
-        if owner != principal.id:
-            from mcp.shared.exceptions import MCPError  # the mcp SDK, already loaded by the server
-
-            raise MCPError(code=-32001, message="this session belongs to another caller; start a new one")
+        if self._owners.setdefault(key, principal.id) != principal.id:
+            key = f"{key}:{principal.id}"  # another caller's token on this session id: never the owner's session
         session = self._scoped(self.sessions.session(key), principal)
         if self.shared is not None and session.store is None:  # loaded by its first request
             self.shared.attach(session, load=False)
@@ -336,14 +334,16 @@ class GatewayServer:
             return self._find_result(outcome)
         # Ask the client's user only where some kind is gated without it (the gateway's
         # approve_kinds, or its own approver's default): offering elicitation gates nothing.
+        kinds = self.access.approve_kinds(principal) if self.access is not None else frozenset()
         asking = None
-        if self._may_ask(params) and _can_elicit(ctx):
+        if (self._may_ask(params) or kinds) and _can_elicit(ctx):
             asking = ElicitApproval(
                 ctx, params, self._stateful(ctx), tickets=self.tickets, session=session.id, trust_hints=self.gateway.trust_hints
             )
         edge = CallContext(
             progress=getattr(ctx.session, "report_progress", None),
             approve=asking,
+            approve_kinds=kinds,
             relay=self.federated.relay(ctx),
             **{**edge_fields(getattr(getattr(ctx, "request", None), "scope", None)), "principal": principal},
         )
@@ -521,7 +521,7 @@ class GatewayServer:
         if console:
             from .console import CONSOLE_API, console_api, with_console  # fastapi, as above
 
-            app = mount(console_api(self.gateway, aggregator=self.aggregator, recent=recent), app, (CONSOLE_API,))
+            app = mount(console_api(self.gateway, aggregator=self.aggregator, recent=recent, access=self.access), app, (CONSOLE_API,))
         broker = getattr(self.aggregator, "credentials", None)
         if broker is not None:  # each caller's upstream accounts; fastapi, as above
             from .credentials_api import (

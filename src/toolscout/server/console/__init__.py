@@ -27,13 +27,15 @@ from collections import Counter
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Query
-from fastapi.responses import Response
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import JSONResponse, Response
 
 from ... import formats
+from ...context import CallContext
 from ...errors import ToolscoutError
 from ...security import findings_of
 from ...tokens import count_tool_tokens, savings_report
+from ..auth import principal_of_scope
 from ..guard import BearerGuard, HostOriginGuard
 from ..http_api import EDGE, SERVER_FIELDS, JSONResponse, create_app, mount
 from ..recent import RecentCalls
@@ -210,7 +212,7 @@ def score_parts(gateway: Gateway, text: str, hit: ScoredTool | None) -> tuple[li
     return parts, terms
 
 
-def explain_search(gateway: Gateway, arguments: dict[str, Any], format: str) -> dict[str, Any]:
+def explain_search(gateway: Gateway, arguments: dict[str, Any], format: str, ctx: CallContext = EDGE) -> dict[str, Any]:
     """A ``find_tools`` call as the model would get it (``result``, rendered in ``format``)
     and, per hit, the parts of its score: each signal's share (they add up to the score),
     the keyword share split over the query's terms and the fields holding them, and its
@@ -219,7 +221,7 @@ def explain_search(gateway: Gateway, arguments: dict[str, Any], format: str) -> 
         formats.renderer(format)
     except ToolscoutError as exc:
         return {"result": {"error": exc.info().to_dict()}, "hits": []}
-    result = gateway.find(arguments, EDGE)
+    result = gateway.find(arguments, ctx)
     request = result.request
     if request is None:  # the arguments could not be parsed
         return {"result": {"error": result.error.to_dict() if result.error else {}}, "hits": []}
@@ -276,18 +278,32 @@ def console_api(
     aggregator: Any = None,
     recent: RecentCalls | None = None,
     call_tool: bool = True,
+    access: Any = None,
 ) -> FastAPI:
     """The console's JSON endpoints under ``/ui/api`` (mount them behind the token guard).
     ``call_tool``: the meta-tools the gateway offers include ``call_tool`` (the MCP server
-    does), which the token savings count."""
+    does), which the token savings count. ``access``
+    (:class:`~toolscout.identity.AccessRules`): each signed-in person sees only their own
+    tools, and recent activity only if an admin."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     tokens = _TokenCache()
+
+    def caller(request: Request) -> CallContext:
+        """The signed-in person (the identity guard's principal), limited to their tools."""
+        principal = principal_of_scope(request.scope)
+        if principal is None or access is None:
+            return EDGE
+        return CallContext(principal=principal, allow=access.allow_for(principal))
+
+    def sees_everyone(ctx: CallContext) -> bool:
+        return access is None or ctx.principal.kind not in ("user", "service") or bool(access.is_admin(ctx.principal))
 
     def reply(body: Any, status: int = 200) -> Response:
         return JSONResponse(body, status_code=status, headers={"cache-control": "no-store", "x-content-type-options": "nosniff"})
 
     @app.get(f"{CONSOLE_API}/catalog")
     async def catalog(
+        request: Request,
         server: str | None = None,
         category: str | None = None,
         kind: str | None = None,
@@ -297,24 +313,29 @@ def console_api(
         offset: int = Query(0, ge=0),
         limit: int = Query(100, ge=0),
     ) -> Response:
+        ctx = caller(request)
         page = catalog_page(
-            list(gateway.catalog), server=server, category=category, kind=kind, permission=permission,
+            [t for t in gateway.catalog if ctx.allow is None or gateway.visibility.admits(t, ctx.allow)], server=server, category=category, kind=kind, permission=permission,
             flagged=flagged, text=text, offset=offset, limit=limit,
         )
         page["servers"] = _servers(aggregator)
         return reply(page)
 
     @app.get(f"{CONSOLE_API}/tool")
-    async def tool(name: str) -> Response:
+    async def tool(request: Request, name: str) -> Response:
+        ctx = caller(request)
         found = gateway.lookup(name)
+        if found is not None and ctx.allow is not None and not gateway.visibility.admits(found, ctx.allow):
+            found = None  # another person's tool: as if it did not exist
         if found is None:
-            suggestions = gateway.suggest(name)
+            suggestions = gateway.suggest(name, allow=ctx.allow)
             error = {"code": "unknown_tool", "message": f"no tool named {name!r}", "details": {"suggestions": suggestions}}
             return reply({"error": error}, 404)
         return reply(tool_detail(gateway, found))
 
     @app.get(f"{CONSOLE_API}/search")
     async def search(
+        request: Request,
         q: str = "",
         limit: int | None = None,
         type: str | None = None,
@@ -326,7 +347,7 @@ def console_api(
             if value not in (None, ""):
                 arguments[key] = value
         started = time.perf_counter()
-        body = explain_search(gateway, arguments, format)
+        body = explain_search(gateway, arguments, format, caller(request))
         body["console_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return reply(body)
 
@@ -343,8 +364,8 @@ def console_api(
         return reply(tokens.get(gateway, format, searches, per_search, call_tool))
 
     @app.get(f"{CONSOLE_API}/calls")
-    async def calls(limit: int = Query(200, ge=1, le=10_000)) -> Response:
-        if recent is None:
+    async def calls(request: Request, limit: int = Query(200, ge=1, le=10_000)) -> Response:
+        if recent is None or not sees_everyone(caller(request)):  # everyone's queries: admins only
             return reply({"calls": [], "total": 0, "errors": 0, "capacity": 0})
         body = {"calls": recent.snapshot(limit), "total": recent.total, "errors": recent.errors, "capacity": recent.capacity}
         return reply(body)

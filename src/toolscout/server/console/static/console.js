@@ -7,7 +7,7 @@
 "use strict";
 (() => {
   const TOKEN_KEY = "toolscout.token";
-  const VIEWS = ["servers", "catalog", "search", "call", "tokens", "activity"];
+  const VIEWS = ["servers", "catalog", "search", "call", "tokens", "activity", "audit"];
   const FIELD_LABELS = {
     name: "name", description: "description", param_names: "parameter names",
     param_text: "parameter text", labels: "category, tags", i18n: "translations",
@@ -523,7 +523,33 @@
         h("p", { class: "muted" }, "Arguments and results are never kept; the list lives in memory and is lost on restart.")));
   }
 
-  const RENDER = { servers: viewServers, catalog: viewCatalog, search: viewSearch, call: viewCall, tokens: viewTokens, activity: viewActivity };
+  // -- who is signed in, and the audit log (admins see everyone's, others their own) ----------
+  let me = null;
+
+  async function viewAudit(p) {
+    const since = p.get("since") || "1h";
+    const data = await api("../v1/audit", { since, principal: p.get("principal") || "" });
+    if (data.error) return h("div", { class: "card error-box" }, data.error.message || data.error.code || "The audit log is not available.");
+    const rows = (data.records || []).map((r) => h("tr", {},
+      h("td", {}, new Date(r.time * 1000).toISOString().replace("T", " ").slice(0, 19)),
+      h("td", {}, r.principal), h("td", {}, r.tool),
+      h("td", {}, badge(r.decision, r.decision === "allowed" || r.decision === "approved" ? "good" : "bad")),
+      h("td", {}, r.outcome), h("td", { class: "n" }, fixed(r.duration_ms, 1)), h("td", {}, r.replica)));
+    return h("section", {},
+      h("div", { class: "card" }, h("h2", {}, me && me.admin ? "Audit log (everyone)" : "Audit log (your calls)"),
+        h("div", { class: "filters" },
+          ...["1h", "24h", "7d"].map((s) => h("button", { type: "button", onclick: () => go({ since: s }) }, s))),
+        rows.length ? table(["time (UTC)", "principal", "tool", "decision", "outcome", "ms", "replica"], rows, "audit")
+          : h("p", { class: "muted" }, `No calls recorded since ${since}.`)));
+  }
+
+  function signedIn(who) {
+    const el = $("#whoami");
+    if (!el) return;
+    el.textContent = who && who.kind !== "anonymous" ? `signed in as ${who.principal}${who.admin ? " (admin)" : ""}` : "";
+  }
+
+  const RENDER = { servers: viewServers, catalog: viewCatalog, search: viewSearch, call: viewCall, tokens: viewTokens, activity: viewActivity, audit: viewAudit };
 
   // -- routing, login ------------------------------------------------------------------------------
   function setState(state, view) {
@@ -555,6 +581,7 @@
     setState("loading", view);
     try {
       if (!caps) caps = await api("../v1/capabilities");
+      if (!me) { me = await api("../v1/whoami").catch(() => null); signedIn(me); }
       $("#summary").textContent = `${num(caps.tools)} tools · ${caps.name || "toolscout"} ${caps.version || ""}`;
       const node = await RENDER[view](p);
       if (mine !== generation) return;
@@ -564,7 +591,7 @@
     } catch (e) {
       if (mine !== generation) return;
       if (e instanceof Unauthorized) {
-        caps = null;
+        caps = null; me = null; signedIn(null);
         showLogin(token() ? "The gateway refused this token." : "");
         return;
       }
@@ -580,7 +607,7 @@
       $("#token").value = "";
       route();
     });
-    $("#forget").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); caps = null; route(); });
+    $("#forget").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); caps = null; me = null; signedIn(null); route(); });
     window.addEventListener("hashchange", route);
     route();
   });
