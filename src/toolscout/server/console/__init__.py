@@ -28,7 +28,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from ... import formats
 from ...context import CallContext
