@@ -6,7 +6,6 @@ naming each call's caller, and learning that counts callers, not session names."
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import hmac
@@ -20,14 +19,15 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from _oidc import Issuer, oidc_server
 from _procs import free_port
-from toolscout import Catalog, Tool
+from _team import CLIENTS, POLICIES
+from _team import catalog as _catalog
+from _team import serve as _serve
 from toolscout.audit import AuditLog, JsonLines
 from toolscout.gateway import Gateway
 from toolscout.server.auth import AuthConfig, TokenVerifier
@@ -36,41 +36,7 @@ from toolscout.storage import open_store
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-OBJ = {"type": "object"}
 QUERY = "notify the team with a message"
-CLIENTS = [
-    {"id": "alice", "groups": ["eng"]},
-    {"id": "bob", "groups": ["sales"]},
-    {"id": "carol", "groups": ["eng", "admins"]},
-    {"id": "dave", "groups": ["eng"]},
-    {"id": "erin", "groups": ["sales"]},
-    {"id": "opaque-agent", "groups": ["eng"], "opaque": True},
-    {"id": "gateway", "groups": []},
-]
-POLICIES = [
-    {"match": {"groups": "eng"}, "tools": ["github_*", "weather_*", "mail_*", "chat_*"], "approve": ["dangerous"]},
-    {"match": {"groups": "sales"}, "tools": ["crm_*", "weather_*", "mail_*", "chat_*"]},
-]
-
-
-def _catalog() -> Catalog:
-    cat = Catalog()
-    tools = {
-        "github_create_issue": "Create an issue in a GitHub repository.",
-        "github_delete_repository": "Delete a GitHub repository for good.",
-        "crm_lookup_customer": "Look up a customer record in the CRM.",
-        "crm_export_leads": "Export sales leads from the CRM.",
-        "weather_forecast": "Forecast the weather for a city.",
-        "chat_post_message": "Post a chat message to a channel.",
-        "mail_send_email": "Send an email message to a recipient.",
-    }
-    for name, text in tools.items():
-        kind = "dangerous" if "delete" in name else None
-        cat.add(Tool(name, text, OBJ, permission=kind), handler=lambda a, n=name: f"{n} done")
-    cat.add(Tool("github_status", "Show GitHub's service status.", OBJ, defer="never"), handler=lambda a: "green")
-    for i in range(8):
-        cat.add(Tool(f"filler_{i}", f"Look up warehouse record {i}.", OBJ), handler=lambda a: "ok")
-    return cat
 
 
 @dataclass
@@ -96,16 +62,6 @@ class Served:
 async def issuer() -> AsyncIterator[Issuer]:
     with oidc_server(CLIENTS) as found:
         yield found
-
-
-async def _serve(app: Any, port: int) -> tuple[uvicorn.Server, asyncio.Future[None]]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    task = asyncio.ensure_future(server.serve())
-    while not server.started:  # readiness, not timing: uvicorn sets this once bound
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    return server, task
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -428,41 +384,6 @@ async def test_the_console_shows_each_person_their_own_tools(served: Served) -> 
     assert (await _api(served, carol, "GET", "/ui/api/calls")).json()["calls"]
     page = (await _api(served, None, "GET", "/ui/")).text
     assert 'id="whoami"' in page and 'data-view="audit"' in page
-
-
-@pytest.mark.usefixtures("postgres")
-async def test_two_replicas_sharing_postgresql_agree_on_policies_and_audit(issuer: Issuer, pg_dsn: str) -> None:
-    """Behind one balancer URL (the resource both check tokens for), each replica applies the
-    same policies, and the audit log the replicas share names every call's caller."""
-    resource = "http://tools.example.test/mcp"  # the balancer's URL: what the tokens are for
-    config = AuthConfig.model_validate({"issuer": issuer.url, "resource": resource, "policies": POLICIES})
-    stores, replicas = [], []
-    for _ in range(2):
-        store = open_store(pg_dsn)
-        gateway = Gateway(_catalog(), call_timeout=None, learn=False)
-        server = GatewayServer(gateway, access=config.access_rules(), verifier=TokenVerifier(config, resource))
-        server.audit_log = AuditLog(store)
-        gateway.recorders.append(server.audit_log)
-        port = free_port()
-        stores.append(store)
-        replicas.append((f"http://127.0.0.1:{port}", server, *(await _serve(server.http_app(), port))))
-    try:
-        alice, bob = issuer.token("alice", resource), issuer.token("bob", resource)
-        async with httpx.AsyncClient(timeout=30) as http:
-            for url, token, tool in ((replicas[0][0], alice, "github_create_issue"), (replicas[1][0], bob, "crm_lookup_customer")):
-                ran = await http.post(f"{url}/v1/call", json={"name": tool}, headers={"Authorization": f"Bearer {token}"})
-                assert ran.json()["ok"] is True
-            refused = await http.post(f"{replicas[0][0]}/v1/call", json={"name": "github_create_issue"}, headers={"Authorization": f"Bearer {bob}"})
-            assert refused.json()["error"]["code"] == "denied"
-        seen = {(r.principal, r.tool, r.decision) for r in replicas[1][1].audit_log.query(since=time.time() - 600)}
-        assert {("alice", "github_create_issue", "allowed"), ("bob", "crm_lookup_customer", "allowed"),
-                ("bob", "github_create_issue", "denied")} <= seen
-    finally:
-        for _url, _server, http_server, task in replicas:
-            http_server.should_exit = True
-            await task
-        for store in stores:
-            store.close()
 
 
 async def test_readiness_reports_the_issuer(served: Served) -> None:
