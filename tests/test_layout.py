@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # what everything speaks: records, errors, names
     ("base", ("toolscout.errors", "toolscout.model", "toolscout.naming", "toolscout._sync", "toolscout.progress")),
     # one Store contract and its engines (SQLite, PostgreSQL)
-    ("storage", ("toolscout.storage", "toolscout.store", "toolscout.pgstore")),
+    ("storage", ("toolscout.storage",)),
     # stateless helpers over records: requests and the call context (handlers in sources
     # receive it), wire formats, token counts, policy and access, tool screening
     ("helpers", (
@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # where tools come from (the public Catalog with its loaders, open_catalog, the shared
     # catalog, the demo catalog) and how they are ranked (search, embedders, usage)
     ("sources, search", (
-        "toolscout.sources", "toolscout.catalog", "toolscout.replica", "toolscout.mcp", "toolscout.demo",
+        "toolscout.sources", "toolscout.catalog", "toolscout.replica", "toolscout.demo",
         "toolscout.search", "toolscout.embed", "toolscout.learning",
     )),
     # find and execute over a catalog, their results and meta-tool definitions

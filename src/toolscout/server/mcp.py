@@ -19,13 +19,11 @@ the upstream call.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import logging
 import re
 import uuid
-import warnings
 import weakref
 from collections.abc import Iterable
 from functools import lru_cache
@@ -626,24 +624,3 @@ def _version() -> str:
         return version("toolscout")
     except Exception:
         return "0"
-
-
-_MOVED = {
-    "build": ("_legacy_build", "toolscout.server.app.build_app(ServeConfig)"),
-    "run_with": ("run_with", "toolscout.server.app.run_with"),
-}
-"""Names that moved to the composition root (:mod:`toolscout.server.app`): the old path
-works for one more release."""
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        attr, instead = _MOVED[name]
-        warnings.warn(
-            f"toolscout.server.mcp.{name} is deprecated and goes in the next release; use {instead}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        # Deprecation shim: the new home imports this module, so it is looked up on use.
-        return getattr(importlib.import_module("toolscout.server.app"), attr)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
