@@ -40,7 +40,7 @@ from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .auth import IdentityGuard, TokenVerifier, principal_of_scope
-from .capabilities import CAPABILITIES_URI, capabilities
+from .capabilities import CAPABILITIES_URI, capabilities, server_version
 from .edge import edge_fields
 from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
@@ -139,7 +139,7 @@ class GatewayServer:
         if aggregator is not None and gateway.pending_sources is None:
             gateway.pending_sources = aggregator.pending
         gateway.catalog.subscribe(self._on_catalog_change)
-        self.version = _version()
+        self.version = server_version()
         self.lowlevel: Any = Server(
             name,
             version=self.version,
@@ -615,12 +615,3 @@ def _modern_versions() -> frozenset[str]:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     return frozenset(MODERN_PROTOCOL_VERSIONS)
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("toolscout")
-    except Exception:
-        return "0"
