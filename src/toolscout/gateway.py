@@ -22,7 +22,6 @@ import inspect
 import json
 import logging
 import time
-import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -69,7 +68,6 @@ from .request import (
     UseRequest,
     clean_text,
     dialect,
-    parse_arguments,
     shown,
 )
 from .results import FindResult, ToolReference, refused_find
@@ -169,21 +167,6 @@ def _fixed_given(tool: Tool, arguments: Mapping[str, Any]) -> list[dict[str, Any
          "expected": "absent"}
         for name in fixed if name in arguments
     ]
-
-
-def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"Gateway.{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
-
-
-def _with(ctx: CallContext | None, method: str, **legacy: Any) -> CallContext:
-    """``ctx`` (or an empty one) with the per-argument options an entry took before it took
-    a context (``allow=``, ``timeout=``, ``approve=``): still honoured, with a warning."""
-    ctx = ctx or _NO_CONTEXT
-    given = {k: v for k, v in legacy.items() if v is not None}
-    if not given:
-        return ctx
-    _deprecated(f"{method}({', '.join(f'{k}=...' for k in given)})", f"Gateway.{method}(request, CallContext(...))")
-    return ctx.replace(**given)
 
 
 class Gateway:
@@ -330,7 +313,6 @@ class Gateway:
         *,
         loaded: Collection[str] = (),
         autocut: bool = True,
-        allow: Allow | None = None,
     ) -> FindResult:
         """Search for ``ctx``'s caller: the one way every surface finds tools.
 
@@ -340,9 +322,9 @@ class Gateway:
         ``ctx.allow`` and the gateway's policy let the caller see are ranked. Tools in
         ``loaded`` (the caller has their schemas) are named in the references but not sent
         again, unless asked for by exact name or ``select:``. With ``ctx.session_id``,
-        learning records what the search found. ``allow=``: deprecated, use ``ctx``.
+        learning records what the search found.
         """
-        ctx = _with(ctx, "find", allow=allow) if allow is not None else ctx or _NO_CONTEXT
+        ctx = ctx or _NO_CONTEXT
         if not isinstance(request, FindRequest):
             try:
                 request = self._parse_find(request)
@@ -357,10 +339,6 @@ class Gateway:
         self,
         request: CallRequest | UseRequest,
         ctx: CallContext | None = None,
-        *,
-        timeout: float | None = None,
-        allow: Allow | None = None,
-        approve: approval.Approve | None = None,
     ) -> CallResult:
         """Run a call for ``ctx``'s caller: the one way every surface runs tools. Never raises.
 
@@ -370,13 +348,9 @@ class Gateway:
         with ``ctx`` current (:func:`toolscout.context.current`), within ``ctx.timeout``
         (else ``call_timeout``). A :class:`UseRequest` (``use_tool``) finds first and runs
         the top match only when it is clearly ahead. With ``ctx.session_id``, learning
-        records the call (never its arguments). ``timeout=``, ``allow=``, ``approve=``:
-        deprecated, use ``ctx``.
+        records the call (never its arguments).
         """
-        if timeout is not None or allow is not None or approve is not None:
-            ctx = _with(ctx, "execute", timeout=timeout, allow=allow, approve=approve)
-        elif ctx is None:
-            ctx = _NO_CONTEXT
+        ctx = ctx or _NO_CONTEXT
         started = time.time()
         tool: Tool | None = None
         if isinstance(request, UseRequest):
@@ -499,49 +473,6 @@ class Gateway:
     def use_tool(self, query: str, params: Any = None, *, timeout: float | None = None) -> CallResult:
         """Synchronous :meth:`ause_tool`."""
         return run_sync(self.ause_tool(query, params, timeout=timeout))
-
-    # -- deprecated ways in (one release) ----------------------------------------------------
-    def parse_find(self, arguments: Any) -> FindRequest:
-        """Deprecated: :meth:`find` takes the arguments as sent (and its result's
-        ``request`` is the parsed request)."""
-        _deprecated("parse_find", "Gateway.find(arguments, ctx)")
-        return self._parse_find(arguments)
-
-    def search(
-        self, request: FindRequest, *, allow: Allow | None = None, loaded: Collection[str] = (), autocut: bool = True
-    ) -> FindResult:
-        """Deprecated: :meth:`find`."""
-        _deprecated("search", "Gateway.find(request, ctx)")
-        return self._search(request, allow, loaded, autocut)
-
-    async def run(
-        self, tool: Tool, arguments: dict[str, Any], *, timeout: float | None = None, approve: approval.Approve | None = None
-    ) -> CallResult:
-        """Deprecated: :meth:`execute`."""
-        _deprecated("run", "Gateway.execute(request, ctx)")
-        return await self._call(tool, parse_arguments(arguments), CallContext(timeout=timeout, approve=approve))
-
-    async def use(
-        self,
-        request: UseRequest,
-        *,
-        timeout: float | None = None,
-        allow: Allow | None = None,
-        approve: approval.Approve | None = None,
-    ) -> CallResult:
-        """Deprecated: :meth:`execute` takes a :class:`UseRequest`."""
-        _deprecated("use", "Gateway.execute(use_request, ctx)")
-        return await self._use(request, CallContext(timeout=timeout, allow=allow, approve=approve))
-
-    def record_search(self, session: str, result: FindResult) -> None:
-        """Deprecated: :meth:`find` records for a context with a ``session_id``."""
-        _deprecated("record_search", "Gateway.find(request, CallContext(session_id=...))")
-        self._record_search(session, result)
-
-    def record_call(self, session: str, tool: str, ok: bool) -> None:
-        """Deprecated: :meth:`execute` records for a context with a ``session_id``."""
-        _deprecated("record_call", "Gateway.execute(request, CallContext(session_id=...))")
-        self._record_call(session, tool, ok)
 
     # -- learning: the one place usage is recorded --------------------------------------------
     def _record_search(self, session: str, result: FindResult, voter: str | None = None) -> None:

@@ -32,10 +32,12 @@ import json
 import logging
 import secrets
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ._sync import run_inline
 from .errors import ConfigError, MissingExtra, SessionStoreUnavailable
 from .session import _MAX_SEARCHES, Session
 
@@ -370,27 +372,24 @@ class RedisSessionStore:
         """Write the session if it changed (one round trip; more only when another worker
         wrote it meanwhile). Never raises: an unreachable store keeps the change here."""
         _, scripts = self._sync()
-        try:
-            for _ in range(_MAX_ATTEMPTS):
-                job = self._job(session)
-                if job is None:
-                    return False
-                if self._saved(session, job, scripts.save(keys=[job.key], args=job.args)):
-                    return True
-        except self._errors() as exc:
-            self._failed(exc, "save")
-            return False
-        log.warning("session %s: gave up saving after %d conflicting writes", session.id, _MAX_ATTEMPTS)
-        return False
+
+        async def write(job: _Job) -> Any:  # the sync client's call: never suspends
+            return scripts.save(keys=[job.key], args=job.args)
+
+        return run_inline(self._save(session, write))
 
     async def asave(self, session: Session) -> bool:
         _, scripts = self._async()
+        return await self._save(session, lambda job: scripts.save(keys=[job.key], args=job.args))
+
+    async def _save(self, session: Session, write: Callable[[_Job], Awaitable[Any]]) -> bool:
+        """The one body of :meth:`save` and :meth:`asave`: ``write`` runs the save script."""
         try:
             for _ in range(_MAX_ATTEMPTS):
                 job = self._job(session)
                 if job is None:
                     return False
-                if self._saved(session, job, await scripts.save(keys=[job.key], args=job.args)):
+                if self._saved(session, job, await write(job)):
                     return True
         except self._errors() as exc:
             self._failed(exc, "save")

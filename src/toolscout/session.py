@@ -853,14 +853,3 @@ def _baseline(catalog: Any, format: str, permitted: Callable[[Tool], bool], scop
         if len(_BASELINES) > 64:
             _BASELINES.popitem(last=False)
     return value
-
-
-def __getattr__(name: str) -> Any:
-    if name == "StateStore":  # merged into SessionStore; kept one release
-        warnings.warn(
-            "toolscout.session.StateStore is deprecated; use toolscout.session.SessionStore",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return SessionStore
-    raise AttributeError(f"module 'toolscout.session' has no attribute {name!r}")

@@ -392,7 +392,7 @@ def test_anthropic_native_runs_a_loaded_tool_after_eviction() -> None:
 
 
 class _RecordingStore:
-    """A ``StateStore`` that keeps the states it was asked to save."""
+    """A ``SessionStore`` (its attach/refresh/save half) that keeps the states it was asked to save."""
 
     def __init__(self) -> None:
         self.saved: list[dict[str, Any]] = []

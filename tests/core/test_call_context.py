@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pytest
 from mcp import Client
 
 from toolscout import Catalog, Session, Tool
@@ -191,27 +190,6 @@ async def test_usage_is_recorded_once_per_find_and_call_and_only_with_a_session(
     gw.find_tools("send an email", session="lib")
     await gw.acall("send_email", {}, session="lib")
     assert learner.searches == ["conv", "lib"] and learner.calls[-1] == ("lib", "send_email")
-
-
-async def test_deprecated_ways_in_warn_and_still_work() -> None:
-    gw = Gateway(_catalog())
-    with pytest.warns(DeprecationWarning, match="parse_find"):
-        request = gw.parse_find({"query": "send an email"})
-    with pytest.warns(DeprecationWarning, match="search"):
-        assert gw.search(request).found[0].name == "send_email"
-    with pytest.warns(DeprecationWarning, match=r"find\(allow"):
-        assert "send_email" not in [t.name for t in gw.find(request, allow=lambda t: t.name != "send_email").found]
-    with pytest.warns(DeprecationWarning, match=r"execute\(allow"):
-        assert (await gw.execute(CallRequest.parse("send_email"), allow=lambda t: False)).error is not None
-    tool = gw.resolve("send_email")
-    with pytest.warns(DeprecationWarning, match="run"):
-        assert (await gw.run(tool, {})).text() == "sent"
-    with pytest.warns(DeprecationWarning, match="use"):
-        assert (await gw.use(UseRequest.parse({"query": "send_email", "params": {}}))).text() == "sent"
-    with pytest.warns(DeprecationWarning, match="record_search"):
-        gw.record_search("s", gw.find(request))
-    with pytest.warns(DeprecationWarning, match="record_call"):
-        gw.record_call("s", "send_email", True)
 
 
 async def test_an_upstream_result_is_recognised_by_its_type_not_its_source() -> None:

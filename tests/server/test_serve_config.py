@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from typer.testing import CliRunner
 from toolscout.cli import app as cli
 from toolscout.errors import ConfigError
 from toolscout.server import app as app_module
-from toolscout.server import mcp
 from toolscout.server.app import App, ServeConfig, build_app, run_with
 from toolscout.server.serve_config import (
     FILE_ONLY,
@@ -247,20 +245,3 @@ def test_build_app_over_sources_in_memory_uses_the_cache_it_is_given(tmp_path: P
     assert (tmp_path / "mem.db").exists() and built.gateway.learner is not None  # learns into that store
     unlearned = build_app(ServeConfig.for_sources(sources, cache=str(tmp_path / "mem.db"), no_learn=True))
     assert unlearned.gateway.learner is None
-
-
-# -- the old paths ---------------------------------------------------------------------------
-
-
-def test_the_old_import_paths_work_for_one_release_with_a_warning() -> None:
-    for name in ("build", "run_with"):
-        with pytest.warns(DeprecationWarning, match=rf"toolscout.server.mcp.{name} is deprecated"):
-            assert callable(getattr(mcp, name))
-    with pytest.warns(DeprecationWarning):
-        server, aggregator = mcp.build(parse_config({"mcpServers": {}, "maxRevealed": 4}), use_cache=False)
-    assert server.max_revealed == 4 and server.aggregator is aggregator
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert mcp.GatewayServer and mcp.ElicitApproval.__module__ == "toolscout.server.elicit_approval"  # no warning
-    with pytest.raises(AttributeError):
-        _ = mcp.no_such_name

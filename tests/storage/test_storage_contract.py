@@ -1,6 +1,5 @@
 """The storage contract: the same assertions against every engine, a throwaway engine added
-in this file alone, a dead PostgreSQL as StoreUnavailable (and readiness saying so), and the
-deprecated module paths."""
+in this file alone, a dead PostgreSQL as StoreUnavailable (and readiness saying so)."""
 
 from __future__ import annotations
 
@@ -278,18 +277,6 @@ def test_a_redis_session_store_keeps_its_bookkeeping_to_itself(redis_server: Red
     assert session._stored is None  # written by nobody outside the session
     other = Session(Gateway(build_catalog()), session_id="own-books", store=RedisSessionStore(redis_server.url))
     assert "get_weather" in other.revealed and store.engine == "redis"
-
-
-# -- deprecated paths ---------------------------------------------------------------------------
-def test_the_old_module_paths_still_work_and_warn() -> None:
-    with pytest.warns(DeprecationWarning, match="toolscout.storage.SQLiteStore"):
-        from toolscout.store import Store as OldStore
-    assert OldStore is SQLiteStore
-    with pytest.warns(DeprecationWarning, match="toolscout.storage.postgres"):
-        from toolscout.pgstore import PostgresStore as OldPostgres
-    assert OldPostgres is PostgresStore
-    with pytest.warns(DeprecationWarning, match="SessionStore"):
-        from toolscout.session import StateStore  # noqa: F401
 
 
 def test_toolscouts_own_imports_raise_no_deprecation_warning() -> None:

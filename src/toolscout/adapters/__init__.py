@@ -10,3 +10,5 @@ are optional extras, imported only when an adapter needs them::
     from toolscout.adapters.gemini import GeminiAdapter
     from toolscout.adapters.langchain import LangChainAdapter
 """
+
+__all__ = ["anthropic", "gemini", "langchain", "openai"]  # the adapters, one module each (SDKs load lazily)

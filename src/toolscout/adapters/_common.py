@@ -112,6 +112,29 @@ def mark_called_loaded(session: Session, names: Iterable[str]) -> None:
         session.mark_loaded(*found)
 
 
+def code_execute(session: Session, format: str) -> list[dict[str, Any]]:
+    """Code mode's ``execute`` definition (``[]`` without code mode): it stays a plain
+    function beside a provider's own tool search, never deferred."""
+    return [d for n, d in zip(session.meta_names, session.meta_tools(format), strict=True) if n == "execute"]
+
+
+def rendered(session: Session, names: Iterable[str], format: str) -> list[dict[str, Any]]:
+    """The definitions of ``names`` in ``format``, leaving out tools no longer in the catalog."""
+    return [d for d in (session.render(n, format) for n in names) if d is not None]
+
+
+def record_holding(
+    session: Session, format: str, sent: list[dict[str, Any]], sent_names: Iterable[str], held: Iterable[str]
+) -> None:
+    """Record a native-deferral turn in the ledger: what the model holds is what was
+    ``sent`` (named ``sent_names``) plus every tool in ``held``, the tools the provider's
+    search loaded earlier in the conversation (they stay in its context whatever the
+    session has evicted since). ``record_turn`` also sets the session's format, so texts
+    name tools by this format's wire names."""
+    held = list(held)
+    session.record_turn(format, [*sent, *rendered(session, held, format)], [*sent_names, *held])
+
+
 def field(obj: Any, key: str, default: Any = None) -> Any:
     """``obj[key]`` for dicts, ``obj.key`` for SDK models."""
     if isinstance(obj, dict):

@@ -44,9 +44,12 @@ from ._common import (
     NativeChoice,
     answer,
     as_dict,
+    code_execute,
     field,
     mark_called_loaded,
     model_version,
+    record_holding,
+    rendered,
     require,
 )
 from ._common import preselect as preselect_for
@@ -144,13 +147,8 @@ class MessagesAdapter:
         sent = head[:visible]
         # What the model holds: meta-tools, pinned tools, and every tool a tool_reference
         # loaded earlier in the conversation (evicted from the reveal set or not).
-        held = list(dict.fromkeys([*session.loaded, *session.revealed]))
-        loaded = [session.render(n, self.format) for n in held]
-        session.record_turn(
-            self.format,
-            sent + [d for d in loaded if d is not None],
-            [*session.tool_names()[:visible], *held],
-        )
+        held = dict.fromkeys([*session.loaded, *session.revealed])
+        record_holding(session, self.format, sent, session.tool_names()[:visible], held)
         return sent + self._deferred_defs()
 
     def _hosted_tools(self) -> list[dict[str, Any]]:
@@ -158,12 +156,10 @@ class MessagesAdapter:
         those out of the model's context until its search loads them)."""
         session = self.session
         search = dict(HOSTED_SEARCH[self.hosted_search])
-        code = [d for n, d in zip(session.meta_names, session.meta_tools(self.format), strict=True) if n == "execute"]
-        pinned = [*code, *(d for d in (session.render(n, self.format) for n in session.pinned) if d is not None)]
-        held = list(session.loaded)
-        loaded = [d for d in (session.render(n, self.format) for n in held) if d is not None]
-        names = [search["name"], *(["execute"] if code else []), *session.pinned, *held]
-        session.record_turn(self.format, [search, *pinned, *loaded], names)
+        code = code_execute(session, self.format)
+        pinned = [*code, *rendered(session, session.pinned, self.format)]
+        names = [search["name"], *(["execute"] if code else []), *session.pinned]
+        record_holding(session, self.format, [search, *pinned], names, session.loaded)
         return [search, *pinned, *self._deferred_defs()]
 
     def _deferred_defs(self) -> list[dict[str, Any]]:

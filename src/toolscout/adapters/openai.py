@@ -31,9 +31,12 @@ from ._common import (
     NativeChoice,
     answer,
     as_dict,
+    code_execute,
     field,
     mark_called_loaded,
     model_version,
+    record_holding,
+    rendered,
     require,
 )
 from ._common import preselect as preselect_for
@@ -170,20 +173,12 @@ class ResponsesAdapter:
         if self.mode == "hosted":
             return self._hosted_tools()
         search = self._search_tool()
-        pinned = [session.render(n, self.format) for n in session.pinned]
-        # code mode's execute stays a plain function beside the provider's tool search
-        code = [d for n, d in zip(session.meta_names, session.meta_tools(self.format), strict=True) if n == "execute"]
-        sent = [search, *code, *(d for d in pinned if d is not None)]
-        held = list(dict.fromkeys([*session.loaded, *session.revealed]))
-        loaded = [session.render(n, self.format) for n in held]
+        code = code_execute(session, self.format)
+        sent = [search, *code, *rendered(session, session.pinned, self.format)]
         # What the model holds in context: the search tool, pinned tools, and every tool a
-        # tool_search_output loaded earlier in the conversation (record_turn also sets the
-        # session's format, so texts name tools by this format's wire names).
-        session.record_turn(
-            self.format,
-            [*sent, *(d for d in loaded if d is not None)],
-            ["tool_search", *(["execute"] if code else []), *session.pinned, *held],
-        )
+        # tool_search_output loaded earlier in the conversation.
+        held = dict.fromkeys([*session.loaded, *session.revealed])
+        record_holding(session, self.format, sent, ["tool_search", *(["execute"] if code else []), *session.pinned], held)
         return sent
 
     def _hosted_tools(self) -> list[dict[str, Any]]:
@@ -191,8 +186,8 @@ class ResponsesAdapter:
         namespaces). A namespace set not to defer is sent loaded, and its tools run."""
         session = self.session
         search: dict[str, Any] = {"type": "tool_search"}
-        code = [d for n, d in zip(session.meta_names, session.meta_tools(self.format), strict=True) if n == "execute"]
-        pinned = [*code, *(d for d in (session.render(n, self.format) for n in session.pinned) if d is not None)]
+        code = code_execute(session, self.format)
+        pinned = [*code, *rendered(session, session.pinned, self.format)]
         deferred = session.deferred()
         body: list[dict[str, Any]] = []
         upfront: list[str] = []
@@ -207,10 +202,8 @@ class ResponsesAdapter:
                     upfront.extend(t.name for t in ns.tools)
         if upfront:
             session.mark_loaded(*upfront)
-        held = list(session.loaded)
-        loaded = [d for d in (session.render(n, self.format) for n in held) if d is not None]
-        names = ["tool_search", *(["execute"] if code else []), *session.pinned, *held]
-        session.record_turn(self.format, [search, *pinned, *loaded], names)
+        names = ["tool_search", *(["execute"] if code else []), *session.pinned]
+        record_holding(session, self.format, [search, *pinned], names, session.loaded)
         return [search, *pinned, *body]
 
     async def aoutput_items(self, response: Any) -> list[dict[str, Any]]:

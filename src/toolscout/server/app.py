@@ -31,7 +31,6 @@ from ..security.classifier import HttpClassifier
 from ..security.results import ResultScreen
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
-from ..sources.mcp.config import GatewayConfig
 from ..sources.mcp.per_user import CredentialBroker
 from ..storage import SharedStore, Store, is_store_url, open_store
 from .auth import TokenVerifier
@@ -226,38 +225,3 @@ def _on_sighup(callback: Callable[[], None]) -> bool:
     except (NotImplementedError, RuntimeError, ValueError):
         return False
     return True
-
-
-def _legacy_build(
-    config: GatewayConfig,
-    *,
-    cache_path: str | None = None,
-    use_cache: bool = True,
-    embeddings: Any = None,
-    use_tool: bool = False,
-    sessions: str | None = None,
-    session_ttl: float | None = None,
-    approve_kinds: str | None = "dangerous",
-    stubs: bool = False,
-    learn: bool = True,
-    query_encoder: str = "auto",
-) -> tuple[GatewayServer, Aggregator]:
-    """``toolscout.server.mcp.build`` as it was (deprecated: use :func:`build_app`). Its
-    arguments were never checked against each other, so the settings are not validated."""
-    settings = ServeConfig.model_construct(
-        config=config.path,
-        transport="http" if sessions else "stdio",
-        cache=cache_path or config.cache,
-        no_cache=not use_cache,
-        use_tool=use_tool,
-        sessions=sessions,
-        session_ttl=session_ttl or DEFAULT_TTL,
-        approve_kinds=approve_kinds,
-        stubs=stubs,
-        no_learn=not learn,
-        query_encoder=query_encoder,
-        max_revealed=config.max_revealed,
-    )
-    settings._sources = config
-    app = _assemble(settings, embeddings=embeddings)
-    return app.server, app.aggregator

@@ -6,6 +6,7 @@ headers or URLs' credentials (each server shows only its transport, state and to
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from ..approval import DEFAULT_KINDS
@@ -14,9 +15,18 @@ if TYPE_CHECKING:
     from ..gateway import Gateway
     from ..sources.mcp.aggregator import Aggregator
 
-__all__ = ["CAPABILITIES_URI", "capabilities"]
+__all__ = ["CAPABILITIES_URI", "capabilities", "server_version"]
 
 CAPABILITIES_URI = "toolscout://capabilities"
+
+
+def server_version() -> str:
+    """The installed toolscout's version, as every surface reports it (``"0"`` when run
+    from sources that were never installed)."""
+    try:
+        return version("toolscout")
+    except PackageNotFoundError:
+        return "0"
 
 
 def capabilities(

@@ -23,7 +23,6 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import FastAPI, Query, Request
@@ -44,6 +43,7 @@ from ..results import refused_find
 from ..storage import Follower
 from .auth import principal_of_scope
 from .capabilities import capabilities as gateway_capabilities
+from .capabilities import server_version
 from .edge import edge_context
 
 if TYPE_CHECKING:
@@ -304,7 +304,7 @@ def create_app(
     app = FastAPI(
         default_response_class=JSONResponse,
         title="toolscout HTTP API",
-        version=_version(),
+        version=server_version(),
         summary="Find and call tools through the toolscout gateway.",
         openapi_url=f"{API_PREFIX}/openapi.json",
         docs_url=f"{API_PREFIX}/docs" if docs else None,
@@ -312,7 +312,7 @@ def create_app(
     )
     app.add_middleware(_BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.state.gateway = gateway
-    caps = capabilities or (lambda: gateway_capabilities(gateway, aggregator, max_revealed=0, version=_version()))
+    caps = capabilities or (lambda: gateway_capabilities(gateway, aggregator, max_revealed=0, version=server_version()))
 
     def edge(request: Request, session: str | None = None) -> CallContext:
         """The caller of this request, as the identity guard in front established it (with
@@ -613,10 +613,3 @@ def _problem(p: Mapping[str, Any]) -> str:
 
 def _op(path: str) -> str:
     return path.removeprefix(API_PREFIX + "/").split("/", 1)[0] or "other"
-
-
-def _version() -> str:
-    try:
-        return version("toolscout")
-    except PackageNotFoundError:
-        return "0"

@@ -19,13 +19,11 @@ the upstream call.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import logging
 import re
 import uuid
-import warnings
 import weakref
 from collections.abc import Iterable
 from functools import lru_cache
@@ -42,7 +40,7 @@ from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .auth import IdentityGuard, TokenVerifier, principal_of_scope
-from .capabilities import CAPABILITIES_URI, capabilities
+from .capabilities import CAPABILITIES_URI, capabilities, server_version
 from .edge import edge_fields
 from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
@@ -141,7 +139,7 @@ class GatewayServer:
         if aggregator is not None and gateway.pending_sources is None:
             gateway.pending_sources = aggregator.pending
         gateway.catalog.subscribe(self._on_catalog_change)
-        self.version = _version()
+        self.version = server_version()
         self.lowlevel: Any = Server(
             name,
             version=self.version,
@@ -617,33 +615,3 @@ def _modern_versions() -> frozenset[str]:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     return frozenset(MODERN_PROTOCOL_VERSIONS)
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("toolscout")
-    except Exception:
-        return "0"
-
-
-_MOVED = {
-    "build": ("_legacy_build", "toolscout.server.app.build_app(ServeConfig)"),
-    "run_with": ("run_with", "toolscout.server.app.run_with"),
-}
-"""Names that moved to the composition root (:mod:`toolscout.server.app`): the old path
-works for one more release."""
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        attr, instead = _MOVED[name]
-        warnings.warn(
-            f"toolscout.server.mcp.{name} is deprecated and goes in the next release; use {instead}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        # Deprecation shim: the new home imports this module, so it is looked up on use.
-        return getattr(importlib.import_module("toolscout.server.app"), attr)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
