@@ -37,9 +37,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # receive it), wire formats, token counts, policy and access, tool screening
     ("helpers", (
         "toolscout.request", "toolscout.context", "toolscout.calls", "toolscout.formats", "toolscout.tokens", "toolscout.ledger",
-        "toolscout.policy", "toolscout.visibility", "toolscout.approval", "toolscout.security",
-        "toolscout.access", "toolscout.accounting", "toolscout.credentials",
-        "toolscout.deferral", "toolscout.find_cache", "toolscout.namespaces", "toolscout.identity", "toolscout.audit",
+        "toolscout.security", "toolscout.accounting",
+        # who is calling and what they may do (principal, rules, approval, credentials,
+        # token verification, audit) and the one guard every operation runs through
+        "toolscout.access",
+        "toolscout.deferral", "toolscout.find_cache", "toolscout.namespaces",
     )),
     # the pure in-memory catalog with change events
     ("catalog", ("toolscout.catalog_base",)),

@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import approval
+from .access import approval
 from .calls import UpstreamResult
 from .context import CallContext, ProgressFn
 from .errors import (

@@ -10,7 +10,7 @@ caller's :class:`~toolscout.context.CallContext`: :meth:`Gateway.find` (search) 
 through them; :meth:`Gateway.find_tools`, :meth:`Gateway.call` and
 :meth:`Gateway.use_tool` are the library's conveniences over them. Names resolve with the
 index's one :class:`~toolscout.search.resolve.NameResolver`; who may see and run what is
-one :class:`~toolscout.visibility.Visibility` rule applied to ``ctx.allow``; usage is
+one :class:`~toolscout.access.visibility.Visibility` rule applied to ``ctx.allow``; usage is
 recorded here, once, for a context that names its session. Results
 (:mod:`toolscout.results`) are rendered by the surfaces through :mod:`toolscout.formats`.
 """
@@ -28,9 +28,13 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import approval, formats
+from . import formats
 from ._sync import run_sync
-from .audit import AuditRecord, Recorder, emit, mask_secrets
+from .access import approval
+from .access.audit import AuditRecord, Recorder, emit, mask_secrets
+from .access.identity import voter_of
+from .access.policy import Policy
+from .access.visibility import Allow, Visibility
 from .catalog_base import BaseCatalog
 from .context import CallContext, using
 from .errors import (
@@ -49,7 +53,6 @@ from .errors import (
     UnknownTool,
 )
 from .find_cache import FindCache, normalise_query
-from .identity import voter_of
 from .learning import UsageLearner
 from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
 from .meta_tools import FIND_TOOLS as FIND_TOOLS
@@ -59,7 +62,6 @@ from .meta_tools import find_tools_tool as find_tools_tool
 from .meta_tools import meta_tool_records, system_prompt
 from .model import KINDS, CallResult, Tool
 from .namespaces import namespace_name, namespace_of
-from .policy import Policy
 from .request import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -80,7 +82,6 @@ from .search.resolve import select_names
 from .security.findings import findings_of
 from .sources.skills import reference_details
 from .storage import BlobStore, Follower
-from .visibility import Allow, Visibility
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -199,7 +200,7 @@ class Gateway:
     docs/embeddings.md#query-encoders).
     ``approve`` (``approve(tool, arguments)``, sync or async) is asked before a call to a
     tool whose permission kind is in ``approve_kinds`` (default ``{"dangerous"}`` once
-    some approver is given; ``"none"`` gates nothing): see :mod:`toolscout.approval`.
+    some approver is given; ``"none"`` gates nothing): see :mod:`toolscout.access.approval`.
     ``trust_hints=False`` distrusts upstreams' MCP hints: a tool without an operator-set
     ``permission`` needs approval whatever its hints claim.
     """
@@ -264,7 +265,7 @@ class Gateway:
         self.approve = approve
         self.approve_kinds = approval.parse_kinds(approve_kinds)
         self.recorders: list[Recorder] = []
-        """Audit recorders (:mod:`toolscout.audit`): each gets one record per call made
+        """Audit recorders (:mod:`toolscout.access.audit`): each gets one record per call made
         through :meth:`execute`; none by default (then nothing is built)."""
         self.audit_arguments = False
         """Whether audit records carry the call's arguments (secret-looking keys masked)."""
@@ -397,7 +398,7 @@ class Gateway:
         return result
 
     def _audit(self, ctx: CallContext, result: CallResult, tool: Tool | None, arguments: Any, started: float) -> None:
-        """One audit record for this call, to every recorder (see :mod:`toolscout.audit`)."""
+        """One audit record for this call, to every recorder (see :mod:`toolscout.access.audit`)."""
         code = result.error.code if result.error is not None else None
         if code == "denied":
             decision = "denied"

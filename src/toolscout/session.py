@@ -51,7 +51,7 @@ from .request import CallRequest, UseRequest, shown
 from .results import FindResult, ToolReference
 
 if TYPE_CHECKING:
-    from .approval import Approve
+    from .access.approval import Approve
     from .gateway import Gateway
 
 __all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
@@ -127,7 +127,7 @@ class Session:
     process: loaded now, refreshed before each handled call and saved after it, so another
     worker or replica continues the conversation with what it revealed. ``approve``
     (``approve(tool, arguments)``, sync or async) is this conversation's approver for
-    calls whose kind needs approval (:mod:`toolscout.approval`): every adapter's calls
+    calls whose kind needs approval (:mod:`toolscout.access.approval`): every adapter's calls
     go through it.
 
     A session adds only its reveal set, deferral and ledger to the gateway: each handled

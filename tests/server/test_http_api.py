@@ -20,9 +20,9 @@ from _paths import DOCS
 from _procs import free_port
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
+from toolscout.access.policy import Policy
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
-from toolscout.policy import Policy
 from toolscout.server.http_api import (
     CallResponse,
     FindResponse,

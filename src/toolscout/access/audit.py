@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import IO, Any
 
-from .storage import BlobStore
+from ..storage import BlobStore
 
 __all__ = [
     "DECISIONS",

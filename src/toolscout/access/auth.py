@@ -42,7 +42,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ..context import Principal
-from ..credentials.vault import SUBJECT_TOKEN
 from ..errors import (
     InsufficientScope,
     InvalidToken,
@@ -50,8 +49,9 @@ from ..errors import (
     MissingExtra,
     ToolscoutError,
 )
-from ..identity import AccessRules, Rule, address_principal, principal_from_claims, token_principal
-from .edge import CREDENTIALS_KEY, PRINCIPAL_KEY
+from .credentials.vault import SUBJECT_TOKEN
+from .identity import AccessRules, Rule, address_principal, principal_from_claims, token_principal
+from .principal import CREDENTIALS_KEY, PRINCIPAL_KEY
 
 __all__ = [
     "ASYMMETRIC",

@@ -3,7 +3,7 @@
 Whatever authenticates a request (an OAuth resource-server middleware, a test's wrapper)
 puts the :class:`~toolscout.context.Principal` it established in the ASGI scope under
 :data:`PRINCIPAL_KEY`, and any per-caller secrets (the caller's own bearer token, for
-upstreams in ``token-exchange`` mode, under ``toolscout.credentials.SUBJECT_TOKEN``) under
+upstreams in ``token-exchange`` mode, under ``toolscout.access.credentials.SUBJECT_TOKEN``) under
 :data:`CREDENTIALS_KEY`. The MCP endpoint and ``/v1`` read them here into the request's
 :class:`~toolscout.context.CallContext`. A scope without them is an anonymous caller.
 """

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..approval import Decision
+from ..access.approval import Decision
 from ..context import CallContext
 from ..errors import ToolscoutError
 from ..gateway import Gateway

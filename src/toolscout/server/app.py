@@ -21,9 +21,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..audit import AuditLog, JsonLines
+from ..access.audit import AuditLog, JsonLines
+from ..access.auth import TokenVerifier
+from ..access.credentials import Vault, load_keys
 from ..catalog import Catalog
-from ..credentials import Vault, load_keys
 from ..gateway import Gateway
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
 from ..replica import SharedCatalog
@@ -34,7 +35,6 @@ from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.config import GatewayConfig
 from ..sources.mcp.per_user import CredentialBroker
 from ..storage import SharedStore, Store, is_store_url, open_store
-from .auth import TokenVerifier
 from .mcp import GatewayServer
 from .serve_config import ServeConfig
 

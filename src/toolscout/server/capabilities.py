@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..approval import DEFAULT_KINDS
+from ..access.approval import DEFAULT_KINDS
 
 if TYPE_CHECKING:
     from ..gateway import Gateway

@@ -34,17 +34,17 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from starlette.exceptions import HTTPException
 
 from .. import formats
-from ..approval import Decision
-from ..audit import parse_since
+from ..access.approval import Decision
+from ..access.audit import parse_since
+from ..access.auth import principal_of_scope
+from ..access.principal import edge_context
 from ..context import CallContext
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
 from ..model import CallResult
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES, CallRequest, shown
 from ..results import refused_find
 from ..storage import Follower
-from .auth import principal_of_scope
 from .capabilities import capabilities as gateway_capabilities
-from .edge import edge_context
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -296,10 +296,10 @@ def create_app(
     finds and calls for the web console; ``session_store`` (a
     :class:`~toolscout.redis_sessions.RedisSessionStore`) is checked by readiness, as is
     the gateway's catalog when it is a :class:`~toolscout.replica.SharedCatalog`.
-    ``auth`` (a :class:`~toolscout.server.auth.TokenVerifier`) is checked by readiness too;
-    ``access`` (:class:`~toolscout.identity.AccessRules`) limits each caller (the principal
+    ``auth`` (a :class:`~toolscout.access.auth.TokenVerifier`) is checked by readiness too;
+    ``access`` (:class:`~toolscout.access.identity.AccessRules`) limits each caller (the principal
     the guard in front established) to their tools; ``audit_log``
-    (:class:`~toolscout.audit.AuditLog`) is served at ``/v1/audit``.
+    (:class:`~toolscout.access.audit.AuditLog`) is served at ``/v1/audit``.
     """
     app = FastAPI(
         default_response_class=JSONResponse,

@@ -31,19 +31,19 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from ..access.auth import IdentityGuard, TokenVerifier, principal_of_scope
+from ..access.identity import AccessRules, local_principal
+from ..access.principal import edge_fields
 from ..calls import UpstreamResult
 from ..context import CallContext, Principal
 from ..errors import ErrorInfo, SessionStoreUnavailable
 from ..formats import render
 from ..gateway import Gateway
-from ..identity import AccessRules, local_principal
 from ..model import CallResult, Tool
 from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
-from .auth import IdentityGuard, TokenVerifier, principal_of_scope
 from .capabilities import CAPABILITIES_URI, capabilities
-from .edge import edge_fields
 from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
 from .federated import FederatedMCP
@@ -132,7 +132,7 @@ class GatewayServer:
         """Who a stdio client is: the OS user running this process."""
         self._owners: dict[str, str] = {}  # stateful session key -> the principal it belongs to
         self.audit_log: Any = None
-        """The store's audit log (:class:`~toolscout.audit.AuditLog`), served at ``/v1/audit``."""
+        """The store's audit log (:class:`~toolscout.access.audit.AuditLog`), served at ``/v1/audit``."""
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
         self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[Any]] = set()

@@ -31,11 +31,11 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import Response
 
 from ... import formats
+from ...access.auth import principal_of_scope
 from ...context import CallContext
 from ...errors import ToolscoutError
 from ...security import findings_of
 from ...tokens import count_tool_tokens, savings_report
-from ..auth import principal_of_scope
 from ..guard import BearerGuard, HostOriginGuard
 from ..http_api import EDGE, SERVER_FIELDS, JSONResponse, create_app, mount
 from ..recent import RecentCalls
@@ -283,7 +283,7 @@ def console_api(
     """The console's JSON endpoints under ``/ui/api`` (mount them behind the token guard).
     ``call_tool``: the meta-tools the gateway offers include ``call_tool`` (the MCP server
     does), which the token savings count. ``access``
-    (:class:`~toolscout.identity.AccessRules`): each signed-in person sees only their own
+    (:class:`~toolscout.access.identity.AccessRules`): each signed-in person sees only their own
     tools, and recent activity only if an admin."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     tokens = _TokenCache()

@@ -9,7 +9,7 @@ finds the caller's credential (``ctx.principal`` from :func:`toolscout.context.c
 2. ``token-exchange``: the caller's own token (``ctx.credentials[SUBJECT_TOKEN]``, set by
    the edge that validated it) traded at the upstream's token endpoint (RFC 8693), cached
    per caller until shortly before it expires; the caller's token itself never leaves;
-3. ``per-user``: the caller's record in the :class:`~toolscout.credentials.Vault`,
+3. ``per-user``: the caller's record in the :class:`~toolscout.access.credentials.Vault`,
    refreshed when it expires within a minute; none yet -> ``authorization_required`` with
    the consent link (OAuth configured) or the ``PUT /v1/credentials`` hint.
 
@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...access.credentials import SUBJECT_TOKEN, Credential, OAuthClient, TokenEndpointError, Vault
 from ...context import CallContext
-from ...credentials import SUBJECT_TOKEN, Credential, OAuthClient, TokenEndpointError, Vault
 from ...errors import AuthorizationRequired, UpstreamUnavailable
 from .config import ServerConfig
 from .upstream import Upstream
