@@ -101,6 +101,8 @@ class CallContext:
     timeout: float | None = None
     relay: Relay | None = field(default=None, repr=False, compare=False)
     approve_kinds: frozenset[str] = frozenset()
+    audit_parent: str | None = None
+    """The audit record the calls made with this context run under (a code-mode program's)."""
 
     def replace(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (the context itself never changes)."""

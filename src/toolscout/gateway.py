@@ -32,6 +32,7 @@ from . import formats
 from ._sync import run_sync
 from .access import approval
 from .access.audit import AuditRecord, Recorder, emit, mask_secrets
+from .access.guard import Guard
 from .access.identity import voter_of
 from .access.policy import Policy
 from .access.visibility import Allow, Visibility
@@ -99,6 +100,8 @@ runner-up's (or it is an exact name): a clear winner, not a coin toss."""
 
 _ASKED_BY_NAME = ("exact name", "select")
 _NO_CONTEXT = CallContext()
+_OWN_TEXT = Tool("toolscout", "Text toolscout itself returns (a program's output).", source="toolscout")
+"""What the screen's per-server mode is asked about for text no upstream entry owns."""
 _NOT_RUN = frozenset(
     {"approval_denied", "approval_required", "unknown_tool", "invalid_arguments", "invalid_request", "ambiguous",
      "no_match", "empty_query", "not_revealed", "session_store_unavailable"}
@@ -269,6 +272,9 @@ class Gateway:
         through :meth:`execute`; none by default (then nothing is built)."""
         self.audit_arguments = False
         """Whether audit records carry the call's arguments (secret-looking keys masked)."""
+        self.guard = Guard(self.visibility, recorders=lambda: self.recorders, screen_mode=self._screen_mode)
+        """Every operation that is not a tool call (resources, prompts, completions, skills,
+        programs, relayed requests) runs through it (:mod:`toolscout.access.guard`)."""
         """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
         the gateway or the caller (``ctx.approve``) has an approver, else none."""
         self.trust_hints = trust_hints
@@ -348,6 +354,8 @@ class Gateway:
             try:
                 request = self._parse_find(request)
             except RequestError as exc:
+                if isinstance(exc, EmptyQuery) and ctx.allow is not None:  # name only what this caller may see
+                    exc = EmptyQuery(exc.message, hint=exc.hint, categories=self.visible_categories(ctx.allow))
                 return refused_find(request, exc)
         result = self._search(request, ctx.allow, loaded, autocut)
         if ctx.session_id is not None:
@@ -397,6 +405,13 @@ class Gateway:
             self._audit(ctx, result, tool or self.catalog.get(result.tool), arguments, started)
         return result
 
+    def audit_refusal(self, request: CallRequest, ctx: CallContext, error: ToolscoutError) -> None:
+        """The audit record of a call a surface refused before :meth:`execute` (its name
+        unknown or denied to the caller): every decision is recorded, on every surface."""
+        if self.recorders:
+            result = CallResult.failure(request.name, error)
+            self._audit(ctx, result, self.lookup(request.name), request.arguments, time.time())
+
     def _audit(self, ctx: CallContext, result: CallResult, tool: Tool | None, arguments: Any, started: float) -> None:
         """One audit record for this call, to every recorder (see :mod:`toolscout.access.audit`)."""
         code = result.error.code if result.error is not None else None
@@ -418,8 +433,32 @@ class Gateway:
             duration_ms=round(result.duration_ms or (time.time() - started) * 1000, 3),
             session=ctx.session_id,
             arguments=mask_secrets(arguments) if self.audit_arguments and isinstance(arguments, Mapping) else None,
+            parent=ctx.audit_parent,
         )
         emit(self.recorders, record)
+
+    def _screen_mode(self, entry: Tool | None) -> str:
+        """The poisoning mode for text ``entry`` (an upstream's resource or prompt, a
+        program...) returns, as for its tools' results; ``off`` when results are not screened."""
+        screen = self.screen_results
+        if screen is None:
+            return "off"
+        mode = getattr(screen, "mode", None)
+        if not callable(mode):
+            return "warn"
+        return str(mode(entry if entry is not None else _OWN_TEXT))
+
+    def visible_categories(self, allow: Allow | None) -> dict[str, int]:
+        """Categories with the number of tools this caller may see in each, largest first:
+        what hints and descriptions name (a hidden server is absent, not counted)."""
+        if self.visibility.policy is None and allow is None:
+            return self.catalog.categories()
+        counts: dict[str, int] = {}
+        for tool in self.catalog:
+            if tool.searchable and tool.available and tool.kind == "tool" and self.visibility.admits(tool, allow):
+                key = tool.category or "uncategorized"
+                counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     # -- the library's conveniences --------------------------------------------------------
     def find_tools(
@@ -568,7 +607,7 @@ class Gateway:
                 arguments, default_limit=self.default_limit, max_limit=self.max_limit, dialect=self.dialect
             )
         except EmptyQuery as exc:
-            raise EmptyQuery(exc.message, hint=exc.hint, categories=self.catalog.categories()) from None
+            raise EmptyQuery(exc.message, hint=exc.hint, categories=self.visible_categories(None)) from None
 
     def _search(self, request: FindRequest, allow: Allow | None, loaded: Collection[str], autocut: bool) -> FindResult:
         started = time.perf_counter()
@@ -704,7 +743,7 @@ class Gateway:
                 hint="Check the names, or describe the task instead.",
                 suggestions=list(dict.fromkeys(s for n in names for s in self.suggest(n, allow=allow))),
             )
-        categories = self.catalog.categories()
+        categories = self.visible_categories(allow)
         extra: dict[str, Any] = {"loading": dict(pending)} if pending else {}
         if request.category and request.category not in categories:
             return NoMatch(
