@@ -272,7 +272,12 @@ class Gateway:
         through :meth:`execute`; none by default (then nothing is built)."""
         self.audit_arguments = False
         """Whether audit records carry the call's arguments (secret-looking keys masked)."""
-        self.guard = Guard(self.visibility, recorders=lambda: self.recorders, screen_mode=self._screen_mode)
+        self.guard = Guard(
+            self.visibility,
+            recorders=lambda: self.recorders,
+            screen_mode=self._screen_mode,
+            keep_arguments=lambda: self.audit_arguments,
+        )
         """Every operation that is not a tool call (resources, prompts, completions, skills,
         programs, relayed requests) runs through it (:mod:`toolscout.access.guard`)."""
         """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when

@@ -100,11 +100,13 @@ class Guard:
         recorders: Callable[[], list[Recorder]] = list,
         screen_mode: Callable[[Tool | None], str] | None = None,
         on_stage: StageHook | None = None,
+        keep_arguments: Callable[[], bool] = lambda: False,
     ) -> None:
         self.visibility = visibility
         self.recorders = recorders
         self.screen_mode = screen_mode
         self.on_stage = on_stage
+        self.keep_arguments = keep_arguments
         self.__handlers: dict[str, Handler] = {}
 
     def register(self, kind: str, handler: Handler) -> None:
@@ -184,7 +186,7 @@ class Guard:
                     outcome=str(outcome),
                     duration_ms=round((time.time() - started_wall) * 1000, 3),
                     session=ctx.session_id,
-                    arguments=mask_secrets(dict(op.params)) if op.params else None,
+                    arguments=mask_secrets(dict(op.params)) if op.params and self.keep_arguments() else None,
                     operation=op.kind,
                     id=op.id,
                     parent=ctx.audit_parent if ctx.audit_parent != op.id else None,

@@ -24,6 +24,7 @@ from typing import Any
 from ..access.audit import AuditLog, JsonLines
 from ..access.auth import TokenVerifier
 from ..access.credentials import Vault, load_keys
+from ..access.screening import relay_screen
 from ..catalog import Catalog
 from ..gateway import Gateway
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
@@ -124,6 +125,8 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         gateway.screen_results = ResultScreen(
             aggregator.poisoning_mode, classifier=HttpClassifier(guard) if guard else None
         )
+        for name, upstream in aggregator.upstreams.items():  # relayed sampling and elicitation too
+            upstream.relay_screen = relay_screen(name, aggregator.poisoning_mode)
     sessions = None
     if config.sessions:
         sessions = RedisSessionStore(config.sessions, gateway, ttl=config.session_ttl or DEFAULT_TTL)

@@ -45,6 +45,7 @@ from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES, CallRequest, shown
 from ..results import refused_find
 from ..storage import Follower
 from .capabilities import capabilities as gateway_capabilities
+from .capabilities import visible_servers
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -276,7 +277,7 @@ def create_app(
     gateway: Gateway,
     *,
     aggregator: Any = None,
-    capabilities: Callable[[], dict[str, Any]] | None = None,
+    capabilities: Callable[..., dict[str, Any]] | None = None,
     metrics: Metrics | None = None,
     cold_start_wait: float = 5.0,
     docs: bool = True,
@@ -312,7 +313,9 @@ def create_app(
     )
     app.add_middleware(_BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.state.gateway = gateway
-    caps = capabilities or (lambda: gateway_capabilities(gateway, aggregator, max_revealed=0, version=_version()))
+    caps = capabilities or (
+        lambda allow=None: gateway_capabilities(gateway, aggregator, max_revealed=0, version=_version(), allow=allow)
+    )
 
     def edge(request: Request, session: str | None = None) -> CallContext:
         """The caller of this request, as the identity guard in front established it (with
@@ -423,17 +426,24 @@ def create_app(
         return JSONResponse(render(found))
 
     @app.get(f"{API_PREFIX}/servers", response_model=ServersResponse, tags=["gateway"])
-    async def servers() -> Response:
-        """Each upstream server's state and tool count (never its command, env or headers)."""
+    async def servers(request: Request) -> Response:
+        """Each upstream server's state and tool count (never its command, env or headers);
+        only the servers this caller may see, counting only the tools they may see."""
         rows = aggregator.status() if aggregator is not None else {}
-        out = {name: {k: row[k] for k in SERVER_FIELDS if k in row} for name, row in rows.items()}
+        seen = visible_servers(gateway, aggregator, edge(request).allow)
+        out = {
+            name: {k: row[k] for k in SERVER_FIELDS if k in row} | ({"tools": seen[name]} if seen is not None else {})
+            for name, row in rows.items()
+            if seen is None or name in seen
+        }
         return JSONResponse({"servers": out})
 
     @app.get(f"{API_PREFIX}/capabilities", response_model=dict[str, Any], tags=["gateway"])
-    async def capabilities() -> Response:
+    async def capabilities(request: Request) -> Response:
         """Search backends, counts, limits and formats (the MCP capabilities resource, plus
-        the formats this API renders)."""
-        body = dict(caps())
+        the formats this API renders), as this caller may see them."""
+        allow = edge(request).allow
+        body = dict(caps(allow))
         body["http"] = {"version": "v1", "formats": list(formats.FORMATS)}
         return JSONResponse(body)
 

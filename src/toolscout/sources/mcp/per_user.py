@@ -220,6 +220,28 @@ class CredentialBroker:
                 pool.release(live)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def request(
+        self, server: str, method: str, params: dict[str, Any] | None, ctx: CallContext
+    ) -> dict[str, Any]:
+        """Any other request (a resource read, a prompt, a completion) on ``server`` with the
+        caller's own credential, as :meth:`call` runs a tool: a per-user server never answers
+        one caller over the gateway's connection or another caller's."""
+        principal = self._principal(server, ctx)
+        credential = await self.credential(server, ctx)
+        for attempt in (1, 2):
+            pool = self.pools[server]
+            live = pool.acquire(principal, credential)
+            try:
+                return await live.upstream.request(method, params)
+            except UpstreamUnavailable as exc:
+                pool.drop(principal)
+                if exc.details.get("http_status") not in (401, 403):
+                    raise
+                credential = await self._refused(server, principal, credential, retry=attempt == 1)
+            finally:
+                pool.release(live)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def _principal(self, server: str, ctx: CallContext) -> str:
         if ctx.principal.anonymous and server not in ctx.credentials:
             raise AuthorizationRequired(

@@ -46,7 +46,7 @@ from http import HTTPStatus
 from typing import IO, Any
 
 from ...context import ProgressFn, Relay, current
-from ...errors import ToolTimeout, UpstreamUnavailable
+from ...errors import ToolscoutError, ToolTimeout, UpstreamUnavailable
 from .config import ServerConfig
 
 __all__ = ["StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
@@ -100,6 +100,9 @@ class Upstream:
         (``notifications/resources/updated``, resource and prompt ``list_changed``)."""
         self.name = name
         self.config = config
+        self.relay_screen: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+        """Screens a sampling or elicitation request before it is relayed to the caller
+        (set by the gateway when results are screened: the same modes as results)."""
         self.state = UpstreamState.IDLE
         self.last_error: str | None = None
         self.connected_at: float | None = None
@@ -382,6 +385,11 @@ class Upstream:
                 code=types.METHOD_NOT_FOUND, message=f"the client does not support {capability} ({method})"
             )
         raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if self.relay_screen is not None:  # what the client's model or user will read
+            try:
+                raw = self.relay_screen(method, raw)
+            except ToolscoutError as exc:
+                return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
         try:
             return result.model_validate(await relay.request(method, raw))
         except MCPError as exc:
