@@ -1,0 +1,170 @@
+"""Issue 31's failures, each as it was attacked: a hostile upstream's text reaches the model
+unscreened on some path, a hidden server is still named or told apart, a decision goes
+unrecorded. Over the official SDK client against a real (stdio) upstream; each test failed
+on 672a837 and passes with the guard (tests/security/README: run them against a base)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from toolscout.access.policy import Policy
+from toolscout.catalog import Catalog
+from toolscout.gateway import Gateway
+from toolscout.security.results import ResultScreen
+from toolscout.server.mcp import GatewayServer
+from toolscout.sources.mcp.aggregator import Aggregator
+from toolscout.sources.mcp.config import parse_config
+
+FIXTURE = Path(__file__).resolve().parents[1] / "mcp_fixtures" / "poisoned_upstream.py"
+MARK = "[toolscout]"
+DROP = "drop.example.com"
+
+pytestmark = pytest.mark.asyncio
+
+
+class Served:
+    def __init__(self, server: GatewayServer, records: list[Any]) -> None:
+        self.server, self.records = server, records
+
+
+async def _serve(*, policy: Policy | None = None, screen: str | None = "warn", code_mode: bool = False) -> AsyncIterator[Served]:
+    cfg = parse_config({"mcpServers": {"web": {"command": sys.executable, "args": [str(FIXTURE)]}}})
+    agg = Aggregator(cfg, Catalog())
+    try:
+        await agg.refresh("web")
+        gateway = Gateway(agg.catalog, call_timeout=None, policy=policy)
+        if screen is not None:
+            gateway.screen_results = ResultScreen(screen)
+        records: list[Any] = []
+        gateway.recorders.append(records.append)
+        yield Served(GatewayServer(gateway, agg, code_mode=code_mode), records)
+    finally:
+        await agg.aclose()
+
+
+@pytest.fixture
+async def warn() -> AsyncIterator[Served]:
+    async for s in _serve(code_mode=True):
+        yield s
+
+
+@pytest.fixture
+async def quarantine() -> AsyncIterator[Served]:
+    async for s in _serve(screen="quarantine"):
+        yield s
+
+
+@pytest.fixture
+async def hidden() -> AsyncIterator[Served]:
+    """A caller whose policy hides the server ``web`` (its tools, resources and prompts)."""
+    async for s in _serve(policy=Policy(deny=("web_*", "web")), code_mode=True):
+        yield s
+
+
+def _text(result: Any) -> str:
+    return "\n".join(getattr(b, "text", "") for b in result.content)
+
+
+# -- item 3: screening on every path ------------------------------------------------------
+async def test_an_upstream_result_reaches_an_mcp_client_marked(warn: Served) -> None:
+    async with Client(warn.server.lowlevel, mode="auto") as client:
+        result = await client.call_tool("call_tool", {"name": "web_page", "arguments": {}})
+    assert result.content[0].text.startswith(MARK), _text(result)
+
+
+async def test_a_program_reading_poisoned_structured_content_is_marked(warn: Served) -> None:
+    async with Client(warn.server.lowlevel, mode="auto") as client:
+        result = await client.call_tool("execute", {"code": "r = await web_data()\nprint(r)"})
+    assert not result.is_error, _text(result)
+    assert DROP in _text(result) and result.content[0].text.startswith(MARK), _text(result)
+
+
+async def test_a_resource_read_is_screened(warn: Served) -> None:
+    async with Client(warn.server.lowlevel, mode="auto") as client:
+        read = await client.read_resource("web+memo://page")
+    assert read.contents[0].text.startswith(MARK), read.contents
+
+
+async def test_a_prompt_is_screened(warn: Served) -> None:
+    async with Client(warn.server.lowlevel, mode="auto") as client:
+        got = await client.get_prompt("web_brief")
+    assert got.messages[0].content.text.startswith(MARK), got.messages
+
+
+async def test_quarantine_withholds_a_poisoned_resource(quarantine: Served) -> None:
+    async with Client(quarantine.server.lowlevel, mode="auto") as client:
+        with pytest.raises(MCPError, match="result_withheld") as caught:
+            await client.read_resource("web+memo://page")
+    assert DROP not in str(caught.value)
+
+
+# -- item 4: hidden means absent ----------------------------------------------------------
+async def test_no_match_hints_do_not_name_a_hidden_server(hidden: Served) -> None:
+    async with Client(hidden.server.lowlevel, mode="auto") as client:
+        found = await client.call_tool("find_tools", {"query": "qqqq zzzz"})
+        empty = await client.call_tool("find_tools", {"query": "   "})
+    for result in (found, empty):
+        dumped = json.dumps(result.structured_content or {}) + _text(result)
+        assert "web" not in dumped, dumped
+
+
+async def test_the_execute_description_does_not_name_a_hidden_server(hidden: Served) -> None:
+    async with Client(hidden.server.lowlevel, mode="auto") as client:
+        tools = (await client.list_tools()).tools
+    execute = next(t for t in tools if t.name == "execute")
+    assert "web" not in (execute.description or "")
+
+
+async def test_capabilities_do_not_name_a_hidden_server(hidden: Served) -> None:
+    async with Client(hidden.server.lowlevel, mode="auto") as client:
+        read = await client.read_resource("toolscout://capabilities")
+    caps = json.loads(read.contents[0].text)
+    assert "web" not in caps["servers"] and caps["tools"] == 0 and caps["categories"] == 0
+
+
+async def test_a_hidden_prefix_answers_exactly_as_an_unknown_one(hidden: Served) -> None:
+    answers = []
+    async with Client(hidden.server.lowlevel, mode="auto") as client:
+        for uri in ("web+memo://page", "nosuch+memo://page"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(uri)
+            answers.append((caught.value.error.code, caught.value.error.message.replace(uri, "URI")))
+        for name in ("web_brief", "nosuch_brief"):
+            with pytest.raises(MCPError) as caught:
+                await client.get_prompt(name)
+            answers.append((caught.value.error.code, caught.value.error.message.replace(name, "NAME")))
+    assert answers[0] == answers[1] and answers[2] == answers[3], answers
+
+
+# -- item 5: every decision audited ---------------------------------------------------------
+async def test_a_call_denied_over_mcp_tools_call_is_audited(hidden: Served) -> None:
+    async with Client(hidden.server.lowlevel, mode="auto") as client:
+        result = await client.call_tool("call_tool", {"name": "web_page", "arguments": {}})
+    assert result.is_error
+    assert [(r.tool, r.decision) for r in hidden.records] == [("web_page", "denied")]
+
+
+async def test_a_program_is_one_record_with_its_calls_under_it(warn: Served) -> None:
+    async with Client(warn.server.lowlevel, mode="auto") as client:
+        await client.call_tool("execute", {"code": "await web_page()\nawait web_data()\nprint('done')"})
+    programs = [r for r in warn.records if getattr(r, "operation", None) == "program"]
+    assert len(programs) == 1 and programs[0].id
+    inner = [r for r in warn.records if r is not programs[0]]
+    assert sorted(r.tool for r in inner) == ["web_data", "web_page"]
+    assert {r.parent for r in inner} == {programs[0].id}
+
+
+async def test_resource_and_prompt_reads_are_audited(warn: Served) -> None:
+    async with Client(warn.server.lowlevel, mode="auto") as client:
+        await client.read_resource("web+memo://page")
+        await client.get_prompt("web_brief")
+    assert [(getattr(r, "operation", None), r.tool, r.decision) for r in warn.records] == [
+        ("resources/read", "web+memo://page", "allowed"), ("prompts/get", "web_brief", "allowed")]
