@@ -41,7 +41,7 @@ cat.add_function(dirty)
 gw = Gateway(cat, call_timeout=None)
 gw.screen_results = ResultScreen("warn")
 gw.recorders.append(lambda r: None)
-N = %d
+N = __N__
 
 async def timed(make):
     out = []
@@ -70,7 +70,7 @@ async def main():
     print(json.dumps(res))
 
 asyncio.run(main())
-''' % N
+'''.replace("__N__", str(N))
 
 
 def _run(src: Path) -> dict[str, list[float]]:

@@ -316,7 +316,7 @@ def console_api(
     ) -> Response:
         ctx = caller(request)
         page = catalog_page(
-            [t for t in gateway.catalog if gateway.visibility.admits(t, ctx.allow)], server=server, category=category, kind=kind, permission=permission,
+            [t for t in gateway.catalog if (ctx.allow is None and gateway.policy is None) or gateway.visibility.admits(t, ctx.allow)], server=server, category=category, kind=kind, permission=permission,
             flagged=flagged, text=text, offset=offset, limit=limit,
         )
         page["servers"] = _servers(aggregator, visible_servers(gateway, aggregator, ctx.allow))
