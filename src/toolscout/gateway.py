@@ -398,16 +398,23 @@ class Gateway:
             arguments = request.params
         else:
             arguments = request.arguments
+            hook = self.guard.on_stage  # the same stage names as every guarded operation
+            mark = time.perf_counter() if hook is not None else 0.0
             try:
                 tool = self.resolve(request.name, allow=ctx.allow)
             except ToolscoutError as exc:
                 result = CallResult.failure(request.name, exc)
             else:
+                if hook is not None:
+                    hook("visible", time.perf_counter() - mark)
                 result = await self._call(tool, request.arguments, ctx)
                 if ctx.session_id is not None:
                     self._record_call(ctx.session_id, tool.name, result.ok, voter_of(ctx.principal, ctx.session_id))
         if self.recorders:
+            mark = time.perf_counter()
             self._audit(ctx, result, tool or self.catalog.get(result.tool), arguments, started)
+            if self.guard.on_stage is not None:
+                self.guard.on_stage("audit", time.perf_counter() - mark)
         return result
 
     def audit_refusal(self, request: CallRequest, ctx: CallContext, error: ToolscoutError) -> None:
@@ -860,13 +867,22 @@ class Gateway:
                 )
             args = self.validate(tool, arguments)
             await self._approve(tool, args, ctx.approve, ctx.approve_kinds)
-            with using(ctx):  # the one place the current context is set: handlers read it
+            hook = self.guard.on_stage
+            if hook is not None:
+                hook("approve", time.perf_counter() - started)
+            ran = time.perf_counter()
+            with using(ctx):  # the one place the current context is set: handlers read it (credentials too)
                 value = await self._invoke(tool, handler, args, ctx.timeout)
+            if hook is not None:
+                hook("run", time.perf_counter() - ran)
         except ToolscoutError as exc:
             return CallResult.failure(tool.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
         result = _as_call_result(tool.name, value, (time.perf_counter() - started) * 1000)
         if self.screen_results is not None and result.ok:
+            screened = time.perf_counter()
             result = await self.screen_results(tool, result)
+            if hook is not None:
+                hook("screen", time.perf_counter() - screened)
         return result
 
     def gated_kinds(self, approve: approval.Approve | None = None) -> frozenset[str]:
