@@ -168,3 +168,31 @@ async def test_resource_and_prompt_reads_are_audited(warn: Served) -> None:
         await client.get_prompt("web_brief")
     assert [(getattr(r, "operation", None), r.tool, r.decision) for r in warn.records] == [
         ("resources/read", "web+memo://page", "allowed"), ("prompts/get", "web_brief", "allowed")]
+
+
+# -- item 6: per-user credentials on every operation ---------------------------------------
+async def test_a_per_user_servers_resources_and_prompts_use_the_callers_own_process(tmp_path: Path) -> None:
+    from toolscout.access.credentials import Credential, Vault, generate_key
+    from toolscout.context import CallContext, Principal, using
+    from toolscout.sources.mcp.per_user import CredentialBroker
+    from toolscout.storage import open_store
+
+    script = Path(__file__).resolve().parents[1] / "mcp_fixtures" / "env_resources.py"
+    server = {"command": sys.executable, "args": [str(script)], "credentials": "per-user",
+              "tokenEnv": "USER_TOKEN", "env": {"USER_TOKEN": "gateway-own"}}
+    aggregator = Aggregator(parse_config({"mcpServers": {"local": server}}), Catalog())
+    vault = Vault(open_store(str(tmp_path / "vault.db")), [generate_key()])
+    aggregator.use_credentials(CredentialBroker(aggregator.config.enabled(), vault=vault))
+    try:
+        await aggregator.start()
+        vault.put("alice", "local", Credential(token="tok-alice"))
+        vault.put("bob", "local", Credential(token="tok-bob"))
+        seen = {}
+        for user in ("alice", "bob"):
+            with using(CallContext(principal=Principal(user, "user"))):
+                _, read = await aggregator.federation.read("local+who://me")
+                _, prompt = await aggregator.federation.get_prompt("local_me", None)
+            seen[user] = (read["contents"][0]["text"], prompt["messages"][0]["content"]["text"])
+        assert seen == {"alice": ("tok-alice", "tok-alice"), "bob": ("tok-bob", "tok-bob")}
+    finally:
+        await aggregator.aclose()
