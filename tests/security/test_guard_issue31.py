@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp_fixtures.poisoned_upstream import INJECTED
 from toolscout.access.policy import Policy
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
@@ -196,3 +197,52 @@ async def test_a_per_user_servers_resources_and_prompts_use_the_callers_own_proc
         assert seen == {"alice": ("tok-alice", "tok-alice"), "bob": ("tok-bob", "tok-bob")}
     finally:
         await aggregator.aclose()
+
+
+async def test_skill_resources_are_read_under_the_callers_rule_and_audited() -> None:
+    skills_dir = Path(__file__).resolve().parents[2] / "src" / "toolscout" / "demo" / "skills"
+    catalog = Catalog()
+    names = [t.name for t in catalog.load_skills(skills_dir)]
+    shown, denied = names[0], names[1]
+    gateway = Gateway(catalog, call_timeout=None, policy=Policy(deny=(denied,)))
+    records: list[Any] = []
+    gateway.recorders.append(records.append)
+    server = GatewayServer(gateway)
+    async with Client(server.lowlevel, mode="auto") as client:
+        read = await client.read_resource(f"toolscout://skills/{shown}")
+        answers = []
+        for name in (denied, "no-such-skill"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(f"toolscout://skills/{name}")
+            answers.append((caught.value.error.code, caught.value.error.message.replace(name, "NAME")))
+    assert read.contents[0].text and answers[0] == answers[1]
+    assert [(r.tool, r.decision) for r in records] == [
+        (f"toolscout://skills/{shown}", "allowed"), (f"toolscout://skills/{denied}", "denied")]
+
+
+async def test_an_upstreams_sampling_request_is_screened_before_the_clients_model_reads_it(tmp_path: Path) -> None:
+    import mcp_types as types
+
+    from mcp_fixtures import fake
+    from toolscout.server.app import ServeConfig, build_app, run_with
+
+    path = tmp_path / "gateway.json"
+    path.write_text(json.dumps({"mcpServers": {"loc": fake("relay")}, "screenResults": True}))
+    built = build_app(ServeConfig.load(path, {"no_cache": True}))
+    asked: list[str] = []
+
+    async def model(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        asked.extend(m.content.text for m in params.messages if isinstance(m.content, types.TextContent))
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="ok"), model="m")
+
+    async def talk() -> None:
+        from mcp_fixtures.asgi import serving
+
+        await built.aggregator.refresh("loc")
+        async with serving(built.server.http_app(console=False)) as base, \
+                Client(f"{base}/mcp", mode="legacy", sampling_callback=model) as client:
+            result = await client.call_tool("call_tool", {"name": "loc_sample", "arguments": {"prompt": "Summarise. " + INJECTED}})
+            asked.append(f"RESULT {_text(result)}")
+
+    await run_with(built.aggregator, talk)
+    assert asked[0].startswith(MARK) and DROP in asked[1] and asked[-1].startswith("RESULT"), asked
