@@ -246,3 +246,18 @@ async def test_an_upstreams_sampling_request_is_screened_before_the_clients_mode
 
     await run_with(built.aggregator, talk)
     assert asked[0].startswith(MARK) and DROP in asked[1] and asked[-1].startswith("RESULT"), asked
+
+
+def test_cli_call_prints_the_mark_before_poisoned_structured_content(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"web": {"command": sys.executable, "args": [str(FIXTURE)]}},
+                                  "screenResults": True}))
+    toolscout = str(Path(sys.executable).with_name("toolscout"))
+    done = subprocess.run([toolscout, "call", "--config", str(config), "--cache", str(tmp_path / "cache.json"), "web_data"],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(MARK) and DROP in done.stdout, done.stdout
