@@ -261,3 +261,29 @@ def test_cli_call_prints_the_mark_before_poisoned_structured_content(tmp_path: P
                           env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(MARK) and DROP in done.stdout, done.stdout
+
+
+# -- the same over /v1 (the console's calls go through /v1/call) --------------------------
+async def test_v1_servers_and_capabilities_do_not_name_a_hidden_server(hidden: Served) -> None:
+    import httpx
+
+    from mcp_fixtures.asgi import serving
+
+    async with serving(hidden.server.http_app(console=False)) as base, httpx.AsyncClient(base_url=base) as http:
+        servers = (await http.get("/v1/servers")).json()
+        caps = (await http.get("/v1/capabilities")).json()
+        call = (await http.post("/v1/call", json={"name": "web_page", "arguments": {}})).json()
+    assert servers == {"servers": {}} and "web" not in caps["servers"] and caps["tools"] == 0
+    assert call["error"]["code"] == "denied" and [(r.tool, r.decision) for r in hidden.records] == [("web_page", "denied")]
+
+
+async def test_v1_call_marks_an_upstream_result(warn: Served) -> None:
+    import httpx
+
+    from mcp_fixtures.asgi import serving
+
+    async with serving(warn.server.http_app(console=False)) as base, httpx.AsyncClient(base_url=base) as http:
+        page = (await http.post("/v1/call", json={"name": "web_page", "arguments": {}})).json()
+        data = (await http.post("/v1/call", json={"name": "web_data", "arguments": {}})).json()
+    for result in (page, data):
+        assert result["content"][0]["text"].startswith(MARK) and result["findings"], result
