@@ -51,7 +51,7 @@ from ..errors import (
 )
 from .credentials.vault import SUBJECT_TOKEN
 from .identity import AccessRules, Rule, address_principal, principal_from_claims, token_principal
-from .principal import CREDENTIALS_KEY, PRINCIPAL_KEY
+from .principal import CREDENTIALS_KEY, PRINCIPAL_KEY, established
 
 __all__ = [
     "ASYMMETRIC",
@@ -397,9 +397,9 @@ class TokenVerifier:
 
 
 def principal_of_scope(scope: dict[str, Any]) -> Principal | None:
-    """The caller :class:`IdentityGuard` established for this request, if any."""
-    found = scope.get(PRINCIPAL_KEY)
-    return found if isinstance(found, Principal) else None
+    """The caller :class:`IdentityGuard` established for this request, if any (the one
+    derivation: :func:`toolscout.access.principal.established`)."""
+    return established(scope)
 
 
 def metadata_path(resource: str) -> str:
