@@ -75,8 +75,9 @@ def _text(result: Any) -> str:
 
 
 # -- item 3: screening on every path ------------------------------------------------------
-async def test_an_upstream_result_reaches_an_mcp_client_marked(warn: Served) -> None:
-    async with Client(warn.server.lowlevel, mode="auto") as client:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])  # a stateful session, and the stateless revision
+async def test_an_upstream_result_reaches_an_mcp_client_marked(warn: Served, mode: str) -> None:
+    async with Client(warn.server.lowlevel, mode=mode) as client:
         result = await client.call_tool("call_tool", {"name": "web_page", "arguments": {}})
     assert result.content[0].text.startswith(MARK), _text(result)
 
@@ -146,8 +147,9 @@ async def test_a_hidden_prefix_answers_exactly_as_an_unknown_one(hidden: Served)
 
 
 # -- item 5: every decision audited ---------------------------------------------------------
-async def test_a_call_denied_over_mcp_tools_call_is_audited(hidden: Served) -> None:
-    async with Client(hidden.server.lowlevel, mode="auto") as client:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_call_denied_over_mcp_tools_call_is_audited(hidden: Served, mode: str) -> None:
+    async with Client(hidden.server.lowlevel, mode=mode) as client:
         result = await client.call_tool("call_tool", {"name": "web_page", "arguments": {}})
     assert result.is_error
     assert [(r.tool, r.decision) for r in hidden.records] == [("web_page", "denied")]
