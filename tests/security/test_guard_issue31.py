@@ -246,11 +246,15 @@ async def test_an_upstreams_sampling_request_is_screened_before_the_clients_mode
             result = await client.call_tool("call_tool", {"name": "loc_sample", "arguments": {"prompt": "Summarise. " + INJECTED}})
             asked.append(f"RESULT {_text(result)}")
 
+    records: list[Any] = []
+    built.gateway.recorders.append(records.append)
     await run_with(built.aggregator, talk)
     assert asked[0].startswith(MARK) and DROP in asked[1] and asked[-1].startswith("RESULT"), asked
+    relayed = [r for r in records if getattr(r, "operation", None) == "sampling/createMessage"]
+    assert [(r.tool, r.decision, r.outcome) for r in relayed] == [("loc", "allowed", "ok")]
 
 
-def test_cli_call_prints_the_mark_before_poisoned_structured_content(tmp_path: Path) -> None:
+async def test_cli_call_prints_the_mark_before_poisoned_structured_content(tmp_path: Path) -> None:
     import os
     import subprocess
 

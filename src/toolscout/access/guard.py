@@ -24,20 +24,21 @@ clock is read.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import CallContext, using
-from ..errors import ToolscoutError
+from ..context import CallContext, current, using
+from ..errors import PolicyDenied, ToolscoutError
 from ..model import CallResult, Tool
 from ..security.results import ResultWithheld
 from .audit import AuditRecord, Recorder, emit, mask_secrets
 from .screening import scan_payload, screen_payload
 from .visibility import Visibility
 
-__all__ = ["OPERATIONS", "STAGES", "Guard", "Operation", "StageHook"]
+__all__ = ["OPERATIONS", "RELAYED", "STAGES", "Guard", "Operation", "StageHook", "relay_through"]
 
 STAGES = ("identify", "visible", "approve", "credentials", "run", "screen", "audit")
 """The order every operation passes through (the names ``on_stage`` receives)."""
@@ -58,6 +59,11 @@ OPERATIONS: Mapping[str, str] = {
 }
 """Every kind of operation, with what its screened text is called in a warning. The guard
 matrix test (tests/security/test_guard_matrix.py) has rows for each."""
+
+RELAYED = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
+"""Requests an upstream sends to the caller: what the caller's model or user reads is the
+request itself, so it is screened before it is forwarded (the ``screen`` stage comes
+before ``run`` for these)."""
 
 StageHook = Callable[[str, float], None]
 Handler = Callable[["Operation", CallContext], Awaitable[Any]]
@@ -153,10 +159,16 @@ class Guard:
                 decision, outcome = "refused", "unknown_operation"
                 raise hidden()
             t = self._tick("credentials", t) if self.on_stage else t  # the handler picks the caller's connection
+            mode = self.screen_mode(op.entry) if (self.screen_mode is not None and op.screen) else "off"
+            if op.kind in RELAYED:
+                if mode != "off":
+                    screened = screen_payload(dict(op.params), mode, what=OPERATIONS[op.kind], name=op.name)
+                    op = dataclasses.replace(op, params=screened)
+                t = self._tick("screen", t) if self.on_stage else t
+                mode = "off"  # the client's answer goes back to the upstream, not to a model
             with using(ctx):  # per-user credentials read the caller from here
                 answer = await handler(op, ctx)
             t = self._tick("run", t) if self.on_stage else t
-            mode = self.screen_mode(op.entry) if (self.screen_mode is not None and op.screen) else "off"
             if isinstance(answer, CallResult):
                 answer = _screened_result(answer, mode, op)
                 if answer.error is not None:
@@ -164,7 +176,8 @@ class Guard:
                     decision = "refused" if outcome in ("result_withheld", "approval_denied") else decision
             elif mode != "off" and isinstance(answer, dict):
                 answer = screen_payload(answer, mode, what=OPERATIONS[op.kind], name=op.name)
-            t = self._tick("screen", t) if self.on_stage else t
+            if op.kind not in RELAYED:
+                t = self._tick("screen", t) if self.on_stage else t
             return answer
         except ToolscoutError as exc:
             if outcome == "ok":
@@ -186,7 +199,7 @@ class Guard:
                     outcome=str(outcome),
                     duration_ms=round((time.time() - started_wall) * 1000, 3),
                     session=ctx.session_id,
-                    arguments=mask_secrets(dict(op.params)) if op.params and self.keep_arguments() else None,
+                    arguments=mask_secrets(dict(op.params)) if op.params and self.keep_arguments() and op.kind not in RELAYED else None,
                     operation=op.kind,
                     id=op.id,
                     parent=ctx.audit_parent if ctx.audit_parent != op.id else None,
@@ -212,3 +225,27 @@ def _screened_result(result: CallResult, mode: str, op: Operation) -> CallResult
         result.content = screened["content"]
         result.findings = (*result.findings, *(f.to_dict() for f in serious))
     return result
+
+
+async def _forward(op: Operation, ctx: CallContext) -> dict[str, Any]:
+    relay = op.payload
+    answer: dict[str, Any] = await relay.request(op.kind, dict(op.params))
+    return answer
+
+
+def relay_through(guard: Guard, server: str) -> Callable[[str, dict[str, Any], Any], Awaitable[dict[str, Any]]]:
+    """How ``server``'s requests to the caller (sampling, elicitation, roots) reach them:
+    through ``guard`` (audited, screened under the server's mode), then the call's relay."""
+    for kind in RELAYED:
+        if not guard.handles(kind):
+            guard.register(kind, _forward)
+    probe = Tool(server, f"requests of {server}", source="mcp", source_id=server, category=server,
+                 meta={"server": server})
+
+    async def relay(method: str, params: dict[str, Any], to: Any) -> dict[str, Any]:
+        op = Operation(method, server, entry=probe, params=params, payload=to)
+        hidden = lambda: PolicyDenied(f"{server} may not reach this caller")  # noqa: E731
+        answer: dict[str, Any] = await guard.run(op, current(), hidden=hidden)  # the call it serves
+        return answer
+
+    return relay

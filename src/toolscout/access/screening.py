@@ -15,10 +15,9 @@ requests were never read (issue 31). Every surface now asks :func:`screen_payloa
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from ..model import Tool
 from ..security.findings import Finding, ordered
 from ..security.poisoning import scan_text
 from ..security.results import MAX_SCANNED, ResultWithheld
@@ -108,15 +107,3 @@ def _marked(payload: dict[str, Any], note: str) -> dict[str, Any]:
         payload["_toolscout_warning"] = note
     return payload
 
-
-def relay_screen(server: str, mode_of: Callable[[Tool], str]) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
-    """The screen for requests ``server`` sends to the caller (sampling, elicitation):
-    a sampling request's messages reach the client's model, an elicitation's message its
-    user; both are read under the server's poisoning mode, like its results."""
-    probe = Tool(server, f"requests of {server}", source="mcp", source_id=server, category=server, meta={"server": server})
-
-    def screen(method: str, params: dict[str, Any]) -> dict[str, Any]:
-        what = "sampling request" if method.startswith("sampling") else "elicitation request"
-        return screen_payload(params, mode_of(probe), what=what, name=server)
-
-    return screen

@@ -24,7 +24,7 @@ from typing import Any
 from ..access.audit import AuditLog, JsonLines
 from ..access.auth import TokenVerifier
 from ..access.credentials import Vault, load_keys
-from ..access.screening import relay_screen
+from ..access.guard import relay_through
 from ..catalog import Catalog
 from ..gateway import Gateway
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
@@ -125,8 +125,8 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         gateway.screen_results = ResultScreen(
             aggregator.poisoning_mode, classifier=HttpClassifier(guard) if guard else None
         )
-        for name, upstream in aggregator.upstreams.items():  # relayed sampling and elicitation too
-            upstream.relay_screen = relay_screen(name, aggregator.poisoning_mode)
+    for name, upstream in aggregator.upstreams.items():  # an upstream's requests to the caller: through the guard
+        upstream.relay_guard = relay_through(gateway.guard, name)
     sessions = None
     if config.sessions:
         sessions = RedisSessionStore(config.sessions, gateway, ttl=config.session_ttl or DEFAULT_TTL)

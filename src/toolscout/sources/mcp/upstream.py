@@ -100,9 +100,10 @@ class Upstream:
         (``notifications/resources/updated``, resource and prompt ``list_changed``)."""
         self.name = name
         self.config = config
-        self.relay_screen: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
-        """Screens a sampling or elicitation request before it is relayed to the caller
-        (set by the gateway when results are screened: the same modes as results)."""
+        self.relay_guard: Callable[[str, dict[str, Any], Any], Awaitable[dict[str, Any]]] | None = None
+        """Forwards a sampling or elicitation request to the caller through the gateway's
+        guard (audited, screened like results: :func:`toolscout.access.guard.relay_through`);
+        ``None``: straight to the call's relay."""
         self.state = UpstreamState.IDLE
         self.last_error: str | None = None
         self.connected_at: float | None = None
@@ -385,13 +386,12 @@ class Upstream:
                 code=types.METHOD_NOT_FOUND, message=f"the client does not support {capability} ({method})"
             )
         raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if self.relay_screen is not None:  # what the client's model or user will read
-            try:
-                raw = self.relay_screen(method, raw)
-            except ToolscoutError as exc:
-                return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
         try:
+            if self.relay_guard is not None:  # screened, then forwarded, and recorded
+                return result.model_validate(await self.relay_guard(method, raw, relay))
             return result.model_validate(await relay.request(method, raw))
+        except ToolscoutError as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
         except MCPError as exc:
             return exc.error
         except Exception as exc:  # the client went away, or answered nonsense
