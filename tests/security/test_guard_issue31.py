@@ -293,3 +293,22 @@ async def test_v1_call_marks_an_upstream_result(warn: Served) -> None:
         data = (await http.post("/v1/call", json={"name": "web_data", "arguments": {}})).json()
     for result in (page, data):
         assert result["content"][0]["text"].startswith(MARK) and result["findings"], result
+
+
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+async def test_completions_and_subscriptions_answer_a_hidden_server_as_an_unknown_one(hidden: Served) -> None:
+    import mcp_types as types
+
+    answers = []
+    async with Client(hidden.server.lowlevel, mode="legacy") as client:
+        for name in ("web_brief", "nosuch_brief"):
+            with pytest.raises(MCPError) as caught:
+                await client.complete(types.PromptReference(type="ref/prompt", name=name), {"name": "x", "value": "y"})
+            answers.append((caught.value.error.code, caught.value.error.message.replace(name, "NAME")))
+        for uri in ("web+memo://page", "nosuch+memo://page"):
+            with pytest.raises(MCPError) as caught:
+                await client.subscribe_resource(uri)
+            answers.append((caught.value.error.code, caught.value.error.message.replace(uri, "URI")))
+    assert answers[0] == answers[1] and answers[2] == answers[3], answers
+    assert [(r.operation, r.decision) for r in hidden.records] == [
+        ("completion/complete", "denied"), ("resources/subscribe", "denied")]
