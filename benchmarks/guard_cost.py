@@ -108,7 +108,11 @@ def main() -> None:
         text = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
         head = "## The guard and screening on every path (issue 31)"
         text = text.split("\n" + head)[0].rstrip() + f"\n\n{head}\n\n`python benchmarks/guard_cost.py --base <base>/src --write` " \
-               f"({N} calls x 3 alternating rounds per tree, one machine, one run):\n\n{table}\n"
+               f"({N} calls x 3 alternating rounds per tree, one machine, one run):\n\n{table}\n\n" \
+               "A tool call costs what it did (the guard's stages on that path are the checks it already made; " \
+               "the p50s differ within noise, the p95s are the machine's load). What is new is the rest: a resource " \
+               "read, prompt or relayed request now passes visibility, screening and audit, about the " \
+               "`guard_resource_read_screened` p50 per operation; a stage hook adds the difference to the next row.\n"
         doc.write_text(text, encoding="utf-8")
 
 
