@@ -312,3 +312,32 @@ async def test_completions_and_subscriptions_answer_a_hidden_server_as_an_unknow
     assert answers[0] == answers[1] and answers[2] == answers[3], answers
     assert [(r.operation, r.decision) for r in hidden.records] == [
         ("completion/complete", "denied"), ("resources/subscribe", "denied")]
+
+
+async def test_an_upstreams_elicitation_is_screened_before_the_user_reads_it(tmp_path: Path) -> None:
+    import mcp_types as types
+
+    from mcp_fixtures import fake
+    from mcp_fixtures.asgi import serving
+    from toolscout.server.app import ServeConfig, build_app, run_with
+
+    path = tmp_path / "gateway.json"
+    path.write_text(json.dumps({"mcpServers": {"loc": fake("relay")}, "screenResults": True}))
+    built = build_app(ServeConfig.load(path, {"no_cache": True}))
+    shown: list[str] = []
+
+    async def user(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        shown.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    async def talk() -> None:
+        await built.aggregator.refresh("loc")
+        async with serving(built.server.http_app(console=False)) as base, \
+                Client(f"{base}/mcp", mode="legacy", elicitation_callback=user) as client:
+            await client.call_tool("call_tool", {"name": "loc_ask", "arguments": {"question": "Proceed? " + INJECTED}})
+
+    records: list[Any] = []
+    built.gateway.recorders.append(records.append)
+    await run_with(built.aggregator, talk)
+    assert len(shown) == 1 and shown[0].startswith(MARK) and DROP in shown[0], shown
+    assert [(r.operation, r.tool) for r in records if getattr(r, "operation", None)] == [("elicitation/create", "loc")]
