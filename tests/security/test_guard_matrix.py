@@ -56,6 +56,9 @@ MATRIX: dict[tuple[str, str], dict[str, str] | str] = {
                              "denied": f"{I31}::test_skill_resources_are_read_under_the_callers_rule_and_audited"},
     ("mcp", "sampling/createMessage"): {
         "poisoned": f"{I31}::test_an_upstreams_sampling_request_is_screened_before_the_clients_model_reads_it"},
+    ("mcp", "prompts/list"): {
+        "hidden": "server.test_mcp_federation::test_a_caller_who_may_not_see_the_server_gets_none_of_its_resources_or_prompts"},
+    ("mcp", "roots/list"): "not relayed: an upstream's roots/list gets the SDK's own 'not supported' answer",
     ("mcp", "elicitation/create"): {
         "poisoned": f"{I31}::test_an_upstreams_elicitation_is_screened_before_the_user_reads_it"},
     ("v1", TOOLS): {
@@ -103,14 +106,15 @@ def test_every_surface_and_operation_has_a_row() -> None:
     rows = _rows()
     missing = sorted(f"{s} x {o}" for s in SURFACES for o in OPERATIONS if (s, o) not in rows)
     # Known gaps, closed one by one (each removal must come with its row):
-    gaps = {f"mcp x {o}" for o in ("prompts/list", "roots/list")}
+    gaps: set[str] = set()
     assert set(missing) == gaps, f"rows missing beyond the known gaps: {sorted(set(missing) - gaps)}; " \
                                  f"gaps now covered (remove them): {sorted(gaps - set(missing))}"
 
 
 def test_every_named_test_exists() -> None:
     for cases in MATRIX.values():
-        assert isinstance(cases, dict)
+        if isinstance(cases, str):  # not offered there, and why
+            continue
         assert set(cases) <= set(CASES)
         for where in cases.values():
             module, _, name = where.partition("::")
