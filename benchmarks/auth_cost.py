@@ -34,7 +34,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from _report import write_section
-from toolscout.server.auth import AuthConfig, IdentityGuard, TokenVerifier, principal_of_scope
+from toolscout.access.auth import AuthConfig, IdentityGuard, TokenVerifier, principal_of_scope
 
 RESOURCE = "http://127.0.0.1:8765/mcp"
 

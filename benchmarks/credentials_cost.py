@@ -27,9 +27,9 @@ import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel.server import Server
 
+from toolscout.access.credentials import Credential, Vault, generate_key
 from toolscout.catalog import Catalog
 from toolscout.context import CallContext, Principal
-from toolscout.credentials import Credential, Vault, generate_key
 from toolscout.gateway import Gateway
 from toolscout.request import CallRequest
 from toolscout.sources.mcp.aggregator import Aggregator

@@ -39,13 +39,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("requests, formats", ("toolscout.request", "toolscout.formats")),
     # who is calling and with what: the call context every handler receives, a source's result type
     ("context", ("toolscout.context", "toolscout.calls")),
-    # who may see and run what: policy, visibility, principals, approval, credentials, screening
+    # what it cost: token counts, the session ledger
+    ("accounting", ("toolscout.tokens", "toolscout.ledger")),
+    # who is calling and what they may do (principal, rules, approval, credentials, token
+    # verification, audit), tool screening, and the one guard every operation runs through
     ("access", (
-        "toolscout.policy", "toolscout.visibility", "toolscout.identity", "toolscout.approval",
-        "toolscout.credentials", "toolscout.security",
+        "toolscout.access", "toolscout.security",
     )),
-    # what it cost and what happened: token counts, the session ledger, the audit record
-    ("accounting", ("toolscout.tokens", "toolscout.ledger", "toolscout.audit")),
     # the pure in-memory catalog with change events
     ("catalog", ("toolscout.catalog_base",)),
     # where tools come from (the public Catalog with its loaders, open_catalog, the shared
@@ -75,7 +75,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 KNOWN_UPWARD: frozenset[str] = frozenset({
     # type-only: CallContext.approve is typed with approval's `Approve`, so the context knows
     # an access rule; the type belongs with the context (approval then imports it from there)
-    "toolscout.context -> toolscout.approval",
+    "toolscout.context -> toolscout.access.approval",
 })
 
 
@@ -215,7 +215,7 @@ def test_the_layer_table_orders_the_core() -> None:
              "toolscout.gateway", "toolscout.session", "toolscout.server.app"]
     assert [_layer_of(m) for m in order] == sorted({_layer_of(m) for m in order})  # strictly rising
     assert _layer_of("toolscout.demo") < _layer_of("toolscout.demo.runner")  # type: ignore[operator]
-    below_catalog = ["toolscout.request", "toolscout.context", "toolscout.visibility", "toolscout.ledger", "toolscout.catalog_base"]
+    below_catalog = ["toolscout.request", "toolscout.context", "toolscout.ledger", "toolscout.access.visibility", "toolscout.catalog_base"]
     assert [_layer_of(m) for m in below_catalog] == sorted({_layer_of(m) for m in below_catalog})  # type: ignore[type-var]
     assert _layer_of("toolscout") == len(LAYERS) - 1 and _layer_of("toolscout_extra") is None
 

@@ -5,11 +5,11 @@ Optional parts (embeddings, provider adapters, the MCP gateway) live in their ow
 import their dependencies lazily.
 """
 
+from .access.policy import Policy
 from .catalog import Catalog, CatalogChange
 from .errors import ErrorInfo, ToolscoutError
 from .gateway import FindResult, Gateway, ToolReference
 from .model import Annotations, CallResult, DeferPolicy, Tool
-from .policy import Policy
 from .session import Session
 
 __version__ = "0.1.0"

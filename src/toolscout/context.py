@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .approval import Approve
+    from .access.approval import Approve
     from .model import Tool
 
 __all__ = ["ANONYMOUS", "CallContext", "Principal", "ProgressFn", "Relay", "current", "using"]
@@ -35,7 +35,7 @@ ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 
 Allow = Callable[["Tool"], bool]
 """A caller's own visibility rule (a session's user permissions), on top of the
-gateway's policy: see :class:`~toolscout.visibility.Visibility`."""
+gateway's policy: see :class:`~toolscout.access.visibility.Visibility`."""
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -89,7 +89,7 @@ class CallContext:
     for an upstream's requests and logs during the call (``None``: none can be relayed).
     ``approve_kinds``: permission kinds whose calls need approval for this caller, on top
     of the gateway's (the operator's rules for the principal:
-    :meth:`toolscout.identity.AccessRules.approve_kinds`).
+    :meth:`toolscout.access.identity.AccessRules.approve_kinds`).
     """
 
     session_id: str | None = None
@@ -101,6 +101,8 @@ class CallContext:
     timeout: float | None = None
     relay: Relay | None = field(default=None, repr=False, compare=False)
     approve_kinds: frozenset[str] = frozenset()
+    audit_parent: str | None = None
+    """The audit record the calls made with this context run under (a code-mode program's)."""
 
     def replace(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (the context itself never changes)."""

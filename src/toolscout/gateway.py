@@ -10,7 +10,7 @@ caller's :class:`~toolscout.context.CallContext`: :meth:`Gateway.find` (search) 
 through them; :meth:`Gateway.find_tools`, :meth:`Gateway.call` and
 :meth:`Gateway.use_tool` are the library's conveniences over them. Names resolve with the
 index's one :class:`~toolscout.search.resolve.NameResolver`; who may see and run what is
-one :class:`~toolscout.visibility.Visibility` rule applied to ``ctx.allow``; usage is
+one :class:`~toolscout.access.visibility.Visibility` rule applied to ``ctx.allow``; usage is
 recorded here, once, for a context that names its session. Results
 (:mod:`toolscout.results`) are rendered by the surfaces through :mod:`toolscout.formats`.
 """
@@ -27,9 +27,14 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import approval, formats
+from . import formats
 from ._sync import run_sync
-from .audit import AuditRecord, Recorder, emit, mask_secrets
+from .access import approval
+from .access.audit import AuditRecord, Recorder, emit, mask_secrets
+from .access.guard import Guard
+from .access.identity import voter_of
+from .access.policy import Policy
+from .access.visibility import Allow, Visibility
 from .catalog_base import BaseCatalog
 from .context import CallContext, using
 from .errors import (
@@ -48,7 +53,6 @@ from .errors import (
     UnknownTool,
 )
 from .find_cache import FindCache, normalise_query
-from .identity import voter_of
 from .learning import UsageLearner
 from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
 from .meta_tools import FIND_TOOLS as FIND_TOOLS
@@ -58,7 +62,6 @@ from .meta_tools import find_tools_tool as find_tools_tool
 from .meta_tools import meta_tool_records, system_prompt
 from .model import KINDS, CallResult, Tool
 from .namespaces import namespace_name, namespace_of
-from .policy import Policy
 from .request import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -78,7 +81,6 @@ from .search.resolve import select_names
 from .security.findings import findings_of
 from .sources.skills import reference_details
 from .storage import BlobStore, Follower
-from .visibility import Allow, Visibility
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -96,6 +98,8 @@ runner-up's (or it is an exact name): a clear winner, not a coin toss."""
 
 _ASKED_BY_NAME = ("exact name", "select")
 _NO_CONTEXT = CallContext()
+_OWN_TEXT = Tool("toolscout", "Text toolscout itself returns (a program's output).", source="toolscout")
+"""What the screen's per-server mode is asked about for text no upstream entry owns."""
 _NOT_RUN = frozenset(
     {"approval_denied", "approval_required", "unknown_tool", "invalid_arguments", "invalid_request", "ambiguous",
      "no_match", "empty_query", "not_revealed", "session_store_unavailable"}
@@ -182,7 +186,7 @@ class Gateway:
     docs/embeddings.md#query-encoders).
     ``approve`` (``approve(tool, arguments)``, sync or async) is asked before a call to a
     tool whose permission kind is in ``approve_kinds`` (default ``{"dangerous"}`` once
-    some approver is given; ``"none"`` gates nothing): see :mod:`toolscout.approval`.
+    some approver is given; ``"none"`` gates nothing): see :mod:`toolscout.access.approval`.
     ``trust_hints=False`` distrusts upstreams' MCP hints: a tool without an operator-set
     ``permission`` needs approval whatever its hints claim.
     """
@@ -247,10 +251,18 @@ class Gateway:
         self.approve = approve
         self.approve_kinds = approval.parse_kinds(approve_kinds)
         self.recorders: list[Recorder] = []
-        """Audit recorders (:mod:`toolscout.audit`): each gets one record per call made
+        """Audit recorders (:mod:`toolscout.access.audit`): each gets one record per call made
         through :meth:`execute`; none by default (then nothing is built)."""
         self.audit_arguments = False
         """Whether audit records carry the call's arguments (secret-looking keys masked)."""
+        self.guard = Guard(
+            self.visibility,
+            recorders=lambda: self.recorders,
+            screen_mode=self._screen_mode,
+            keep_arguments=lambda: self.audit_arguments,
+        )
+        """Every operation that is not a tool call (resources, prompts, completions, skills,
+        programs, relayed requests) runs through it (:mod:`toolscout.access.guard`)."""
         """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
         the gateway or the caller (``ctx.approve``) has an approver, else none."""
         self.trust_hints = trust_hints
@@ -329,6 +341,8 @@ class Gateway:
             try:
                 request = self._parse_find(request)
             except RequestError as exc:
+                if isinstance(exc, EmptyQuery) and ctx.allow is not None:  # name only what this caller may see
+                    exc = EmptyQuery(exc.message, hint=exc.hint, categories=self.visible_categories(ctx.allow))
                 return refused_find(request, exc)
         result = self._search(request, ctx.allow, loaded, autocut)
         if ctx.session_id is not None:
@@ -358,20 +372,34 @@ class Gateway:
             arguments = request.params
         else:
             arguments = request.arguments
+            hook = self.guard.on_stage  # the same stage names as every guarded operation
+            mark = time.perf_counter() if hook is not None else 0.0
             try:
                 tool = self.resolve(request.name, allow=ctx.allow)
             except ToolscoutError as exc:
                 result = CallResult.failure(request.name, exc)
             else:
+                if hook is not None:
+                    hook("visible", time.perf_counter() - mark)
                 result = await self._call(tool, request.arguments, ctx)
                 if ctx.session_id is not None:
                     self._record_call(ctx.session_id, tool.name, result.ok, voter_of(ctx.principal, ctx.session_id))
         if self.recorders:
+            mark = time.perf_counter()
             self._audit(ctx, result, tool or self.catalog.get(result.tool), arguments, started)
+            if self.guard.on_stage is not None:
+                self.guard.on_stage("audit", time.perf_counter() - mark)
         return result
 
+    def audit_refusal(self, request: CallRequest, ctx: CallContext, error: ToolscoutError) -> None:
+        """The audit record of a call a surface refused before :meth:`execute` (its name
+        unknown or denied to the caller): every decision is recorded, on every surface."""
+        if self.recorders:
+            result = CallResult.failure(request.name, error)
+            self._audit(ctx, result, self.lookup(request.name), request.arguments, time.time())
+
     def _audit(self, ctx: CallContext, result: CallResult, tool: Tool | None, arguments: Any, started: float) -> None:
-        """One audit record for this call, to every recorder (see :mod:`toolscout.audit`)."""
+        """One audit record for this call, to every recorder (see :mod:`toolscout.access.audit`)."""
         code = result.error.code if result.error is not None else None
         if code == "denied":
             decision = "denied"
@@ -391,8 +419,32 @@ class Gateway:
             duration_ms=round(result.duration_ms or (time.time() - started) * 1000, 3),
             session=ctx.session_id,
             arguments=mask_secrets(arguments) if self.audit_arguments and isinstance(arguments, Mapping) else None,
+            parent=ctx.audit_parent,
         )
         emit(self.recorders, record)
+
+    def _screen_mode(self, entry: Tool | None) -> str:
+        """The poisoning mode for text ``entry`` (an upstream's resource or prompt, a
+        program...) returns, as for its tools' results; ``off`` when results are not screened."""
+        screen = self.screen_results
+        if screen is None:
+            return "off"
+        mode = getattr(screen, "mode", None)
+        if not callable(mode):
+            return "warn"
+        return str(mode(entry if entry is not None else _OWN_TEXT))
+
+    def visible_categories(self, allow: Allow | None) -> dict[str, int]:
+        """Categories with the number of tools this caller may see in each, largest first:
+        what hints and descriptions name (a hidden server is absent, not counted)."""
+        if self.visibility.policy is None and allow is None:
+            return self.catalog.categories()
+        counts: dict[str, int] = {}
+        for tool in self.catalog:
+            if tool.searchable and tool.available and tool.kind == "tool" and self.visibility.admits(tool, allow):
+                key = tool.category or "uncategorized"
+                counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     # -- the library's conveniences --------------------------------------------------------
     def find_tools(
@@ -498,7 +550,7 @@ class Gateway:
                 arguments, default_limit=self.default_limit, max_limit=self.max_limit, dialect=self.dialect
             )
         except EmptyQuery as exc:
-            raise EmptyQuery(exc.message, hint=exc.hint, categories=self.catalog.categories()) from None
+            raise EmptyQuery(exc.message, hint=exc.hint, categories=self.visible_categories(None)) from None
 
     def _search(self, request: FindRequest, allow: Allow | None, loaded: Collection[str], autocut: bool) -> FindResult:
         started = time.perf_counter()
@@ -634,7 +686,7 @@ class Gateway:
                 hint="Check the names, or describe the task instead.",
                 suggestions=list(dict.fromkeys(s for n in names for s in self.suggest(n, allow=allow))),
             )
-        categories = self.catalog.categories()
+        categories = self.visible_categories(allow)
         extra: dict[str, Any] = {"loading": dict(pending)} if pending else {}
         if request.category and request.category not in categories:
             return NoMatch(
@@ -746,13 +798,22 @@ class Gateway:
                 )
             args = self.validate(tool, arguments)
             await self._approve(tool, args, ctx.approve, ctx.approve_kinds)
-            with using(ctx):  # the one place the current context is set: handlers read it
+            hook = self.guard.on_stage
+            if hook is not None:
+                hook("approve", time.perf_counter() - started)
+            ran = time.perf_counter()
+            with using(ctx):  # the one place the current context is set: handlers read it (credentials too)
                 value = await self._invoke(tool, handler, args, ctx.timeout)
+            if hook is not None:
+                hook("run", time.perf_counter() - ran)
         except ToolscoutError as exc:
             return CallResult.failure(tool.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
         result = _as_call_result(tool.name, value, (time.perf_counter() - started) * 1000)
         if self.screen_results is not None and result.ok:
+            screened = time.perf_counter()
             result = await self.screen_results(tool, result)
+            if hook is not None:
+                hook("screen", time.perf_counter() - screened)
         return result
 
     def gated_kinds(self, approve: approval.Approve | None = None) -> frozenset[str]:

@@ -51,7 +51,7 @@ from .request import CallRequest, UseRequest, shown
 from .results import FindResult, ToolReference
 
 if TYPE_CHECKING:
-    from .approval import Approve
+    from .access.approval import Approve
     from .gateway import Gateway
 
 __all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
@@ -127,7 +127,7 @@ class Session:
     process: loaded now, refreshed before each handled call and saved after it, so another
     worker or replica continues the conversation with what it revealed. ``approve``
     (``approve(tool, arguments)``, sync or async) is this conversation's approver for
-    calls whose kind needs approval (:mod:`toolscout.approval`): every adapter's calls
+    calls whose kind needs approval (:mod:`toolscout.access.approval`): every adapter's calls
     go through it.
 
     A session adds only its reveal set, deferral and ledger to the gateway: each handled
@@ -389,7 +389,7 @@ class Session:
         if cached is None:
             cached = self.gateway.meta_tools(format, call_tool=self.call_tool, use_tool=self.use_tool)
             if self.code_mode:
-                cached = [*cached, formats.render(execute_tool(self.gateway.catalog.categories(), self.code_mode), format)]
+                cached = [*cached, formats.render(execute_tool(self.gateway.visible_categories(self.allow), self.code_mode), format)]
             self._meta_cache[format] = cached
         return cached
 
@@ -623,7 +623,11 @@ class Session:
         needs the tool to be visible (the model named it, and its arguments are checked
         against the schema either way)."""
         self._sync()
-        tool = self.gateway.resolve(request.name, allow=ctx.allow)
+        try:
+            tool = self.gateway.resolve(request.name, allow=ctx.allow)
+        except ToolscoutError as exc:  # unknown or denied: recorded like a refusal over /v1
+            self.gateway.audit_refusal(request, ctx, exc)
+            raise
         if direct and not self.is_callable(tool.name):
             via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
             hint = f"Call {self.gateway.find_name} with query 'select:{self.wire(tool.name)}' (or describe the task){via}."

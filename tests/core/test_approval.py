@@ -20,11 +20,11 @@ from mcp import Client
 from _session_fixtures import Script, claude_results, claude_turn
 from mcp_fixtures import fake
 from toolscout import Catalog, Tool
-from toolscout.approval import Decision, parse_kinds
+from toolscout.access.approval import Decision, parse_kinds
+from toolscout.access.policy import Policy
 from toolscout.errors import ConfigError
 from toolscout.gateway import Gateway
 from toolscout.model import Annotations, permission_from_annotations
-from toolscout.policy import Policy
 from toolscout.server.mcp import GatewayServer
 from toolscout.session import Session
 from toolscout.sources.mcp.aggregator import Aggregator

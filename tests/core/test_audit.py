@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from toolscout import Catalog, Tool
-from toolscout.audit import AuditLog, AuditRecord, JsonLines, mask_secrets, parse_since
+from toolscout.access.audit import AuditLog, AuditRecord, JsonLines, mask_secrets, parse_since
 from toolscout.cli import app
 from toolscout.context import CallContext, Principal
 from toolscout.gateway import Gateway

@@ -10,7 +10,7 @@ from typing import Any
 from mcp import Client
 
 from toolscout import Catalog, Session, Tool
-from toolscout.approval import Decision
+from toolscout.access.approval import Decision
 from toolscout.calls import UpstreamResult
 from toolscout.context import ANONYMOUS, CallContext, Principal, current, using
 from toolscout.gateway import Gateway

@@ -15,7 +15,7 @@ import pytest
 
 from _wait import until
 from toolscout import Catalog, Session, Tool, formats
-from toolscout.approval import Decision
+from toolscout.access.approval import Decision
 from toolscout.calls import UpstreamResult
 from toolscout.code_mode import CodeLimits, code_runner, execute_tool, python_name
 from toolscout.context import CallContext, Principal, current

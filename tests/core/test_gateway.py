@@ -6,8 +6,8 @@ import threading
 import pytest
 
 from toolscout import Catalog, Tool
+from toolscout.access.policy import Policy
 from toolscout.gateway import Gateway
-from toolscout.policy import Policy
 from toolscout.request import MAX_QUERY_CHARS
 
 WEATHER = {

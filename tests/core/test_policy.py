@@ -1,5 +1,5 @@
 from toolscout import Tool
-from toolscout.policy import Policy
+from toolscout.access.policy import Policy
 
 
 def test_allow_deny_globs_and_permissions():

@@ -10,8 +10,7 @@ import pytest
 from cryptography.fernet import Fernet
 from typer.testing import CliRunner
 
-from toolscout.cli import app
-from toolscout.credentials import (
+from toolscout.access.credentials import (
     KEYS_ENV,
     Credential,
     OAuthClient,
@@ -20,8 +19,9 @@ from toolscout.credentials import (
     load_keys,
     pkce_pair,
 )
-from toolscout.credentials.oauth import STATE_NAMESPACE
-from toolscout.credentials.vault import NAMESPACE
+from toolscout.access.credentials.oauth import STATE_NAMESPACE
+from toolscout.access.credentials.vault import NAMESPACE
+from toolscout.cli import app
 from toolscout.errors import ConfigError, CredentialUnreadable, InvalidRequest
 from toolscout.storage import open_store
 

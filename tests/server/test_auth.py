@@ -28,9 +28,9 @@ from _procs import free_port
 from _team import CLIENTS, POLICIES
 from _team import catalog as _catalog
 from _team import serve as _serve
-from toolscout.audit import AuditLog, JsonLines
+from toolscout.access.audit import AuditLog, JsonLines
+from toolscout.access.auth import AuthConfig, TokenVerifier
 from toolscout.gateway import Gateway
-from toolscout.server.auth import AuthConfig, TokenVerifier
 from toolscout.server.mcp import GatewayServer
 from toolscout.storage import open_store
 

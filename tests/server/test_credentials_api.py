@@ -24,11 +24,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from _procs import free_port
 from mcp_fixtures.asgi import serving
 from mcp_fixtures.per_user_upstream import PerUserUpstream
+from toolscout.access.credentials import generate_key
+from toolscout.access.principal import PRINCIPAL_KEY
 from toolscout.context import Principal
-from toolscout.credentials import generate_key
 from toolscout.errors import ConfigError
 from toolscout.server.app import build_app
-from toolscout.server.edge import PRINCIPAL_KEY
 from toolscout.server.serve_config import ServeConfig
 from toolscout.sources.mcp.config import parse_config
 

@@ -20,9 +20,9 @@ from _paths import DOCS
 from _procs import free_port
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
+from toolscout.access.policy import Policy
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
-from toolscout.policy import Policy
 from toolscout.server.http_api import (
     CallResponse,
     FindResponse,
@@ -219,7 +219,8 @@ async def test_health_capabilities_and_servers_without_upstreams(http: httpx.Asy
     health = await http.get("/v1/health")
     assert health.status_code == 200 and health.json() == {"status": "ok"}
     caps = (await http.get("/v1/capabilities")).json()
-    assert caps["tools"] == 4 and "keyword" in caps["search"]["backends"]
+    # 4 tools, one denied by the policy: a caller is told only of the 3 they may see (issue 31)
+    assert caps["tools"] == 3 and "keyword" in caps["search"]["backends"]
     assert "openai" in caps["http"]["formats"]
     servers = await http.get("/v1/servers")
     assert servers.status_code == 200 and servers.json() == {"servers": {}}

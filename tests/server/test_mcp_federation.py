@@ -17,9 +17,9 @@ from mcp.shared.exceptions import MCPError
 
 from _paths import ROOT
 from mcp_fixtures.asgi import serving
+from toolscout.access.policy import Policy
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
-from toolscout.policy import Policy
 from toolscout.server.mcp import GatewayServer
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.config import parse_config

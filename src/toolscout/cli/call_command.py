@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..approval import Decision
+from ..access.approval import Decision
 from ..context import CallContext
 from ..errors import ToolscoutError
 from ..gateway import Gateway
@@ -109,6 +109,8 @@ def _print(result: CallResult, as_json: bool) -> None:
         out().print_json(json.dumps(result.to_dict(), ensure_ascii=False, default=str))
     elif result.ok:
         if result.structured is not None:
+            if result.findings and result.content and isinstance(result.content[0], dict):
+                typer.echo(str(result.content[0].get("text", "")))  # the screen's mark first, as on every surface
             out().print_json(json.dumps(result.structured, ensure_ascii=False, default=str))
         else:
             typer.echo(result.text())

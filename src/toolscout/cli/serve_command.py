@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..audit import DECISIONS, AuditLog, parse_since
+from ..access.audit import DECISIONS, AuditLog, parse_since
 from ..errors import ToolscoutError
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..storage import open_store

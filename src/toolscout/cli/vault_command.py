@@ -3,7 +3,7 @@
 ``new-key`` prints a key for the vault's key file or ``$TOOLSCOUT_VAULT_KEYS``; ``rotate``
 re-encrypts every stored credential with the first key, after a new key was put first,
 so the old key can then be dropped. Both are one library call
-(:func:`toolscout.credentials.generate_key`, :meth:`toolscout.credentials.Vault.rotate`).
+(:func:`toolscout.access.credentials.generate_key`, :meth:`toolscout.access.credentials.Vault.rotate`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ..credentials import KEYS_ENV, Vault, generate_key, load_keys
+from ..access.credentials import KEYS_ENV, Vault, generate_key, load_keys
 from ..errors import ToolscoutError
 from ..storage import open_store
 from . import app

@@ -21,9 +21,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..audit import AuditLog, JsonLines
+from ..access.audit import AuditLog, JsonLines
+from ..access.auth import TokenVerifier
+from ..access.credentials import Vault, load_keys
+from ..access.guard import relay_through
 from ..catalog import Catalog
-from ..credentials import Vault, load_keys
 from ..gateway import Gateway
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
 from ..replica import SharedCatalog
@@ -33,7 +35,6 @@ from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.per_user import CredentialBroker
 from ..storage import SharedStore, Store, is_store_url, open_store
-from .auth import TokenVerifier
 from .mcp import GatewayServer
 from .serve_config import ServeConfig
 
@@ -123,6 +124,8 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
         gateway.screen_results = ResultScreen(
             aggregator.poisoning_mode, classifier=HttpClassifier(guard) if guard else None
         )
+    for name, upstream in aggregator.upstreams.items():  # an upstream's requests to the caller: through the guard
+        upstream.relay_guard = relay_through(gateway.guard, name)
     sessions = None
     if config.sessions:
         sessions = RedisSessionStore(config.sessions, gateway, ttl=config.session_ttl or DEFAULT_TTL)

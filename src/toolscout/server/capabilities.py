@@ -9,13 +9,15 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from ..approval import DEFAULT_KINDS
+from ..access.approval import DEFAULT_KINDS
+from ..access.visibility import Allow
+from ..model import Tool
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
     from ..sources.mcp.aggregator import Aggregator
 
-__all__ = ["CAPABILITIES_URI", "capabilities", "server_version"]
+__all__ = ["CAPABILITIES_URI", "capabilities", "server_version", "visible_servers"]
 
 CAPABILITIES_URI = "toolscout://capabilities"
 
@@ -29,23 +31,50 @@ def server_version() -> str:
         return "0"
 
 
+def visible_servers(gateway: Gateway, aggregator: Aggregator | None, allow: Allow | None) -> dict[str, int] | None:
+    """Upstream servers this caller may see, with the tools of each they may see; ``None``
+    when nothing is hidden (no policy, no per-caller rule). A server is seen when the
+    caller may see one of its tools or the server itself (its resources and prompts)."""
+    if aggregator is None or (gateway.visibility.policy is None and allow is None):
+        return None
+    counts = {name: 0 for name in aggregator.upstreams}
+    for tool in gateway.catalog:
+        if tool.source_id in counts and gateway.visibility.admits(tool, allow):
+            counts[tool.source_id] += 1
+    return {
+        name: n for name, n in counts.items()
+        if n or gateway.visibility.admits(_server_entry(name), allow)
+    }
+
+
+def _server_entry(server: str) -> Tool:
+    return Tool(server, f"the server {server}", source="mcp", source_id=server, category=server, meta={"server": server})
+
+
 def capabilities(
-    gateway: Gateway, aggregator: Aggregator | None, *, max_revealed: int, version: str
+    gateway: Gateway, aggregator: Aggregator | None, *, max_revealed: int, version: str, allow: Allow | None = None
 ) -> dict[str, Any]:
+    """What a client can rely on, as the caller whose rule is ``allow`` may see it: a
+    server or tool they may not see is neither named nor counted (hidden means absent)."""
+    seen = visible_servers(gateway, aggregator, allow)
     servers: dict[str, Any] = {}
     if aggregator is not None:
         for name, row in aggregator.status().items():
+            if seen is not None and name not in seen:
+                continue
             servers[name] = {
                 "transport": row.get("transport"),
                 "state": row.get("state"),
-                "tools": row.get("tools", 0),
+                "tools": row.get("tools", 0) if seen is None else seen[name],
                 "from_cache": row.get("from_cache", False),
             }
+    hidden = seen is not None or gateway.visibility.policy is not None
+    tools = sum(1 for t in gateway.catalog if gateway.visibility.admits(t, allow)) if hidden else len(gateway.catalog)
     return {
         "name": "toolscout",
         "version": version,
-        "tools": len(gateway.catalog),
-        "categories": len(gateway.catalog.categories()),
+        "tools": tools,
+        "categories": len(gateway.visible_categories(allow)),
         "servers": servers,
         "server_count": len(servers),
         "search": {"backends": gateway.index.modes(), "formats": ["mcp"]},

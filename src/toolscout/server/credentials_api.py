@@ -23,10 +23,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from ..credentials import Credential
+from ..access.credentials import Credential
+from ..access.principal import principal_of
 from ..errors import ErrorInfo, ToolscoutError
 from ..sources.mcp.per_user import CredentialBroker
-from .edge import principal_of
 
 __all__ = ["CALLBACK_PATH", "CREDENTIALS_PATH", "callback_app", "credentials_app"]
 

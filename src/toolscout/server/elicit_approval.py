@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import approval
+from ..access import approval
 from ..model import Tool, canonical_json
 
 __all__ = ["APPROVAL_SCHEMA", "ApprovalTickets", "ElicitApproval", "approval_of", "can_elicit"]

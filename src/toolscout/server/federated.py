@@ -17,6 +17,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..access.guard import Guard, Operation
+from ..context import CallContext
 from ..errors import ToolscoutError
 from ..model import Annotations, Tool
 from ..sources.mcp.aggregator import Aggregator
@@ -94,10 +96,18 @@ class FederatedMCP:
         self,
         aggregator: Aggregator | None,
         visible: Callable[[Any, Tool], bool],
+        *,
+        guard: Guard | None = None,
+        caller: Callable[[Any], CallContext] | None = None,
     ) -> None:
         self.aggregator = aggregator
         self.federation = aggregator.federation if aggregator is not None else None
         self._visible = visible
+        self.guard = guard or Guard(_NOBODY_HIDDEN)
+        self._caller = caller or (lambda ctx: CallContext())
+        for kind, handler in _HANDLERS.items():  # the upstream fetches run only through the guard
+            if not self.guard.handles(kind):
+                self.guard.register(kind, handler)
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # outer uri -> connections
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()  # for list_changed
@@ -133,29 +143,26 @@ class FederatedMCP:
     # -- visibility -------------------------------------------------------------------------
     def _allowed(self, ctx: Any) -> Callable[[str, str, str], bool]:
         def visible(server: str, kind: str, name: str) -> bool:
-            try:
-                entry = Tool(
-                    name,
-                    f"{kind} of {server}",
-                    source="mcp",
-                    source_id=server,
-                    category=server,
-                    annotations=_READ_ONLY,
-                    meta={"server": server, "kind": kind},
-                )
-            except (TypeError, ValueError, ToolscoutError):
-                return False
-            return self._visible(ctx, entry)
+            entry = _entry(server, kind, name)
+            return entry is not None and self._visible(ctx, entry)
 
         return visible
 
-    def _check(self, ctx: Any, server: str, kind: str, name: str) -> None:
+    async def _guarded(self, ctx: Any, kind: str, key: str, server: str, entry_kind: str, params: dict[str, Any]) -> Any:
+        """Run one request through the guard; a hidden entry answers as an unknown one."""
         from mcp.shared.exceptions import MCPError
 
-        if not self._allowed(ctx)(server, kind, name):
-            raise MCPError(
-                code=-32002 if kind == "resource" else -32602, message=f"unknown {kind} {name}"
-            )
+        assert self.federation is not None
+        entry = _entry(server, entry_kind, self.federation.outer_name(server, entry_kind) if entry_kind == "resource" else key)
+        if entry is None:
+            raise _unknown(entry_kind, key)
+        op = Operation(kind, key, entry=entry, params=params, payload=self.federation)
+        try:
+            return await self.guard.run(op, self._caller(ctx), hidden=lambda: _unknown(entry_kind, key))
+        except MCPError:
+            raise
+        except ToolscoutError as exc:
+            raise MCPError(code=-32603, message=f"{exc.code}: {exc.message}") from None
 
     # -- handlers ---------------------------------------------------------------------------
     async def list(self, ctx: Any, what: str) -> list[dict[str, Any]]:
@@ -167,15 +174,9 @@ class FederatedMCP:
 
     async def read(self, ctx: Any, uri: str) -> dict[str, Any]:
         fed = self._need()
-        server, inner = await self._route(fed.route_uri, uri)
-        self._check(ctx, server, "resource", self._name_of(server, inner, uri))
-        _, result = await self._upstream(fed.read(uri))
+        server, _ = await self._route(fed.route_uri, uri, "resource")
+        result: dict[str, Any] = await self._guarded(ctx, "resources/read", uri, server, "resource", {})
         return result
-
-    def _name_of(self, server: str, inner: str, outer: str) -> str:
-        """The name the visibility rule sees for a resource: the server's prefix and the URI."""
-        assert self.federation is not None
-        return self.federation.outer_name(server, "resource")
 
     async def _list_templates(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -193,9 +194,9 @@ class FederatedMCP:
         import mcp_types as types
 
         fed = self._need()
-        server, _ = await self._route(fed.route_name, params.name)
-        self._check(ctx, server, "prompt", params.name)
-        _, result = await self._upstream(fed.get_prompt(params.name, params.arguments))
+        server, _ = await self._route(fed.route_name, params.name, "prompt")
+        arguments = dict(params.arguments or {})
+        result = await self._guarded(ctx, "prompts/get", params.name, server, "prompt", arguments)
         return types.GetPromptResult.model_validate(result)
 
     async def _complete(self, ctx: Any, params: Any) -> Any:
@@ -206,12 +207,12 @@ class FederatedMCP:
         raw.pop("_meta", None)
         ref = raw.get("ref") or {}
         if ref.get("type") == "ref/prompt":
-            server, _ = await self._route(fed.route_name, str(ref.get("name", "")))
-            self._check(ctx, server, "prompt", str(ref.get("name", "")))
+            key, kind = str(ref.get("name", "")), "prompt"
+            server, _ = await self._route(fed.route_name, key, kind)
         else:
-            server, _ = await self._route(fed.route_uri, str(ref.get("uri", "")))
-            self._check(ctx, server, "resource", fed.outer_name(server, "resource"))
-        _, result = await self._upstream(fed.complete(raw))
+            key, kind = str(ref.get("uri", "")), "resource"
+            server, _ = await self._route(fed.route_uri, key, kind)
+        result = await self._guarded(ctx, "completion/complete", key, server, kind, {"completion": raw})
         return types.CompleteResult.model_validate(result)
 
     async def _subscribe(self, ctx: Any, params: Any) -> Any:
@@ -224,8 +225,12 @@ class FederatedMCP:
         import mcp_types as types
 
         fed = self._need()
-        server, inner = await self._route(fed.route_uri, uri)
-        self._check(ctx, server, "resource", self._name_of(server, inner, uri))
+        server, _ = await self._route(fed.route_uri, uri, "resource")
+        entry = _entry(server, "resource", fed.outer_name(server, "resource"))
+        if entry is None:
+            raise _unknown("resource", uri)
+        op = Operation("resources/subscribe", uri, entry=entry, screen=False, payload=fed)
+        await self.guard.run(op, self._caller(ctx), hidden=lambda: _unknown("resource", uri))  # decides and audits
         conn = getattr(ctx.session, "_connection", None)
         subscribers = self._subscribers.setdefault(uri, weakref.WeakSet())
         if on:
@@ -271,15 +276,13 @@ class FederatedMCP:
             raise MCPError(code=-32601, message="this gateway has no upstream servers")
         return self.federation
 
-    async def _route(self, route: Callable[[str], tuple[str, str]], key: str) -> tuple[str, str]:
-        from mcp.shared.exceptions import MCPError
-
+    async def _route(self, route: Callable[[str], tuple[str, str]], key: str, kind: str) -> tuple[str, str]:
         assert self.federation is not None
         await self.federation.warm()
         try:
             return route(key)
-        except ToolscoutError as exc:
-            raise MCPError(code=-32002, message=exc.message) from None
+        except ToolscoutError:
+            raise _unknown(kind, key) from None
 
     @staticmethod
     async def _upstream(pending: Awaitable[Any]) -> Any:
@@ -292,6 +295,71 @@ class FederatedMCP:
             raise
         except ToolscoutError as exc:
             raise MCPError(code=-32603, message=f"{exc.code}: {exc.message}") from None
+
+
+def _entry(server: str, kind: str, name: str) -> Tool | None:
+    """What the visibility rule judges for an upstream resource or prompt."""
+    try:
+        return Tool(
+            name,
+            f"{kind} of {server}",
+            source="mcp",
+            source_id=server,
+            category=server,
+            annotations=_READ_ONLY,
+            meta={"server": server, "kind": kind},
+        )
+    except (TypeError, ValueError, ToolscoutError):
+        return None
+
+
+def _unknown(kind: str, key: str) -> Exception:
+    """The one answer for a resource or prompt that does not exist or that this caller may
+    not see: the same code and message either way (hidden means absent)."""
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code=-32002, message=f"unknown {kind} {key}")
+
+
+class _NoPolicy:
+    """The visibility of a FederatedMCP built without a gateway (tests of the relay alone)."""
+
+    @staticmethod
+    def admits(entry: Tool, allow: Any = None) -> bool:
+        return allow is None or bool(allow(entry))
+
+
+_NOBODY_HIDDEN: Any = _NoPolicy()
+
+
+async def _fetch_read(op: Operation, ctx: CallContext) -> dict[str, Any]:
+    _, result = await FederatedMCP._upstream(op.payload.read(op.name))
+    out: dict[str, Any] = result
+    return out
+
+
+async def _fetch_prompt(op: Operation, ctx: CallContext) -> dict[str, Any]:
+    _, result = await FederatedMCP._upstream(op.payload.get_prompt(op.name, dict(op.params) or None))
+    out: dict[str, Any] = result
+    return out
+
+
+async def _fetch_completion(op: Operation, ctx: CallContext) -> dict[str, Any]:
+    _, result = await FederatedMCP._upstream(op.payload.complete(dict(op.params["completion"])))
+    out: dict[str, Any] = result
+    return out
+
+
+async def _admit_subscription(op: Operation, ctx: CallContext) -> dict[str, Any]:
+    return {}  # the subscription itself is shared across clients (one upstream subscription per URI)
+
+
+_HANDLERS = {
+    "resources/read": _fetch_read,
+    "prompts/get": _fetch_prompt,
+    "completion/complete": _fetch_completion,
+    "resources/subscribe": _admit_subscription,
+}
 
 
 async def _notify(conn: Any, method: str, params: dict[str, Any]) -> None:

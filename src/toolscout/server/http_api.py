@@ -33,18 +33,18 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from starlette.exceptions import HTTPException
 
 from .. import formats
-from ..approval import Decision
-from ..audit import parse_since
+from ..access.approval import Decision
+from ..access.audit import parse_since
+from ..access.auth import principal_of_scope
+from ..access.principal import edge_context
 from ..context import CallContext
 from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
 from ..model import CallResult
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES, CallRequest, shown
 from ..results import refused_find
 from ..storage import Follower
-from .auth import principal_of_scope
 from .capabilities import capabilities as gateway_capabilities
-from .capabilities import server_version
-from .edge import edge_context
+from .capabilities import server_version, visible_servers
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -276,7 +276,7 @@ def create_app(
     gateway: Gateway,
     *,
     aggregator: Any = None,
-    capabilities: Callable[[], dict[str, Any]] | None = None,
+    capabilities: Callable[..., dict[str, Any]] | None = None,
     metrics: Metrics | None = None,
     cold_start_wait: float = 5.0,
     docs: bool = True,
@@ -296,10 +296,10 @@ def create_app(
     finds and calls for the web console; ``session_store`` (a
     :class:`~toolscout.redis_sessions.RedisSessionStore`) is checked by readiness, as is
     the gateway's catalog when it is a :class:`~toolscout.replica.SharedCatalog`.
-    ``auth`` (a :class:`~toolscout.server.auth.TokenVerifier`) is checked by readiness too;
-    ``access`` (:class:`~toolscout.identity.AccessRules`) limits each caller (the principal
+    ``auth`` (a :class:`~toolscout.access.auth.TokenVerifier`) is checked by readiness too;
+    ``access`` (:class:`~toolscout.access.identity.AccessRules`) limits each caller (the principal
     the guard in front established) to their tools; ``audit_log``
-    (:class:`~toolscout.audit.AuditLog`) is served at ``/v1/audit``.
+    (:class:`~toolscout.access.audit.AuditLog`) is served at ``/v1/audit``.
     """
     app = FastAPI(
         default_response_class=JSONResponse,
@@ -312,7 +312,9 @@ def create_app(
     )
     app.add_middleware(_BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.state.gateway = gateway
-    caps = capabilities or (lambda: gateway_capabilities(gateway, aggregator, max_revealed=0, version=server_version()))
+    caps = capabilities or (
+        lambda allow=None: gateway_capabilities(gateway, aggregator, max_revealed=0, version=server_version(), allow=allow)
+    )
 
     def edge(request: Request, session: str | None = None) -> CallContext:
         """The caller of this request, as the identity guard in front established it (with
@@ -423,17 +425,24 @@ def create_app(
         return JSONResponse(render(found))
 
     @app.get(f"{API_PREFIX}/servers", response_model=ServersResponse, tags=["gateway"])
-    async def servers() -> Response:
-        """Each upstream server's state and tool count (never its command, env or headers)."""
+    async def servers(request: Request) -> Response:
+        """Each upstream server's state and tool count (never its command, env or headers);
+        only the servers this caller may see, counting only the tools they may see."""
         rows = aggregator.status() if aggregator is not None else {}
-        out = {name: {k: row[k] for k in SERVER_FIELDS if k in row} for name, row in rows.items()}
+        seen = visible_servers(gateway, aggregator, edge(request).allow)
+        out = {
+            name: {k: row[k] for k in SERVER_FIELDS if k in row} | ({"tools": seen[name]} if seen is not None else {})
+            for name, row in rows.items()
+            if seen is None or name in seen
+        }
         return JSONResponse({"servers": out})
 
     @app.get(f"{API_PREFIX}/capabilities", response_model=dict[str, Any], tags=["gateway"])
-    async def capabilities() -> Response:
+    async def capabilities(request: Request) -> Response:
         """Search backends, counts, limits and formats (the MCP capabilities resource, plus
-        the formats this API renders)."""
-        body = dict(caps())
+        the formats this API renders), as this caller may see them."""
+        allow = edge(request).allow
+        body = dict(caps(allow))
         body["http"] = {"version": "v1", "formats": list(formats.FORMATS)}
         return JSONResponse(body)
 

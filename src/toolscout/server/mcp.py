@@ -29,19 +29,20 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from ..access.auth import IdentityGuard, TokenVerifier, principal_of_scope
+from ..access.guard import Operation
+from ..access.identity import AccessRules, local_principal
+from ..access.principal import edge_fields
 from ..calls import UpstreamResult
 from ..context import CallContext, Principal
-from ..errors import ErrorInfo, SessionStoreUnavailable
+from ..errors import ErrorInfo, SessionStoreUnavailable, ToolscoutError
 from ..formats import render
 from ..gateway import Gateway
-from ..identity import AccessRules, local_principal
 from ..model import CallResult, Tool
 from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
-from .auth import IdentityGuard, TokenVerifier, principal_of_scope
 from .capabilities import CAPABILITIES_URI, capabilities, server_version
-from .edge import edge_fields
 from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
 from .federated import FederatedMCP
@@ -130,7 +131,7 @@ class GatewayServer:
         """Who a stdio client is: the OS user running this process."""
         self._owners: dict[str, str] = {}  # stateful session key -> the principal it belongs to
         self.audit_log: Any = None
-        """The store's audit log (:class:`~toolscout.audit.AuditLog`), served at ``/v1/audit``."""
+        """The store's audit log (:class:`~toolscout.access.audit.AuditLog`), served at ``/v1/audit``."""
         self._peers: dict[str, weakref.ref[Any]] = {}  # session key -> its connection (to notify)
         self._conn_keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -150,7 +151,9 @@ class GatewayServer:
             on_read_resource=self._read_resource,
         )
         # Upstream resources, templates, prompts, completions, logging (transparent gateway).
-        self.federated = FederatedMCP(aggregator, self._visible_to)
+        self.federated = FederatedMCP(aggregator, self._visible_to, guard=gateway.guard, caller=self.request_context)
+        if not gateway.guard.handles("skills/read"):
+            gateway.guard.register("skills/read", _read_skill)
         self.federated.install(self.lowlevel)
         # Advertise tools.listChanged on every transport (the HTTP session manager builds
         # its initialize result from this method with no arguments); resources and prompts
@@ -391,8 +394,10 @@ class GatewayServer:
             return error_result(outcome.error, outcome.content)
         if result.error is not None:
             return error_result(result.error, result.content)
-        if isinstance(result, UpstreamResult):  # an upstream's own result, as its server sent it
+        if isinstance(result, UpstreamResult) and not result.findings:  # an upstream's own result, as its server sent it
             return result.raw
+        if isinstance(result, UpstreamResult):  # screened and marked: the marked content, never the raw text alone
+            return {**result.raw, "content": result.content}
         out: dict[str, Any] = {"content": result.content, "isError": not result.ok}
         if result.structured is not None:
             out["structuredContent"] = result.structured
@@ -414,7 +419,7 @@ class GatewayServer:
         about = "What this toolscout gateway offers: backends, counts, protocol features, limits."
         skills = [
             {"uri": SKILL_URI_PREFIX + t.name, "name": t.name, "description": t.summary(), "mimeType": "text/markdown"}
-            for t in self._skills()
+            for t in self._skills(self.session(ctx).context().allow)
         ]
         return types.ListResourcesResult.model_validate(
             {
@@ -426,10 +431,10 @@ class GatewayServer:
             }
         )
 
-    def _skills(self) -> list[Tool]:
-        """Skills this gateway's policy lets a client see (each is also a resource)."""
+    def _skills(self, allow: Any = None) -> list[Tool]:
+        """Skills this caller may see (each is also a resource)."""
         gw = self.gateway
-        return [t for t in gw.catalog if t.kind == "skill" and t.searchable and gw.visibility.admits(t)]
+        return [t for t in gw.catalog if t.kind == "skill" and t.searchable and gw.visibility.admits(t, allow)]
 
     async def _read_resource(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -437,25 +442,32 @@ class GatewayServer:
 
         uri = str(params.uri)
         if uri.startswith(SKILL_URI_PREFIX):
-            # The skill's instructions, read when asked (as calling the skill would).
+            # The skill's instructions, read when asked (as calling the skill would): under
+            # the caller's own rule, screened and audited like every other read.
             skill = self.gateway.catalog.get(uri.removeprefix(SKILL_URI_PREFIX))
-            handler = self.gateway.catalog.handler(skill.name) if skill is not None else None
-            if skill is None or skill.kind != "skill" or handler is None or not self.gateway.visibility.admits(skill):
+            if skill is None or skill.kind != "skill" or self.gateway.catalog.handler(skill.name) is None:
                 raise MCPError(code=-32002, message=f"unknown resource {params.uri}")
-            text = await asyncio.to_thread(handler, {})
-            text = await text if inspect.isawaitable(text) else text
-            return types.ReadResourceResult.model_validate(
-                {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
-            )
+            op = Operation("skills/read", uri, entry=skill, payload=self.gateway.catalog.handler(skill.name))
+            try:
+                answer = await self.gateway.guard.run(op, self.request_context(ctx), hidden=lambda: _unknown_resource(uri))
+            except ToolscoutError as exc:
+                raise MCPError(code=-32603, message=f"{exc.code}: {exc.message}") from None
+            return types.ReadResourceResult.model_validate(answer)
         if uri != CAPABILITIES_URI:
             return types.ReadResourceResult.model_validate(await self.federated.read(ctx, uri))
-        text = json.dumps(self.capabilities(), indent=2)
+        text = json.dumps(self.capabilities(self.session(ctx).context().allow), indent=2)
         return types.ReadResourceResult.model_validate(
             {"contents": [{"uri": CAPABILITIES_URI, "mimeType": "application/json", "text": text}]}
         )
 
-    def capabilities(self) -> dict[str, Any]:
-        return capabilities(self.gateway, self.aggregator, max_revealed=self.max_revealed, version=self.version)
+    def capabilities(self, allow: Any = None) -> dict[str, Any]:
+        """What this gateway offers, as the caller whose rule is ``allow`` may see it."""
+        return capabilities(self.gateway, self.aggregator, max_revealed=self.max_revealed, version=self.version, allow=allow)
+
+    def request_context(self, ctx: Any) -> CallContext:
+        """The caller of an MCP request (not a tool call) as the guard needs it."""
+        session = self.session(ctx)
+        return session.context(CallContext(principal=self.principal(ctx)))
 
     # -- transports -----------------------------------------------------------------------
     def init_options(self) -> Any:
@@ -577,6 +589,22 @@ def error_result(info: ErrorInfo | None, content: list[dict[str, Any]] | CallRes
         "structuredContent": {"error": info.to_dict()},
         "isError": True,
     }
+
+
+async def _read_skill(op: Operation, ctx: CallContext) -> dict[str, Any]:
+    """A skill's instructions as a resource (run only by the guard: the caller's rule decided)."""
+    skill = op.entry
+    assert skill is not None
+    handler = op.payload
+    text = await asyncio.to_thread(handler, {})
+    text = await text if inspect.isawaitable(text) else text
+    return {"contents": [{"uri": op.name, "mimeType": "text/markdown", "text": text}]}
+
+
+def _unknown_resource(uri: str) -> Exception:
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code=-32002, message=f"unknown resource {uri}")
 
 
 async def _notify_list_changed(ctx: Any) -> None:

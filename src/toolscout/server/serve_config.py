@@ -31,13 +31,13 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from .. import approval
+from ..access import approval
+from ..access.auth import AuthConfig
 from ..deferral import DeferRule
 from ..errors import ConfigError
 from ..request import dialect
 from ..sources.mcp.cache import default_cache_path
 from ..sources.mcp.config import GatewayConfig, load_config
-from .auth import AuthConfig
 from .guard import is_loopback
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 

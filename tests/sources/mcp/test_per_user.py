@@ -23,10 +23,10 @@ import pytest
 from _wait import until
 from mcp_fixtures.asgi import serving
 from mcp_fixtures.per_user_upstream import PerUserUpstream
+from toolscout.access.credentials import SUBJECT_TOKEN, Credential, Vault, generate_key
+from toolscout.access.credentials.vault import NAMESPACE
 from toolscout.catalog import Catalog
 from toolscout.context import CallContext, Principal
-from toolscout.credentials import SUBJECT_TOKEN, Credential, Vault, generate_key
-from toolscout.credentials.vault import NAMESPACE
 from toolscout.errors import ConfigError, InvalidRequest
 from toolscout.gateway import Gateway
 from toolscout.request import CallRequest

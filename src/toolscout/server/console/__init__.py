@@ -31,11 +31,12 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import Response
 
 from ... import formats
+from ...access.auth import principal_of_scope
 from ...context import CallContext
 from ...errors import ToolscoutError
 from ...security import findings_of
 from ...tokens import count_tool_tokens, savings_report
-from ..auth import principal_of_scope
+from ..capabilities import visible_servers
 from ..guard import BearerGuard, HostOriginGuard
 from ..http_api import EDGE, SERVER_FIELDS, JSONResponse, create_app, mount
 from ..recent import RecentCalls
@@ -283,7 +284,7 @@ def console_api(
     """The console's JSON endpoints under ``/ui/api`` (mount them behind the token guard).
     ``call_tool``: the meta-tools the gateway offers include ``call_tool`` (the MCP server
     does), which the token savings count. ``access``
-    (:class:`~toolscout.identity.AccessRules`): each signed-in person sees only their own
+    (:class:`~toolscout.access.identity.AccessRules`): each signed-in person sees only their own
     tools, and recent activity only if an admin."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     tokens = _TokenCache()
@@ -315,10 +316,10 @@ def console_api(
     ) -> Response:
         ctx = caller(request)
         page = catalog_page(
-            [t for t in gateway.catalog if ctx.allow is None or gateway.visibility.admits(t, ctx.allow)], server=server, category=category, kind=kind, permission=permission,
+            [t for t in gateway.catalog if (ctx.allow is None and gateway.policy is None) or gateway.visibility.admits(t, ctx.allow)], server=server, category=category, kind=kind, permission=permission,
             flagged=flagged, text=text, offset=offset, limit=limit,
         )
-        page["servers"] = _servers(aggregator)
+        page["servers"] = _servers(aggregator, visible_servers(gateway, aggregator, ctx.allow))
         return reply(page)
 
     @app.get(f"{CONSOLE_API}/tool")
@@ -373,10 +374,15 @@ def console_api(
     return app
 
 
-def _servers(aggregator: Any) -> dict[str, dict[str, Any]]:
-    """Upstream states as ``/v1/servers`` serves them (the same allow-list of fields)."""
+def _servers(aggregator: Any, seen: dict[str, int] | None) -> dict[str, dict[str, Any]]:
+    """Upstream states as ``/v1/servers`` serves them (the same allow-list of fields, the
+    same rule: only servers the caller may see, only their tools counted)."""
     rows = aggregator.status() if aggregator is not None else {}
-    return {name: {k: row[k] for k in SERVER_FIELDS if k in row} for name, row in rows.items()}
+    return {
+        name: {k: row[k] for k in SERVER_FIELDS if k in row} | ({"tools": seen[name]} if seen is not None else {})
+        for name, row in rows.items()
+        if seen is None or name in seen
+    }
 
 
 def static_file(name: str) -> bytes:

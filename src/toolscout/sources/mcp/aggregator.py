@@ -66,6 +66,7 @@ class Aggregator:
         }
         # Resources, templates and prompts of the same servers (the MCP surface serves them).
         self.federation = Federation(self.upstreams, config.prefix_for)
+        self.federation.broker = lambda: self.credentials
         self.notice_listeners: list[Callable[[str, str, dict[str, Any]], Awaitable[None]]] = []
         self.skipped: dict[str, list[str]] = {name: [] for name in self.upstreams}
         self.fetched_at: dict[str, float | None] = dict.fromkeys(self.upstreams)

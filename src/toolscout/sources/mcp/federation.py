@@ -21,7 +21,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ...errors import LookupFailed
+from ...context import current
+from ...errors import AuthorizationRequired, LookupFailed
 
 if TYPE_CHECKING:
     from .upstream import Upstream
@@ -62,6 +63,10 @@ class Federation:
     def __init__(self, upstreams: dict[str, Upstream], prefix_for: Callable[[str], str]) -> None:
         self.upstreams = upstreams
         self.prefix_for = prefix_for
+        self.broker: Callable[[], Any] = lambda: None
+        """The per-user credential broker (the aggregator's), for servers whose
+        ``credentials`` mode is not ``gateway``: their resources, prompts and completions
+        are fetched with the caller's own credential, as their tools are called."""
         self._owner: dict[
             str, str
         ] = {}  # upstream uri -> server that listed it (unprefixed servers)
@@ -109,6 +114,22 @@ class Federation:
         raise UnknownEntry(
             f"unknown prompt {name}", hint="List prompts (prompts/list) for the names offered."
         )
+
+    async def _request(self, server: str, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """``method`` on ``server`` for the current caller: their own connection on a
+        per-user server (never the gateway's), the shared one otherwise."""
+        up = self.upstreams[server]
+        if getattr(up.config, "credentials", "gateway") == "gateway":
+            return await up.request(method, params)
+        broker = self.broker()
+        if broker is None:
+            raise AuthorizationRequired(
+                f"server '{server}' acts with each caller's own credential, and this gateway keeps none",
+                hint="The operator sets a vault key (TOOLSCOUT_VAULT_KEYS or --vault-keys); see docs/credentials.md.",
+                server=server,
+            )
+        result: dict[str, Any] = await broker.request(server, method, params, current())
+        return result
 
     async def warm(self) -> None:
         """Connect the unprefixed servers not yet connected (lazily started ones, say), so
@@ -199,7 +220,7 @@ class Federation:
         """``(server, result)`` of ``resources/read``, the contents' URIs renamed."""
         await self.warm()
         server, inner = self.route_uri(uri)
-        result = await self.upstreams[server].request("resources/read", {"uri": inner})
+        result = await self._request(server, "resources/read", {"uri": inner})
         contents = result.get("contents")
         if isinstance(contents, list):
             result = {**result, "contents": [self._rename_content(server, c) for c in contents]}
@@ -214,7 +235,7 @@ class Federation:
         params: dict[str, Any] = {"name": inner}
         if arguments:
             params["arguments"] = arguments
-        result = await self.upstreams[server].request("prompts/get", params)
+        result = await self._request(server, "prompts/get", params)
         messages = result.get("messages")
         if isinstance(messages, list):
             result = {**result, "messages": [self._rename_message(server, m) for m in messages]}
@@ -228,7 +249,7 @@ class Federation:
             server, ref["name"] = self.route_name(str(ref.get("name", "")))
         else:
             server, ref["uri"] = self.route_uri(str(ref.get("uri", "")))
-        return server, await self.upstreams[server].request(
+        return server, await self._request(server,
             "completion/complete", {**params, "ref": ref}
         )
 

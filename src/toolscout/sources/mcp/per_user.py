@@ -9,7 +9,7 @@ finds the caller's credential (``ctx.principal`` from :func:`toolscout.context.c
 2. ``token-exchange``: the caller's own token (``ctx.credentials[SUBJECT_TOKEN]``, set by
    the edge that validated it) traded at the upstream's token endpoint (RFC 8693), cached
    per caller until shortly before it expires; the caller's token itself never leaves;
-3. ``per-user``: the caller's record in the :class:`~toolscout.credentials.Vault`,
+3. ``per-user``: the caller's record in the :class:`~toolscout.access.credentials.Vault`,
    refreshed when it expires within a minute; none yet -> ``authorization_required`` with
    the consent link (OAuth configured) or the ``PUT /v1/credentials`` hint.
 
@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...access.credentials import SUBJECT_TOKEN, Credential, OAuthClient, TokenEndpointError, Vault
 from ...context import CallContext
-from ...credentials import SUBJECT_TOKEN, Credential, OAuthClient, TokenEndpointError, Vault
 from ...errors import AuthorizationRequired, UpstreamUnavailable
 from .config import ServerConfig
 from .upstream import Upstream
@@ -213,6 +213,28 @@ class CredentialBroker:
                 return await live.upstream.call(tool, arguments, progress=ctx.progress)
             except UpstreamUnavailable as exc:
                 pool.drop(principal)  # a failed user connection never retries in the background
+                if exc.details.get("http_status") not in (401, 403):
+                    raise
+                credential = await self._refused(server, principal, credential, retry=attempt == 1)
+            finally:
+                pool.release(live)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def request(
+        self, server: str, method: str, params: dict[str, Any] | None, ctx: CallContext
+    ) -> dict[str, Any]:
+        """Any other request (a resource read, a prompt, a completion) on ``server`` with the
+        caller's own credential, as :meth:`call` runs a tool: a per-user server never answers
+        one caller over the gateway's connection or another caller's."""
+        principal = self._principal(server, ctx)
+        credential = await self.credential(server, ctx)
+        for attempt in (1, 2):
+            pool = self.pools[server]
+            live = pool.acquire(principal, credential)
+            try:
+                return await live.upstream.request(method, params)
+            except UpstreamUnavailable as exc:
+                pool.drop(principal)
                 if exc.details.get("http_status") not in (401, 403):
                     raise
                 credential = await self._refused(server, principal, credential, retry=attempt == 1)

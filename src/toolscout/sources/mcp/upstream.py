@@ -46,7 +46,7 @@ from http import HTTPStatus
 from typing import IO, Any
 
 from ...context import ProgressFn, Relay, current
-from ...errors import ToolTimeout, UpstreamUnavailable
+from ...errors import ToolscoutError, ToolTimeout, UpstreamUnavailable
 from .config import ServerConfig
 
 __all__ = ["StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
@@ -100,6 +100,10 @@ class Upstream:
         (``notifications/resources/updated``, resource and prompt ``list_changed``)."""
         self.name = name
         self.config = config
+        self.relay_guard: Callable[[str, dict[str, Any], Any], Awaitable[dict[str, Any]]] | None = None
+        """Forwards a sampling or elicitation request to the caller through the gateway's
+        guard (audited, screened like results: :func:`toolscout.access.guard.relay_through`);
+        ``None``: straight to the call's relay."""
         self.state = UpstreamState.IDLE
         self.last_error: str | None = None
         self.connected_at: float | None = None
@@ -383,7 +387,11 @@ class Upstream:
             )
         raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
+            if self.relay_guard is not None:  # screened, then forwarded, and recorded
+                return result.model_validate(await self.relay_guard(method, raw, relay))
             return result.model_validate(await relay.request(method, raw))
+        except ToolscoutError as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
         except MCPError as exc:
             return exc.error
         except Exception as exc:  # the client went away, or answered nonsense

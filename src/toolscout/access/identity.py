@@ -3,7 +3,7 @@
 The edges establish a :class:`~toolscout.context.Principal` (a checked bearer token's
 claims, a static token, the OS user of a stdio process, or, with nothing else, the
 client's address); this module turns principals into the one thing the core asks of a
-caller, an ``allow`` predicate for :class:`~toolscout.visibility.Visibility`, plus the
+caller, an ``allow`` predicate for :class:`~toolscout.access.visibility.Visibility`, plus the
 extra approval kinds and admin rights the operator's rules give them.
 
 Rules are data (``auth.policies`` in a gateway config)::
@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .context import ANONYMOUS, Allow, Principal
-from .model import Tool
+from ..context import ANONYMOUS, Allow, Principal
+from ..model import Tool
 from .policy import Policy
 
 __all__ = [

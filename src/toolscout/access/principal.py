@@ -3,7 +3,7 @@
 Whatever authenticates a request (an OAuth resource-server middleware, a test's wrapper)
 puts the :class:`~toolscout.context.Principal` it established in the ASGI scope under
 :data:`PRINCIPAL_KEY`, and any per-caller secrets (the caller's own bearer token, for
-upstreams in ``token-exchange`` mode, under ``toolscout.credentials.SUBJECT_TOKEN``) under
+upstreams in ``token-exchange`` mode, under ``toolscout.access.credentials.SUBJECT_TOKEN``) under
 :data:`CREDENTIALS_KEY`. The MCP endpoint and ``/v1`` read them here into the request's
 :class:`~toolscout.context.CallContext`. A scope without them is an anonymous caller.
 """
@@ -15,16 +15,22 @@ from typing import Any
 
 from ..context import ANONYMOUS, CallContext, Principal
 
-__all__ = ["CREDENTIALS_KEY", "PRINCIPAL_KEY", "edge_context", "edge_fields", "principal_of"]
+__all__ = ["CREDENTIALS_KEY", "PRINCIPAL_KEY", "edge_context", "edge_fields", "established", "principal_of"]
 
 PRINCIPAL_KEY = "toolscout.principal"
 CREDENTIALS_KEY = "toolscout.credentials"
 
 
+def established(scope: Mapping[str, Any] | None) -> Principal | None:
+    """The caller whatever authenticated this request put in its ASGI scope, if any: the
+    one derivation every surface (MCP, ``/v1``, the console, the credentials API) uses."""
+    found = scope.get(PRINCIPAL_KEY) if scope is not None else None
+    return found if isinstance(found, Principal) else None
+
+
 def principal_of(scope: Mapping[str, Any] | None) -> Principal:
     """The caller an ASGI scope names, else the anonymous principal."""
-    found = scope.get(PRINCIPAL_KEY) if scope is not None else None
-    return found if isinstance(found, Principal) else ANONYMOUS
+    return established(scope) or ANONYMOUS
 
 
 def edge_fields(scope: Mapping[str, Any] | None) -> dict[str, Any]:

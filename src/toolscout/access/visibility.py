@@ -1,7 +1,7 @@
 """One rule for which tools a caller may see and run.
 
 A tool is *visible* to a caller when it is available, supported on this platform, allowed
-by the gateway's :class:`~toolscout.policy.Policy` and by the caller's own ``allow``
+by the gateway's :class:`~toolscout.access.policy.Policy` and by the caller's own ``allow``
 predicate (``CallContext.allow``: a session's user permissions). The same rule masks ranking (the index turns
 :meth:`Visibility.predicate` into a cached boolean mask, so ``limit`` is filled from
 visible tools) and admits calls (:meth:`Visibility.refusal`), so a tool a caller cannot
@@ -16,9 +16,9 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 
-from .context import Allow
-from .errors import PolicyDenied
-from .model import Tool
+from ..context import Allow
+from ..errors import PolicyDenied
+from ..model import Tool
 from .policy import Policy
 
 __all__ = ["Allow", "Visibility", "current_platform"]

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .model import Tool
+from ..model import Tool
 
 __all__ = ["Policy"]
 

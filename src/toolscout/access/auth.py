@@ -42,7 +42,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ..context import Principal
-from ..credentials.vault import SUBJECT_TOKEN
 from ..errors import (
     InsufficientScope,
     InvalidToken,
@@ -50,8 +49,9 @@ from ..errors import (
     MissingExtra,
     ToolscoutError,
 )
-from ..identity import AccessRules, Rule, address_principal, principal_from_claims, token_principal
-from .edge import CREDENTIALS_KEY, PRINCIPAL_KEY
+from .credentials.vault import SUBJECT_TOKEN
+from .identity import AccessRules, Rule, address_principal, principal_from_claims, token_principal
+from .principal import CREDENTIALS_KEY, PRINCIPAL_KEY, established
 
 __all__ = [
     "ASYMMETRIC",
@@ -397,9 +397,9 @@ class TokenVerifier:
 
 
 def principal_of_scope(scope: dict[str, Any]) -> Principal | None:
-    """The caller :class:`IdentityGuard` established for this request, if any."""
-    found = scope.get(PRINCIPAL_KEY)
-    return found if isinstance(found, Principal) else None
+    """The caller :class:`IdentityGuard` established for this request, if any (the one
+    derivation: :func:`toolscout.access.principal.established`)."""
+    return established(scope)
 
 
 def metadata_path(resource: str) -> str:

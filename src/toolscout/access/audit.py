@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import IO, Any
 
-from .storage import BlobStore
+from ..storage import BlobStore
 
 __all__ = [
     "DECISIONS",
@@ -80,11 +80,19 @@ class AuditRecord:
     replica: str = REPLICA
     session: str | None = None
     arguments: dict[str, Any] | None = None
+    operation: str | None = None
+    """What was done when not a tool call (``resources/read``, ``prompts/get``, ``program``...:
+    :data:`toolscout.access.guard.OPERATIONS`); ``None``: a tool call."""
+    id: str | None = None
+    """This record's own id, when other records point at it (a code-mode program)."""
+    parent: str | None = None
+    """The id of the record this one ran under (a program's inner calls)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        if out["arguments"] is None:
-            del out["arguments"]
+        for optional in ("arguments", "operation", "id", "parent"):
+            if out[optional] is None:
+                del out[optional]
         return out
 
     @classmethod

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from ..errors import AuthorizationRequired, InvalidRequest
+from ...errors import AuthorizationRequired, InvalidRequest
 from .vault import Credential
 
 if TYPE_CHECKING:
-    from ..storage import BlobStore
+    from ...storage import BlobStore
 
 __all__ = ["STATE_NAMESPACE", "STATE_TTL", "OAuthClient", "TokenEndpointError", "pkce_pair"]
 

@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, CredentialUnreadable, MissingExtra
+from ...errors import ConfigError, CredentialUnreadable, MissingExtra
 
 if TYPE_CHECKING:
-    from ..storage import BlobStore
+    from ...storage import BlobStore
 
 __all__ = ["KEYS_ENV", "NAMESPACE", "SUBJECT_TOKEN", "Credential", "Vault", "generate_key", "load_keys"]
 

@@ -29,11 +29,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
-from .model import PERMISSION_KINDS
+from ..errors import ConfigError
+from ..model import PERMISSION_KINDS
 
 if TYPE_CHECKING:
-    from .model import Tool
+    from ..model import Tool
 
 __all__ = ["DEFAULT_KINDS", "UNKNOWN_KIND", "Approve", "Decision", "decide", "needs_approval", "parse_kinds"]
 

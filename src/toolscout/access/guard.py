@@ -1,0 +1,251 @@
+"""One guarded execution for every operation that is not a tool call's own handler.
+
+Every operation a caller can make (read or subscribe a resource, list or get a prompt,
+complete an argument, read a skill, run a code-mode program) and every request an upstream
+sends to the caller (sampling, elicitation, roots) runs here, in one order::
+
+    identify -> visible -> approve -> credentials -> run -> screen -> audit
+
+Why by construction: the handlers are registered with a :class:`Guard` and held only by it
+(a private table, no getter); a surface has nothing to call but :meth:`Guard.run` with an
+:class:`Operation`. Before, each surface applied the rules itself and some forgot one
+(unscreened resources, unaudited skill reads, hidden servers told apart: issue 31).
+
+Tool calls run through :meth:`toolscout.gateway.Gateway.execute`, which applies the same
+order with the tool's schema validation and approval in between; it reports the same stage
+names to the same hook.
+
+A hidden entry answers exactly as an unknown one (``hidden()`` builds the error the surface
+gives for "no such thing"), and its audit record says ``denied``.
+
+``on_stage(name, seconds)`` sees each stage's duration (telemetry plugs in here); unset, no
+clock is read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..context import CallContext, current, using
+from ..errors import PolicyDenied, ToolscoutError
+from ..model import CallResult, Tool
+from ..security.results import ResultWithheld
+from .audit import AuditRecord, Recorder, emit, mask_secrets
+from .screening import scan_payload, screen_payload
+from .visibility import Visibility
+
+__all__ = ["OPERATIONS", "RELAYED", "STAGES", "Guard", "Operation", "StageHook", "relay_through"]
+
+STAGES = ("identify", "visible", "approve", "credentials", "run", "screen", "audit")
+"""The order every operation passes through (the names ``on_stage`` receives)."""
+
+OPERATIONS: Mapping[str, str] = {
+    "tools/call": "result",
+    "resources/list": "resource list",
+    "resources/read": "resource",
+    "resources/subscribe": "resource",
+    "prompts/list": "prompt list",
+    "prompts/get": "prompt",
+    "completion/complete": "completion",
+    "skills/read": "skill",
+    "program": "output",
+    "sampling/createMessage": "sampling request",
+    "elicitation/create": "elicitation request",
+    "roots/list": "roots request",
+}
+"""Every kind of operation, with what its screened text is called in a warning. The guard
+matrix test (tests/security/test_guard_matrix.py) has rows for each."""
+
+RELAYED = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
+"""Requests an upstream sends to the caller: what the caller's model or user reads is the
+request itself, so it is screened before it is forwarded (the ``screen`` stage comes
+before ``run`` for these)."""
+
+StageHook = Callable[[str, float], None]
+Handler = Callable[["Operation", CallContext], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One request as the guard sees it: its ``kind`` (a key of :data:`OPERATIONS`), the
+    ``name`` the caller used (URI, prompt name, program label...), the catalog-like
+    ``entry`` visibility judges (``None``: nothing to hide, e.g. a list), its ``params``
+    (for the handler), and ``screen``: whether its answer is text a model reads."""
+
+    kind: str
+    name: str
+    entry: Tool | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    screen: bool = True
+    id: str | None = None
+    """The audit record's own id, when records made inside point at it (a program's calls)."""
+    payload: Any = field(default=None, compare=False, repr=False)
+    """What only the handler reads (a program's code): never audited."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in OPERATIONS:
+            raise ValueError(f"unknown operation kind {self.kind!r}; add it to OPERATIONS (and the guard matrix)")
+
+
+class Guard:
+    """Holds the handlers of every guarded operation and runs each through the stages.
+
+    ``visibility`` is the gateway's rule (policy plus the caller's ``allow``);
+    ``screen_mode(entry)`` the poisoning mode for an entry's text (``None``: screening off);
+    ``recorders()`` the audit recorders now (the gateway's list, read at each run).
+    """
+
+    def __init__(
+        self,
+        visibility: Visibility,
+        *,
+        recorders: Callable[[], list[Recorder]] = list,
+        screen_mode: Callable[[Tool | None], str] | None = None,
+        on_stage: StageHook | None = None,
+        keep_arguments: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.visibility = visibility
+        self.recorders = recorders
+        self.screen_mode = screen_mode
+        self.on_stage = on_stage
+        self.keep_arguments = keep_arguments
+        self.__handlers: dict[str, Handler] = {}
+
+    def register(self, kind: str, handler: Handler) -> None:
+        """Make ``handler`` the one runner of ``kind``; only :meth:`run` ever calls it."""
+        if kind not in OPERATIONS:
+            raise ValueError(f"unknown operation kind {kind!r}")
+        if kind in self.__handlers:
+            raise ValueError(f"{kind} already has a handler")
+        self.__handlers[kind] = handler
+
+    def handles(self, kind: str) -> bool:
+        return kind in self.__handlers
+
+    def _tick(self, stage: str, started: float) -> float:
+        now = time.perf_counter()
+        if self.on_stage is not None:
+            self.on_stage(stage, now - started)
+        return now
+
+    async def run(
+        self,
+        op: Operation,
+        ctx: CallContext,
+        *,
+        hidden: Callable[[], Exception],
+        audit: bool = True,
+    ) -> Any:
+        """The handler's answer for ``op`` and ``ctx``'s caller, screened; raises ``hidden()``
+        when the caller may not see ``op.entry`` and whatever the handler raised otherwise.
+        One audit record either way (``audit=False``: a listing, which decides nothing)."""
+        started_wall = time.time()
+        t = time.perf_counter() if self.on_stage is not None else 0.0
+        principal = ctx.principal  # identify: the surface derived it once (access.principal)
+        t = self._tick("identify", t) if self.on_stage else t
+        decision, outcome = "allowed", "ok"
+        try:
+            if op.entry is not None and not self.visibility.admits(op.entry, ctx.allow):
+                decision, outcome = "denied", "denied"
+                raise hidden()
+            t = self._tick("visible", t) if self.on_stage else t
+            t = self._tick("approve", t) if self.on_stage else t  # reads are never gated; programs gate each call
+            handler = self.__handlers.get(op.kind)
+            if handler is None:
+                decision, outcome = "refused", "unknown_operation"
+                raise hidden()
+            t = self._tick("credentials", t) if self.on_stage else t  # the handler picks the caller's connection
+            mode = self.screen_mode(op.entry) if (self.screen_mode is not None and op.screen) else "off"
+            if op.kind in RELAYED:
+                if mode != "off":
+                    screened = screen_payload(dict(op.params), mode, what=OPERATIONS[op.kind], name=op.name)
+                    op = dataclasses.replace(op, params=screened)
+                t = self._tick("screen", t) if self.on_stage else t
+                mode = "off"  # the client's answer goes back to the upstream, not to a model
+            with using(ctx):  # per-user credentials read the caller from here
+                answer = await handler(op, ctx)
+            t = self._tick("run", t) if self.on_stage else t
+            if isinstance(answer, CallResult):
+                answer = _screened_result(answer, mode, op)
+                if answer.error is not None:
+                    outcome = answer.error.code
+                    decision = "refused" if outcome in ("result_withheld", "approval_denied") else decision
+            elif mode != "off" and isinstance(answer, dict):
+                answer = screen_payload(answer, mode, what=OPERATIONS[op.kind], name=op.name)
+            if op.kind not in RELAYED:
+                t = self._tick("screen", t) if self.on_stage else t
+            return answer
+        except ToolscoutError as exc:
+            if outcome == "ok":
+                decision, outcome = ("refused" if exc.code == "result_withheld" else "allowed"), exc.code
+            raise
+        except Exception as exc:
+            if outcome == "ok":
+                outcome = getattr(exc, "code", None) if isinstance(getattr(exc, "code", None), str) else "error"
+            raise
+        finally:
+            recorders = self.recorders() if audit else ()
+            if recorders:
+                record = AuditRecord(
+                    time=started_wall,
+                    principal=principal.id,
+                    kind=principal.kind,
+                    tool=op.name,
+                    decision=decision,
+                    outcome=str(outcome),
+                    duration_ms=round((time.time() - started_wall) * 1000, 3),
+                    session=ctx.session_id,
+                    arguments=mask_secrets(dict(op.params)) if op.params and self.keep_arguments() and op.kind not in RELAYED else None,
+                    operation=op.kind,
+                    id=op.id,
+                    parent=ctx.audit_parent if ctx.audit_parent != op.id else None,
+                )
+                emit(recorders, record)
+            if self.on_stage is not None:
+                self._tick("audit", t)
+
+
+def _screened_result(result: CallResult, mode: str, op: Operation) -> CallResult:
+    """A :class:`CallResult` answer (a program's) screened as its text and structure."""
+    if mode == "off" or not result.ok:
+        return result
+    payload = {"content": list(result.content), "structuredContent": result.structured}
+    serious = [f for f in scan_payload(payload) if f.at_least("medium")]
+    if not serious:
+        return result
+    try:
+        screened = screen_payload(payload, mode, what=OPERATIONS[op.kind], name=op.name)
+    except ResultWithheld as exc:
+        return CallResult.failure(result.tool, exc, duration_ms=result.duration_ms)
+    if screened is not payload:
+        result.content = screened["content"]
+        result.findings = (*result.findings, *(f.to_dict() for f in serious))
+    return result
+
+
+async def _forward(op: Operation, ctx: CallContext) -> dict[str, Any]:
+    relay = op.payload
+    answer: dict[str, Any] = await relay.request(op.kind, dict(op.params))
+    return answer
+
+
+def relay_through(guard: Guard, server: str) -> Callable[[str, dict[str, Any], Any], Awaitable[dict[str, Any]]]:
+    """How ``server``'s requests to the caller (sampling, elicitation, roots) reach them:
+    through ``guard`` (audited, screened under the server's mode), then the call's relay."""
+    for kind in RELAYED:
+        if not guard.handles(kind):
+            guard.register(kind, _forward)
+    probe = Tool(server, f"requests of {server}", source="mcp", source_id=server, category=server,
+                 meta={"server": server})
+
+    async def relay(method: str, params: dict[str, Any], to: Any) -> dict[str, Any]:
+        op = Operation(method, server, entry=probe, params=params, payload=to)
+        hidden = lambda: PolicyDenied(f"{server} may not reach this caller")  # noqa: E731
+        answer: dict[str, Any] = await guard.run(op, current(), hidden=hidden)  # the call it serves
+        return answer
+
+    return relay
