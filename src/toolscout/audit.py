@@ -30,8 +30,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from itertools import pairwise
 from datetime import datetime
+from itertools import pairwise
 from typing import IO, Any
 
 from .storage import BlobStore
