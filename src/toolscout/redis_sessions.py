@@ -77,10 +77,10 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 """
 
-# KEYS[1] session; ARGV: owner, TTL in ms. Records who opened it (and makes it known); the
-# first owner stays.
+# KEYS[1] session; ARGV: owner, TTL in ms. Records who opened it; the first owner stays.
+# Never writes 'rev': a session whose state the store lost stays "not stored" for _LOAD
+# (the replica keeps its own copy) rather than becoming an empty stored one.
 _OWN = """
-redis.call('HSETNX', KEYS[1], 'rev', '0')
 redis.call('HSETNX', KEYS[1], 'owner', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
@@ -497,8 +497,8 @@ class RedisSessionStore:
     async def aown(self, session_id: str, owner: str) -> None:
         """Record who opened a session (an MCP session at initialize), beside its state: it
         expires and is dropped with the session, and every replica reads the same owner
-        (:mod:`toolscout.server.session_owners`). Marks the session known, as :meth:`amark`;
-        an owner already recorded is never replaced."""
+        (:mod:`toolscout.server.session_owners`). An owner already recorded is never
+        replaced."""
         _, scripts = self._async()
         try:
             await scripts.own(keys=[self.key(session_id)], args=[owner, self._ttl_ms])
