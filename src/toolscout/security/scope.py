@@ -219,7 +219,7 @@ def _sink(text: str) -> re.Match[str] | None:
     """An address data could be sent to: URL, e-mail, image link, account, wallet, phone."""
     low = text.lower()
     for hints, rx in _SINKS:
-        if any(h in low for h in hints):
+        if any(map(low.__contains__, hints)):
             m = rx.search(text)
             if m:
                 return m
@@ -317,7 +317,7 @@ _SINK_HINTS = ("://", "@", "![", "0x", "bc1", "+", "#")
 
 
 def _hinted(low: str, hints: tuple[str, ...]) -> bool:
-    return any(h in low for h in hints)
+    return any(map(low.__contains__, hints))  # no generator frame: this runs per text and sentence
 
 
 _STRUCTURAL = ("~/", "~\\", "$", "://", "@", "![", "0x", "bc1", "+", "%", "<", "[", "【")
@@ -364,7 +364,7 @@ class _Lex:
 
 
 class _Sent:
-    __slots__ = ("ascii", "first", "firsts", "low", "text", "words")
+    __slots__ = ("_firsts", "ascii", "first", "low", "text", "words")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -373,12 +373,21 @@ class _Sent:
         tokens = (_ASCII_TOKENS if self.ascii else _TOKENS).findall(self.low)
         self.words = frozenset(tokens)
         self.first = tokens[0] if tokens else ""
-        self.firsts = {self.first}  # the first word of each clause ("Before using it, read ...")
-        if "," in self.low or ":" in self.low or " and " in self.low:
-            for clause in _CLAUSE.split(self.low)[1:]:
-                m = _FIRST_WORD.match(clause)
-                if m and clause.strip().count(" ") >= 1:  # a clause, not an item of a list ("add, remove, update")
-                    self.firsts.add(m[0])
+        self._firsts: set[str] | None = None
+
+    @property
+    def firsts(self) -> set[str]:
+        """The first word of each clause ("Before using it, read ..."): split only when an
+        imperative is looked for, which most sentences never reach."""
+        if self._firsts is None:
+            firsts = {self.first}
+            if "," in self.low or ":" in self.low or " and " in self.low:
+                for clause in _CLAUSE.split(self.low)[1:]:
+                    m = _FIRST_WORD.match(clause)
+                    if m and clause.strip().count(" ") >= 1:  # a clause, not an item of a list ("add, remove, update")
+                        firsts.add(m[0])
+            self._firsts = firsts
+        return self._firsts
 
 
 _L_SECOND = _Lex(
@@ -588,7 +597,7 @@ def scope_gate(text: str, words: frozenset[str] | None = None) -> bool:
     if not text.isascii():
         return True
     low = text.lower()
-    if any(h in low for h in _TOOL_HINTS) or _hinted(low, _PATH_HINTS) or _hinted(low, _ENV_HINTS):
+    if _hinted(low, _TOOL_HINTS) or _hinted(low, _PATH_HINTS) or _hinted(low, _ENV_HINTS):
         return True
     words = frozenset(_ASCII_TOKENS.findall(low)) if words is None else words
     return not _REACH.isdisjoint(words)
@@ -611,7 +620,7 @@ def secret_name(name: str) -> str | None:
     """A parameter name that asks for a credential file's contents (``content_of_id_rsa``,
     ``ssh_key_file_contents``): evidence, or ``None``."""
     low = name.lower()
-    if not any(h in low for h in _NAME_HINTS):
+    if not _hinted(low, _NAME_HINTS):
         return None
     words = [w.lower() for w in _NAME_SPLIT.split(name) if w]
     if len(words) < 2:
@@ -661,14 +670,21 @@ def _names_own_param(sentence: str, params: frozenset[str], path_param: bool) ->
     (a credential path and a parameter name together: a file's contents put into it)."""
     low = sentence.lower()
     return any(
-        len(p) >= 1 and not _PATHLIKE_PARAM.search(p) and not _SECRET_PARAM.search(p) and not _SECRET_PATH.search(p)
-        and "config" not in p and re.search(
+        len(p) >= 1 and _plain_param(p) and re.search(
             rf"[`'\"“]{re.escape(p)}[`'\"”]|(?<![\w/.~-]){re.escape(p)}\s*(?:{_FIELD_WORDS})|(?:{_FIELD_WORDS})\s+{re.escape(p)}\b"
             if len(p) >= 3 else rf"[`'\"“]{re.escape(p)}[`'\"”]",
             low,
         )
         for p in params
     )
+
+
+@lru_cache(maxsize=65536)
+def _plain_param(name: str) -> bool:
+    """Whether a parameter is not named for a path, a secret or a config (parameter names
+    repeat across a catalog: each is looked at once)."""
+    return (not _PATHLIKE_PARAM.search(name) and not _SECRET_PARAM.search(name) and not _SECRET_PATH.search(name)
+            and "config" not in name)
 
 
 def _own_data(t: _Sent, params: frozenset[str]) -> bool:
@@ -678,12 +694,40 @@ def _own_data(t: _Sent, params: frozenset[str]) -> bool:
     return any(w in named for p in params for w in _NAME_SPLIT.split(p))
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=16384)
 def _param_kinds(params: frozenset[str]) -> tuple[bool, frozenset[str]]:
     """Whether a tool takes a path, and the words of its credential parameters' names."""
-    path = any(_PATHLIKE_PARAM.search(p) for p in params)
-    tokens = frozenset(w for p in params if _SECRET_PARAM.search(p) for w in _NAME_SPLIT.split(p.lower()) if w)
+    path = any(map(_pathlike_param, params))
+    tokens = frozenset(w for p in params if _secret_param(p) for w in _NAME_SPLIT.split(p.lower()) if w)
     return path, tokens
+
+
+@lru_cache(maxsize=65536)
+def _pathlike_param(name: str) -> bool:
+    return _PATHLIKE_PARAM.search(name) is not None
+
+
+@lru_cache(maxsize=65536)
+def _secret_param(name: str) -> bool:
+    return _SECRET_PARAM.search(name) is not None
+
+
+def _keys(*lexicons: _Lex) -> frozenset[str]:
+    """Every word one of ``lexicons`` can fire on in an ASCII sentence (its one-word entries
+    and the first words of its phrases)."""
+    return frozenset().union(*(lex.single | lex.multi.keys() for lex in lexicons))
+
+
+_PARAM_REACH = _REACH | _keys(
+    _L_SECRET, _L_WEAK_SECRET, _L_HANDOVER, _L_REPLY, _L_DISCLOSE, _L_DISTRUST, _L_REPLY_NOUN
+) | _CAT_WORDS["speech"] | _words("before prior ahead first system hidden your instructions prompt")
+"""Words without which no check of :func:`scope_hits` can fire on an ASCII sentence that
+describes a parameter (no path, address or tag in it, nothing carried over from the
+sentence before). A parameter's text is model-facing by position, so ``_REACH`` (what is
+outside a tool) is not enough to skip it; each check needs one of: a secret word (or a weak
+one with a handover), a handover verb (personal data, the conversation), the model's reply,
+a disclosure verb, distrust, a reply noun, a speech verb, a tool noun, a hiding word, a
+line-jumping "before ...", or the system prompt's words."""
 
 
 def scope_hits(
@@ -692,15 +736,20 @@ def scope_hits(
     params: frozenset[str] = frozenset(),
     is_other_tool: Callable[[str], bool] | None = None,
     parameter: bool = False,
+    words: frozenset[str] | None = None,
 ) -> list[tuple[str, str]]:
     """``(code, evidence)`` for sentences of ``text`` that are addressed to the model and
     reach outside the tool. ``params`` are the tool's own parameter names, lower-case
     (a secret or path the tool asks for is in scope); ``is_other_tool(name)`` says whether
     a tool-shaped identifier names another tool (not this one, not a sibling);
-    ``parameter``: the text describes a parameter (so "fill this with ..." puts data there)."""
+    ``parameter``: the text describes a parameter (so "fill this with ..." puts data there);
+    ``words``: the lower-case ASCII words of ``text`` when the caller has them already."""
     ascii_text = text.isascii()
     low = text.lower()
-    words = frozenset(_ASCII_TOKENS.findall(low)) if ascii_text else frozenset()
+    if not ascii_text:
+        words = frozenset()
+    elif words is None:
+        words = frozenset(_ASCII_TOKENS.findall(low))
     cats = {c for c, ws in _CAT_WORDS.items() if not ascii_text or not words.isdisjoint(ws)}
     if ascii_text and "others" in cats and words.isdisjoint(_TOOL_NOUNS):
         cats.discard("others")
@@ -727,11 +776,13 @@ def scope_hits(
             out["instruction_tag"] = text[max(0, m.start() - 20) : m.end() + 100]
     if ascii_text and not structural and not parameter and words.isdisjoint(_REACH):
         return list(out.items())
+    if ascii_text and parameter and not tagged and not structural and "#" not in text and words.isdisjoint(_PARAM_REACH):
+        return list(out.items())  # no sentence of it could fire (see _PARAM_REACH)
     path_param, secret_tokens = _param_kinds(params)
     prev_secret = False
     for s in _sentences(text):
         t = _Sent(s)
-        if t.ascii and not (prev_secret or tagged or parameter) and t.words.isdisjoint(_REACH) and not (
+        if t.ascii and not (prev_secret or tagged) and t.words.isdisjoint(_PARAM_REACH if parameter else _REACH) and not (
             paths or _hinted(s, _SINK_HINTS)
         ):
             continue  # nothing outside the tool is named here
@@ -799,7 +850,7 @@ def scope_hits(
             is_other_tool is not None and any(is_other_tool(m[0]) for m in _IDENT.finditer(s))
         )) and _L_EXCLUSIVE(_Sent(text)):
             out.setdefault("tool_override", s)
-        if _LINE_JUMP.search(s) and (addressed or _L_IMPERATIVE(t)) and (user or sink or _L_CONV(t) or _L_PERSONAL(t)):
+        if (addressed or _L_IMPERATIVE(t)) and (user or sink or _L_CONV(t) or _L_PERSONAL(t)) and _LINE_JUMP.search(s):
             out.setdefault("line_jumping", s)
         if _L_REPLY_NOUN(t) and _L_REPLY_PUSH(t) and (_DOMAIN.search(s) or sink) and (addressed or model_facing):
             out.setdefault("model_directive", s)
