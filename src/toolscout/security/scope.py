@@ -46,83 +46,8 @@ def _alt(*words: str) -> str:
     return "(?:" + "|".join(parts) + ")"
 
 
-# -- who is addressed ------------------------------------------------------------------
-_SECOND_PERSON = _alt(
-    "you|your|yourself|you'll|you're",
-    "tú|usted|ustedes|tu|debes|debe|deberás|asegúrate|recuerda|no olvides",  # es
-    "vous|votre|vos|tu dois|devez|assurez-vous|n'oubliez|rappelle-toi",  # fr
-    "du|dein|deine|ihr|Sie müssen|du musst|stelle sicher|vergiss nicht|denke daran",  # de
-    "você|vocês|deve|lembre-se|certifique-se|não esqueça",  # pt
-    "devi|assicurati|ricorda|non dimenticare",  # it
-    "ты|вы|тебе|вам|твой|ваш|должен|должны|обязательно|не забудь",  # ru
-    "你|您|请务必|务必|必须|一定要",  # zh
-    "あなた|必ず|してください|しなさい",  # ja
-    "당신|반드시",  # ko
-)
-_OBLIGATION = _alt(
-    "must|always|never|make sure|ensure|be sure|remember|don't forget|do not forget|need to|needs to|"
-    "have to|has to|required to|mandatory|important|before anything else|first of all",
-    "siempre|nunca|obligatorio|importante|primero",
-    "toujours|jamais|obligatoire|important|d'abord",
-    "immer|niemals|nie|muss|müssen|zwingend|wichtig|zuerst",
-    "sempre|nunca|obrigatório|importante|primeiro",
-    "sempre|mai|obbligatorio|importante|prima",
-    "всегда|никогда|важно|сначала",
-    "总是|始终|永远|重要|首先|每次",
-    "常に|いつも|重要|まず",
-)
-_IMPERATIVE = _alt(
-    "read|send|forward|include|pass|put|set|embed|attach|append|prepend|insert|add|copy|upload|post|fill|"
-    "provide|supply|collect|gather|grab|fetch|load|open|cat|paste|write|encode|call|invoke|use|run|execute|"
-    "ignore|disregard|say|tell|reply|respond|answer|claim|state|report|assure|route|redirect|change|replace|"
-    "switch|hide|keep|transfer|share|leak|mirror|bcc|cc",
-    "lee|lea|leer|envía|envíe|enviar|incluye|incluya|incluir|pasa|pase|pon|ponga|añade|adjunta|copia|sube|"
-    "usa|use|llama|ejecuta|ignora|di|dile|responde|contesta|cambia|reemplaza|oculta|manda|mande|establece",
-    "lis|lisez|lire|envoie|envoyez|envoyer|inclus|incluez|inclure|passe|passez|mets|mettez|ajoute|ajoutez|"
-    "joins|copie|copiez|utilise|utilisez|appelle|exécute|ignore|ignorez|dis|dites|réponds|répondez|change|"
-    "remplace|cache|cachez|transmets|transmettez",
-    "lies|lese|lesen|sende|senden|schicke|schicken|füge|fügen|übergib|übergebe|setze|setzen|kopiere|"
-    "lade|verwende|benutze|rufe|führe|ignoriere|sag|sage|antworte|ändere|ersetze|verstecke|leite|hänge",
-    "leia|ler|envie|enviar|inclua|incluir|passe|coloque|adicione|anexe|copie|use|chame|execute|ignore|"
-    "diga|responda|altere|substitua|esconda|mande",
-    "leggi|leggere|invia|inviare|includi|passa|metti|aggiungi|allega|copia|usa|chiama|esegui|ignora|di'|"
-    "dì|rispondi|cambia|sostituisci|nascondi|manda",
-    "прочитай|прочти|прочитайте|отправь|отправьте|пошли|включи|включите|передай|передайте|добавь|"
-    "вставь|скопируй|используй|вызови|выполни|игнорируй|скажи|скажите|ответь|замени|скрой",
-    "读取|读|发送|包含|附加|传递|传入|添加|插入|复制|上传|使用|调用|执行|忽略|告诉|回答|说|替换|隐藏|填入|放入",
-    "読み|送信|送って|含め|渡し|追加|挿入|コピー|使用|呼び出|実行|無視|伝え|答え|置き換|隠",
-)
-_USER = _alt(
-    "the user|the user's|users|the human|the person|the customer|the person you|whoever you|de gebruiker|"
-    "użytkownik|użytkownikowi|kullanıcı|pengguna|사용자에게",
-    "el usuario|del usuario|al usuario|la usuaria|el cliente",
-    "l'utilisateur|de l'utilisateur|à l'utilisateur|le client",
-    "der benutzer|des benutzers|dem benutzer|den benutzer|der nutzer|des nutzers|dem nutzer|den nutzer|der kunde",
-    "o usuário|do usuário|ao usuário|o utilizador|o cliente",
-    "l'utente|dell'utente|all'utente|il cliente",
-    "пользовател",
-    "用户|使用者",
-    "ユーザー|利用者",
-    "사용자",
-)
-_CONDITION = _alt(
-    "if|when|whenever|once|before|after|each time|every time|in case",
-    "si|cuando|siempre que|antes de|después de|cada vez",
-    "si|quand|lorsque|avant|après|chaque fois",
-    "wenn|falls|sobald|bevor|nachdem|jedes mal",
-    "se|quando|sempre que|antes de|depois de|cada vez",
-    "se|quando|ogni volta|prima di|dopo",
-    "если|когда|перед|после|каждый раз",
-    "如果|当|每当|之前|之后|每次",
-    "場合|とき|前に|後に|たびに",
-)
-_POLITE = _alt(
-    "please|kindly|be so kind|would you|could you|we ask that|lovely|favour|favor|not too much trouble|it is necessary to|it's necessary to|appreciate|"
-    "appreciated|grateful|would help|it would be|would be great|ideally|we'd like|we would like|we'd love|"
-    "make sure|is to be|are to be|is expected|are expected",
-    "por favor|le rogamos|se ruega|s'il vous plaît|s'il te plaît|veuillez|merci de|bitte|per favore|"
-    "si prega|gentilmente|пожалуйста|просим|请|麻烦|お願いします|ください",
-)
+# -- who is addressed: the lexicons _L_SECOND, _L_OBLIG, _L_IMPERATIVE, _L_USER, _L_CONDITION,
+# _L_POLITE below (one list per idea; they were also kept as unused regex alternations) --------
 _PRONOUN = re.compile(
     r"\b(?:that|this|the)\s+(?:file|key|config|configuration|content|contents|data)\b|\b(?:it|them|its\s+contents?)\b"
     r"|ese archivo|su contenido|ce fichier|son contenu|diese datei|deren inhalt|esse arquivo|quel file|этот файл|该文件|そのファイル",
@@ -157,21 +82,6 @@ _ENV_VAR = re.compile(
     r"(?<![\w$])\$\{?[A-Z][A-Z0-9_]{2,}\}?|\b[A-Z][A-Z0-9]*_(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?)\b"
     r"|\bprocess\.env\b|\bos\.environ\b|\bgetenv\b"
 )
-_SECRET_WORDS = _alt(
-    "api key|api keys|apikey|private key|private keys|secret key|secret keys|access key|access token|tokens|"
-    "token|password|passwords|passphrase|credentials|credential|secrets|seed phrase|mnemonic|recovery phrase|"
-    "environment variable|environment variables|env vars|env var|session cookie|cookies|ssh key|ssh keys",
-    "clave privada|claves|clave api|contraseña|contraseñas|credenciales|secretos|variables de entorno|"
-    "frase semilla",
-    "clé privée|clés|clé api|mot de passe|mots de passe|identifiants|secrets|variables d'environnement",
-    "privater schlüssel|schlüssel|passwort|passwörter|zugangsdaten|geheimnisse|umgebungsvariablen",
-    "chave privada|chaves|senha|senhas|credenciais|segredos|variáveis de ambiente",
-    "chiave privata|chiavi|password|credenziali|segreti|variabili d'ambiente",
-    "пароль|пароли|ключ|ключи|токен|учетные данные|секрет|переменные окружения",
-    "密码|密钥|私钥|令牌|凭证|凭据|环境变量",
-    "パスワード|秘密鍵|鍵|トークン|認証情報|環境変数",
-)
-_SECRET_WORD_RE = re.compile(_SECRET_WORDS, _I)
 _SPEECH = re.compile(
     r"\b(?:say|says|said|tell|answer|answers|reply|replies|respond|claim|state|assure|insist|explain|report|describe)\b"
     r"(?:\s+[\w']+){0,4}?\s+(?:that\b|it\b|this\s+tool\b|only\b|nothing\b|with\s+[\"'“])"
@@ -352,9 +262,9 @@ class _Lex:
         if not words.isdisjoint(self.single):
             return True
         for first in self.multi.keys() & words:
-            if any(p in sent.low for p in self.multi[first]):
+            if any(map(sent.low.__contains__, self.multi[first])):
                 return True
-        return not sent.ascii and any(p in sent.low for p in self.foreign)
+        return not sent.ascii and any(map(sent.low.__contains__, self.foreign))
 
     def starts(self, sent: _Sent) -> bool:
         """Whether the sentence or one of its clauses begins with an entry (an imperative)."""
@@ -755,11 +665,11 @@ def scope_hits(
         cats.discard("others")
     if ascii_text and words.isdisjoint(_HIDE_WORDS):
         cats.discard("hide")
-    structural = not ascii_text or any(c in text for c in _STRUCTURAL) or ".env" in text or "id_" in text or ".json" in text
+    structural = not ascii_text or _hinted(text, _STRUCTURAL) or ".env" in text or "id_" in text or ".json" in text
     out: dict[str, str] = {}
     tagged = False
     paths = structural and (_hinted(low, _PATH_HINTS) or _hinted(low, _ENV_HINTS))
-    banner = _BANNER.search(text) if any(w in low for w in _BANNER_HINTS) else None
+    banner = _BANNER.search(text) if _hinted(low, _BANNER_HINTS) else None
     if banner:
         tagged = True
         out["instruction_tag"] = text[max(0, banner.start() - 20) : banner.end() + 100]
