@@ -628,16 +628,44 @@ def _keys(*lexicons: _Lex) -> frozenset[str]:
     return frozenset().union(*(lex.single | lex.multi.keys() for lex in lexicons))
 
 
-_PARAM_REACH = _REACH | _keys(
-    _L_SECRET, _L_WEAK_SECRET, _L_HANDOVER, _L_REPLY, _L_DISCLOSE, _L_DISTRUST, _L_REPLY_NOUN
-) | _CAT_WORDS["speech"] | _words("before prior ahead first system hidden your instructions prompt")
-"""Words without which no check of :func:`scope_hits` can fire on an ASCII sentence that
-describes a parameter (no path, address or tag in it, nothing carried over from the
-sentence before). A parameter's text is model-facing by position, so ``_REACH`` (what is
-outside a tool) is not enough to skip it; each check needs one of: a secret word (or a weak
-one with a handover), a handover verb (personal data, the conversation), the model's reply,
-a disclosure verb, distrust, a reply noun, a speech verb, a tool noun, a hiding word, a
-line-jumping "before ...", or the system prompt's words."""
+_NEEDED = _keys(
+    _L_SECRET, _L_WEAK_SECRET, _L_HANDOVER, _L_REPLY, _L_DISCLOSE, _L_DISTRUST
+) | _L_REPLY_PUSH.single | _CAT_WORDS["speech"] | _HIDE_WORDS | _TOOL_NOUNS | _SINK_WORDS | _words("before prior ahead first")
+"""Words without which no check of :func:`scope_hits` can fire on an ASCII text that has no
+path, address, channel or tag in it (see :func:`_inert`, which asks the same per sentence,
+more precisely). A parameter's text is model-facing by position, so ``_REACH`` (what is
+outside a tool) cannot skip it; this can."""
+_ACCOUNT_WORDS = _words("account acct iban routing wallet cuenta compte konto conta conto")
+_IMAGE_LINK = _words("link url tag markdown")
+_QUANTIFIERS = _words("any every each all another")
+_JUMP_WORDS = _words("before prior ahead first")
+_DIGIT = re.compile(r"\d")
+
+
+def _inert(t: _Sent, conv: bool) -> bool:
+    """Whether no check of :func:`scope_hits` can fire on ASCII sentence ``t`` (which names
+    no path, address, channel or tag and follows no sentence naming a credential path), by
+    the parts each check needs: a secret, a hiding word, a handover of personal data, the
+    conversation (``conv``: the text names it), a weak secret or an address, a speech verb to
+    the user, another tool, distrust, a reply noun pushed somewhere, the model's reply, a
+    line jump, an account number or image link, a disclosure of the system prompt. A few
+    lexicon lookups instead of the whole analysis, for the sentences most texts are made of."""
+    w, low = t.words, t.low
+    sink = (not w.isdisjoint(_ACCOUNT_WORDS) and _DIGIT.search(t.text) is not None) or (
+        "image" in w and not w.isdisjoint(_IMAGE_LINK))
+    return not (
+        sink
+        or not w.isdisjoint(_HIDE_WORDS)
+        or _L_SECRET(t)
+        or (_L_HANDOVER(t) and (conv or _L_PERSONAL(t) or _L_WEAK_SECRET(t)))
+        or (not w.isdisjoint(_CAT_WORDS["speech"]) and _L_USER(t))
+        or (not w.isdisjoint(_TOOL_NOUNS) and not w.isdisjoint(_CAT_WORDS["others"]))
+        or _L_DISTRUST(t)
+        or (not w.isdisjoint(_L_REPLY_PUSH.single) and _L_REPLY_NOUN(t))
+        or _L_REPLY(t)
+        or (not w.isdisjoint(_JUMP_WORDS) and not w.isdisjoint(_QUANTIFIERS))
+        or (_L_DISCLOSE(t) and ("system" in low or "hidden" in low or "instruction" in low or "prompt" in low))
+    )
 
 
 def scope_hits(
@@ -686,16 +714,16 @@ def scope_hits(
             out["instruction_tag"] = text[max(0, m.start() - 20) : m.end() + 100]
     if ascii_text and not structural and not parameter and words.isdisjoint(_REACH):
         return list(out.items())
-    if ascii_text and parameter and not tagged and not structural and "#" not in text and words.isdisjoint(_PARAM_REACH):
-        return list(out.items())  # no sentence of it could fire (see _PARAM_REACH)
+    if ascii_text and not tagged and not structural and "#" not in text and words.isdisjoint(_NEEDED):
+        return list(out.items())  # no sentence of it could fire (see _NEEDED)
     path_param, secret_tokens = _param_kinds(params)
     prev_secret = False
     for s in _sentences(text):
         t = _Sent(s)
-        if t.ascii and not (prev_secret or tagged) and t.words.isdisjoint(_PARAM_REACH if parameter else _REACH) and not (
-            paths or _hinted(s, _SINK_HINTS)
+        if t.ascii and not (prev_secret or tagged) and not (paths or _hinted(s, _SINK_HINTS)) and (
+            (not parameter and t.words.isdisjoint(_REACH)) or t.words.isdisjoint(_NEEDED) or _inert(t, "conv" in cats)
         ):
-            continue  # nothing outside the tool is named here
+            continue  # nothing outside the tool is named here, or nothing any check needs
         addressed = _L_SECOND(t) or _L_OBLIG(t) or _L_POLITE(t) or _L_IMPERATIVE.starts(t)
         user = _L_USER(t)
         user_cond = user and (_L_CONDITION(t) or _L_ASKS(t))
