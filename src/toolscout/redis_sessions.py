@@ -79,6 +79,15 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 """
 
+# KEYS[1] session; ARGV: owner, TTL in ms. Records who opened it; the first owner stays.
+# Never writes 'rev': a session whose state the store lost stays "not stored" for _LOAD
+# (the replica keeps its own copy) rather than becoming an empty stored one.
+_OWN = """
+redis.call('HSETNX', KEYS[1], 'owner', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
 
 @dataclass(slots=True)
 class _Book:
@@ -484,6 +493,27 @@ class RedisSessionStore:
             raise self._failed(exc, "mark") from None
         self._ok()
 
+    async def aown(self, session_id: str, owner: str) -> None:
+        """Record who opened a session (an MCP session at initialize), beside its state: it
+        expires and is dropped with the session, and every replica reads the same owner
+        (:mod:`toolscout.server.session_owners`). An owner already recorded is never
+        replaced."""
+        _, scripts = self._async()
+        try:
+            await scripts.own(keys=[self.key(session_id)], args=[owner, self._ttl_ms])
+        except self._errors() as exc:
+            raise self._failed(exc, "own") from None
+        self._ok()
+
+    async def aowner(self, session_id: str) -> str | None:
+        """Who opened the session (``None``: unknown, or opened before owners were kept)."""
+        client, _ = self._async()
+        try:
+            found = await client.hget(self.key(session_id), "owner")
+        except self._errors() as exc:
+            raise self._failed(exc, "lookup") from None
+        return found.decode() if isinstance(found, bytes) else found
+
     async def aclaim(self, name: str, ttl: float) -> bool:
         """Claim ``name`` for ``ttl`` seconds across every replica: ``True`` only for the
         first claim (a single-use approval ticket's nonce)."""
@@ -541,9 +571,10 @@ class _Job:
 
 
 class _Scripts:
-    """The three scripts, registered on one client (loaded again after a Redis restart)."""
+    """The scripts, registered on one client (loaded again after a Redis restart)."""
 
     def __init__(self, client: Any) -> None:
         self.load = client.register_script(_LOAD)
         self.save = client.register_script(_SAVE)
         self.mark = client.register_script(_MARK)
+        self.own = client.register_script(_OWN)

@@ -75,6 +75,72 @@ def test_arguments_only_when_asked_and_secrets_masked() -> None:
     }
 
 
+GH = "ghp_" + "R8xk2Lq9Zt4Wm7Pv3Nc6Hb1Jd5Fs0Ga2Ye8U"
+SECRET_SHAPES = {  # value -> what must be gone from the record
+    GH: GH,
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz": "github_pat_11ABC",
+    "xoxb-123456789012-abcdefghijkl": "xoxb-1234",
+    "AKIAIOSFODNN7EXAMPLE": "AKIAIOSFODNN7EXAMPLE",
+    "sk_live_51Hx9LkQ2mZp8Vt4Rw": "sk_live_51Hx",
+    "rk_test_51Hx9LkQ2mZp8Vt4Rw": "rk_test_51Hx",
+    "sk-proj-Ab3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr": "Ab3Cd4Ef5Gh6",
+    "sk-ant-api03-Zz9Yy8Xx7Ww6Vv5Uu4Tt3": "Zz9Yy8Xx7Ww6",
+    "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY": "9tSrke72Pou",
+    "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl": "eyJzdWIiOiJhbGljZSJ9",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----": "b3BlbnNzaC1rZXk",
+    "curl -H 'Authorization: Bearer abc123.def456' https://api.example.com": "abc123.def456",
+    "log in as bob, password: hunter22, then open the page": "hunter22",
+    "my password is Tr0ub4dor and I forget it": "Tr0ub4dor",
+    "postgres://app:s3cr3tpass@db.internal/app": "s3cr3tpass",
+    "key Xq9fK2mP8vL4nR7tW1zY6bC3dH5jG0sA in a note": "Xq9fK2mP8vL4nR7tW1zY6bC3dH5jG0sA",
+}
+ORDINARY = [  # kept verbatim: words, ids, digests, hyphenated and CamelCase names
+    "Reset the password for user bob and tell him the secret of good tokens",
+    "550e8400-e29b-41d4-a716-446655440000",
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b on main",
+    "sha256:79df250540d19884f3b0fbd8885dc348f2d130b4754e5d86a0545ff1c2b01ae5",
+    "skip-ahead-of-the-queue-tomorrow-morning1",
+    "getUserAccountSettingsByIdV2Handler2024",
+    "com_example_really_long_module_name_for_testing_v2",
+    "/usr/local/lib/python3.11/site-packages/toolscout/audit.py",
+    "order 12345678 for Alice, sku ABC-1234-XYZ",
+    "Bearer of bad news",
+    "skills and task-management for the sk team",
+]
+
+
+def test_secrets_are_masked_by_their_shape_too_inside_free_text() -> None:
+    gw = _gateway()
+    gw.audit_arguments = True
+    lines = io.StringIO()
+    gw.recorders.append(JsonLines(lines))
+    arguments = {f"a{i}": value for i, value in enumerate(SECRET_SHAPES)}
+    arguments.update({"pw": "hunter2", "user_pwd": "hunter3", "clientSecret": "x1", "x_access_token": "x2"})
+    arguments["nested"] = [{"note": f"use {GH} for the push"}]
+    _run(gw, "send_email", CallContext(principal=Principal("alice", "user")), arguments)
+    text = lines.getvalue()
+    for value, leaked in SECRET_SHAPES.items():
+        assert leaked not in text, value
+    for leaked in ("hunter2", "hunter3", "x1", "x2"):
+        assert f'"{leaked}"' not in text
+    record = json.loads(text)["audit"]["arguments"]
+    assert record["pw"] == record["user_pwd"] == "***"
+    assert record["nested"] == [{"note": "use *** for the push"}]  # the rest of the text stays readable
+    assert record["a12"] == "log in as bob, password: ***, then open the page"
+
+
+def test_ordinary_words_and_ids_are_not_masked() -> None:
+    for text in ORDINARY:
+        assert mask_secrets(text) == text[:200]
+    kept = {"pwm": "on", "spin": "fast", "description": "pw is short for password; the password is wrong"}
+    assert mask_secrets(kept) == kept
+
+
+def test_a_long_value_is_masked_before_it_is_cut() -> None:
+    text = "x" * 190 + " " + GH
+    assert GH[:9] not in mask_secrets(text)
+
+
 def test_a_failing_recorder_never_fails_the_call() -> None:
     gw = _gateway()
 

@@ -219,6 +219,41 @@ async def test_attack_tokens_are_refused_with_a_structured_401(served: Served, a
         assert ATTACKS[attack] in error["message"]
 
 
+def _without_subject(served: Served, claims: dict[str, Any]) -> str:
+    """A token the issuer's key signs that has no ``sub`` unless ``claims`` gives one."""
+    import jwt
+
+    now = int(time.time())
+    return jwt.encode({"iss": served.issuer.url, "iat": now, "exp": now + 300, **claims}, served.issuer.key,
+                      algorithm="RS256", headers={"kid": "test-signing-key"})
+
+
+async def test_a_token_naming_no_caller_is_refused_not_shared(served: Served) -> None:
+    """No ``sub`` and no ``client_id``: refused, never the shared principal ``unknown``
+    (every such caller would be one person: sessions, vault records, audit identity)."""
+    good = {"aud": served.resource, "scope": "tools", "groups": ["eng"]}
+    for claims in (good, {**good, "sub": ""}, {**good, "email": "x@example.org"}):
+        token = _without_subject(served, claims)
+        for method, path, body in (("GET", "/v1/whoami", None), ("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})):
+            reply = await _api(served, token, method, path, json=body)
+            assert reply.status_code == 401, (claims, reply.text)
+            error = reply.json()
+            assert error["error"] == "invalid_token" and "names no caller" in error["message"] and "idClaim" in error["hint"]
+
+
+async def test_the_operator_names_the_claim_that_identifies_callers(served: Served) -> None:
+    from toolscout.errors import InvalidToken
+
+    config = AuthConfig.model_validate({"issuer": served.issuer.url, "idClaim": "email"})
+    verifier = TokenVerifier(config, served.resource)
+    good = {"aud": served.resource, "scope": "tools"}
+    first = await verifier.verify(_without_subject(served, {**good, "email": "ann@example.org"}))
+    second = await verifier.verify(_without_subject(served, {**good, "email": "ben@example.org"}))
+    assert (first.id, second.id) == ("ann@example.org", "ben@example.org")
+    with pytest.raises(InvalidToken, match="'email', 'sub', 'client_id'"):
+        await verifier.verify(_without_subject(served, good))
+
+
 async def test_a_token_without_the_required_scope_gets_403_naming_it(served: Served) -> None:
     token = served.token("alice", scope="admin")
     reply = await _api(served, token, "POST", "/v1/find", json={"query": "repository"})

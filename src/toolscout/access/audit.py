@@ -11,7 +11,8 @@ Two recorders ship: :class:`AuditLog` keeps records in a
 PostgreSQL store replicas share) and answers queries; :class:`JsonLines` writes one JSON
 line per record to a stream (stdout, for log shippers). Argument values are left out
 unless the operator asks for them (``arguments=True`` on the gateway), and then every
-value under a key that looks like a secret (:data:`SECRET_KEYS`) is masked.
+value under a key that looks like a secret (:data:`SECRET_KEYS`) is masked, and so is every
+value that looks like one by its shape (:func:`mask_text`), also inside free text.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import re
 import socket
@@ -29,6 +31,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from itertools import pairwise
 from typing import IO, Any
 
 from ..storage import BlobStore
@@ -43,6 +46,7 @@ __all__ = [
     "JsonLines",
     "Recorder",
     "mask_secrets",
+    "mask_text",
     "parse_since",
 ]
 
@@ -56,10 +60,37 @@ approval refused or still to be given)."""
 REPLICA = f"{socket.gethostname()}:{os.getpid()}"
 """This process, as audit records name it."""
 SECRET_KEYS = re.compile(
-    r"pass(word|wd|phrase)?|secret|token|api[_-]?key|auth|credential|private[_-]?key|cookie|session[_-]?id|bearer",
+    r"pass(word|wd|phrase)?|secret|token|api[_-]?key|access[_-]?key|auth|credential|private[_-]?key|cookie"
+    r"|session[_-]?id|bearer|jwt|(?:^|[^a-z])(?:pw|pwd|otp)(?:$|[^a-z])",
     re.IGNORECASE,
 )
-"""Argument keys whose values are masked in audit records."""
+"""Argument keys whose values are masked in audit records (``pw``, ``pwd`` and ``otp`` only
+as a whole word of the key: ``pw``, ``user_pwd``, not ``pwm``)."""
+_SECRET_SHAPES = re.compile(
+    r"-----BEGIN [A-Z0-9 ]{1,40}-----.*?(?:-----END [A-Z0-9 ]{1,40}-----|\Z)"  # PEM blocks (cut ones too)
+    r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"  # GitHub
+    r"|\bxox[abposre]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"  # AWS access key ids
+    r"|\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"  # Stripe secret and restricted keys
+    r"|\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic (sk-proj-, sk-ant-api03-...)
+    r"|\bAIza[0-9A-Za-z_-]{30,}"  # Google API keys
+    r"|\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",  # JWTs (header.payload.signature)
+    re.DOTALL,
+)
+"""Values that are secrets by their shape, wherever they appear (also inside free text)."""
+_SECRET_AFTER = re.compile(
+    r"(?i)(\b(?:bearer|basic)\s+|\b(?:password|passwd|passphrase|pwd|pw|secret|token|api[_-]?key)\s*[:=]\s*"
+    r"|\b(?:password|passwd|passphrase)\s+is\s+(?=[^\s\"',;&@]*[^a-z\s\"',;&@.])"
+    r"|://[^/\s:@]{1,64}:)([^\s\"',;&@]{3,})"
+)
+"""A secret named by what precedes it: ``Bearer <x>``, ``password: <x>``, ``token=<x>``,
+``password is <x>`` (when ``<x>`` is not a plain lower-case word: "the password is wrong"
+stays), a URL's ``user:<x>@``. The name is kept, the value masked."""
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+_PIECES = re.compile(r"[-_]")
+_HEX = frozenset("0123456789abcdefABCDEF-")
+_SCANNED = 8192
+"""Characters of one value searched for secret shapes (values are cut to 200 after)."""
 MASK = "***"
 
 
@@ -106,7 +137,9 @@ Recorder = Callable[[AuditRecord], None]
 
 def mask_secrets(value: Any, *, depth: int = 0) -> Any:
     """``value`` with every item under a secret-looking key replaced by ``***`` (nested
-    objects and lists too); long strings are cut to 200 characters."""
+    objects and lists too), and every secret-shaped part of a string (:func:`mask_text`)
+    masked wherever it sits; long strings are cut to 200 characters (after masking, so a
+    cut never leaves half a token)."""
     if depth > 8:
         return MASK
     if isinstance(value, Mapping):
@@ -116,10 +149,40 @@ def mask_secrets(value: Any, *, depth: int = 0) -> Any:
     if isinstance(value, list | tuple):
         return [mask_secrets(v, depth=depth + 1) for v in list(value)[:100]]
     if isinstance(value, str):
-        return value[:200]
+        return mask_text(value[:_SCANNED])[:200]
     if value is None or isinstance(value, bool | int | float):
         return value
-    return str(value)[:200]
+    return mask_text(str(value)[:_SCANNED])[:200]
+
+
+def mask_text(text: str) -> str:
+    """``text`` with secrets masked by their shape: known token formats (GitHub, Slack, AWS,
+    Stripe, OpenAI/Anthropic, Google keys, JWTs, PEM blocks), the value after ``Bearer``,
+    ``password:`` and the like, and long high-entropy runs. Ordinary words, ids, hex digests
+    and UUIDs are left alone: a key name is not always there to say what a value is."""
+    if len(text) < 8:
+        return text
+    text = _SECRET_SHAPES.sub(MASK, text)
+    text = _SECRET_AFTER.sub(lambda m: m.group(1) + MASK if m.group(2) != MASK else m.group(0), text)
+    return _LONG_RUN.sub(lambda m: MASK if _random_looking(m.group(0)) else m.group(0), text)
+
+
+def _random_looking(run: str) -> bool:
+    """A 32+ character run that looks generated: letters and digits, not hexadecimal
+    (digests, UUIDs and commit ids are ids), more than 4 bits of entropy per character, and
+    the kind of character (upper, lower, digit) changing at nearly every other step. Words,
+    hyphenated or CamelCase identifiers change kind only where a word starts."""
+    chars = _PIECES.sub("", run)
+    if not any(c.isdigit() for c in chars) or not any(c.isalpha() for c in chars) or set(run) <= _HEX:
+        return False
+    kinds = [2 if c.isdigit() else 1 if c.isupper() else 0 for c in chars]
+    if sum(a != b for a, b in pairwise(kinds)) < 0.45 * (len(kinds) - 1):
+        return False
+    counts: dict[str, int] = {}
+    for c in chars:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(chars)
+    return -sum(k / n * math.log2(k / n) for k in counts.values()) > 4.0
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import ANONYMOUS, Allow, Principal
+from ..errors import InvalidToken
 from ..model import Tool
 from .policy import Policy
 
@@ -65,13 +66,35 @@ def claim_values(principal: Principal, name: str) -> frozenset[str]:
     return frozenset()
 
 
+def _subject(claims: Mapping[str, Any], id_claim: str) -> str:
+    """The caller's id: the operator's ``idClaim``, else ``sub``, else ``client_id``.
+
+    A token naming none of them is refused rather than given a placeholder id: a shared
+    fallback (``unknown``) would make every such caller one person, sharing sessions,
+    vault records and audit identity."""
+    for name in dict.fromkeys((id_claim, "sub", "client_id")):
+        value = claims.get(name)
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            continue
+        text = str(value).strip()
+        if text:
+            return text
+    named = "', '".join(dict.fromkeys((id_claim, "sub", "client_id")))
+    raise InvalidToken(
+        f"the token names no caller (no '{named}' claim with a value)",
+        hint="Ask the authorization server for a token with a subject, or have the operator name the claim that "
+        "identifies callers (auth.idClaim, docs/team-gateway.md).",
+    )
+
+
 def principal_from_claims(
     claims: Mapping[str, Any], *, id_claim: str = "sub", groups_claim: str = "groups"
 ) -> Principal:
     """A principal for a validated token's claims: ``kind`` is ``service`` for a client
     acting for itself (client credentials: no user, or the subject is the client), else
-    ``user``. The groups claim, wherever the issuer puts it, is also kept as ``groups``."""
-    subject = claims.get(id_claim) or claims.get("sub") or claims.get("client_id") or "unknown"
+    ``user``. The groups claim, wherever the issuer puts it, is also kept as ``groups``.
+    Raises :class:`~toolscout.errors.InvalidToken` when no claim names the caller."""
+    subject = _subject(claims, id_claim)
     client = claims.get("client_id") or claims.get("azp")
     service = claims.get("gty") == "client_credentials" or (client is not None and subject == client)
     kept = {k: v for k, v in claims.items() if k not in ("jti",)}

@@ -17,7 +17,7 @@ from typing import Any
 from ..model import Tool
 from .encoded import ESCAPED, decoded_texts, joined_blobs, looks_instructive
 from .findings import CODES, Finding, ordered, trim
-from .rules import RULES, Rule, active_rules, run_rules, secret_default
+from .rules import RULES, Context, Rule, active_rules, run_rules, secret_default
 from .scope import scope_gate, scope_hits, secret_name
 from .unicode import clean, name_problems, text_problems
 
@@ -100,11 +100,12 @@ def scan_text(
         return out
     cleaned = text if plain else clean(text)
     parameter = field.startswith("input_schema.")
-    hits = run_rules(cleaned, own=own, siblings=siblings, parameter=parameter, rules=rules) if rules else []
+    words = Context(cleaned) if rules or scope else None  # lower-cased and split once for both
+    hits = run_rules(words, own=own, siblings=siblings, parameter=parameter, rules=rules) if words and rules else []
     if defaults:
         hits.extend(secret_default(field, cleaned, context))
     if scope:
-        hits.extend(_scoped(cleaned, own, siblings, hits, parameter=parameter))
+        hits.extend(_scoped(cleaned, own, siblings, hits, parameter=parameter, words=words.words if words else None))
     if hits:
         out.extend(Finding.of(code, field, evidence) for code, evidence in hits)
     if len(text) < _MIN_BLOB:
@@ -128,21 +129,25 @@ _TOOLISH = re.compile(r"\b(?:tools?|functions?|called|invoked|calls?|invokes?|ru
 
 
 def _scoped(
-    text: str, own: Collection[str], siblings: Collection[str], found: list[tuple[str, str]], *, parameter: bool = False
+    text: str, own: Collection[str], siblings: Collection[str], found: list[tuple[str, str]], *, parameter: bool = False,
+    words: frozenset[str] | None = None,
 ) -> list[tuple[str, str]]:
     """Scope analysis (:mod:`.scope`) for codes the phrase rules did not already report."""
     owned = frozenset(own)
     sibs = frozenset(siblings)
-    toolish = _TOOLISH.search(text) is not None
+    toolish: list[bool] = []  # whether the text talks about tools: looked at once, only if asked
 
     def other(name: str) -> bool:
+        if not toolish:
+            toolish.append(_TOOLISH.search(text) is not None)
         key = name.lower()
-        return toolish and key not in owned and key not in sibs and not any(
+        return toolish[0] and key not in owned and key not in sibs and not any(
             o.endswith(key) or key.endswith(o) for o in owned if o
         )
 
     have = {code for code, _ in found}
-    return [(code, ev) for code, ev in scope_hits(text, params=owned, is_other_tool=other, parameter=parameter) if code not in have]
+    hits = scope_hits(text, params=owned, is_other_tool=other, parameter=parameter, words=words)
+    return [(code, ev) for code, ev in hits if code not in have]
 
 
 def scan(tool: Tool, *, siblings: Collection[str] = ()) -> list[Finding]:
@@ -175,8 +180,9 @@ def scan(tool: Tool, *, siblings: Collection[str] = ()) -> list[Finding]:
         elif text:
             texts.append((field, text))
     joined = clean("\n".join(text for _, text in texts))
-    rules = active_rules(joined)
-    scope = scope_gate(joined)
+    gate = Context(joined)  # split once for both gates
+    rules = active_rules(gate)
+    scope = scope_gate(joined, gate.words)
     for field, text in texts:
         findings.extend(
             scan_text(text, field, own=own, siblings=sibs, context=tool.description, rules=rules, scope=scope)

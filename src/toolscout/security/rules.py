@@ -834,22 +834,27 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def active_rules(text: str) -> tuple[Rule, ...]:
+def active_rules(text: str | Context) -> tuple[Rule, ...]:
     """The rules whose gate opens on ``text``. Gates only look for words, so rules closed on
     all of a tool's texts joined are closed on each of them: one pass per tool skips them."""
-    c = Context(text)
+    c = text if isinstance(text, Context) else Context(text)
     return tuple(rule for rule in RULES if rule[0](c))
 
 
 def run_rules(
-    text: str,
+    text: str | Context,
     *,
     own: Collection[str] = (),
     siblings: Collection[str] = (),
     parameter: bool = False,
     rules: tuple[Rule, ...] = RULES,
 ) -> list[tuple[str, str]]:
-    """``(code, evidence)`` for every rule that fires on ``text`` (already cleaned)."""
-    c = Context(text, frozenset(own), parameter, frozenset(siblings))
+    """``(code, evidence)`` for every rule that fires on ``text`` (already cleaned; a
+    :class:`Context` of it, its words split once for the scope analysis too)."""
+    if isinstance(text, Context):
+        c = text
+        c.own, c.parameter, c.siblings = frozenset(own), parameter, frozenset(siblings)
+    else:
+        c = Context(text, frozenset(own), parameter, frozenset(siblings))
     return [hit for gate, check in rules if gate(c) and (hit := check(c)) is not None]
 

@@ -46,83 +46,8 @@ def _alt(*words: str) -> str:
     return "(?:" + "|".join(parts) + ")"
 
 
-# -- who is addressed ------------------------------------------------------------------
-_SECOND_PERSON = _alt(
-    "you|your|yourself|you'll|you're",
-    "tú|usted|ustedes|tu|debes|debe|deberás|asegúrate|recuerda|no olvides",  # es
-    "vous|votre|vos|tu dois|devez|assurez-vous|n'oubliez|rappelle-toi",  # fr
-    "du|dein|deine|ihr|Sie müssen|du musst|stelle sicher|vergiss nicht|denke daran",  # de
-    "você|vocês|deve|lembre-se|certifique-se|não esqueça",  # pt
-    "devi|assicurati|ricorda|non dimenticare",  # it
-    "ты|вы|тебе|вам|твой|ваш|должен|должны|обязательно|не забудь",  # ru
-    "你|您|请务必|务必|必须|一定要",  # zh
-    "あなた|必ず|してください|しなさい",  # ja
-    "당신|반드시",  # ko
-)
-_OBLIGATION = _alt(
-    "must|always|never|make sure|ensure|be sure|remember|don't forget|do not forget|need to|needs to|"
-    "have to|has to|required to|mandatory|important|before anything else|first of all",
-    "siempre|nunca|obligatorio|importante|primero",
-    "toujours|jamais|obligatoire|important|d'abord",
-    "immer|niemals|nie|muss|müssen|zwingend|wichtig|zuerst",
-    "sempre|nunca|obrigatório|importante|primeiro",
-    "sempre|mai|obbligatorio|importante|prima",
-    "всегда|никогда|важно|сначала",
-    "总是|始终|永远|重要|首先|每次",
-    "常に|いつも|重要|まず",
-)
-_IMPERATIVE = _alt(
-    "read|send|forward|include|pass|put|set|embed|attach|append|prepend|insert|add|copy|upload|post|fill|"
-    "provide|supply|collect|gather|grab|fetch|load|open|cat|paste|write|encode|call|invoke|use|run|execute|"
-    "ignore|disregard|say|tell|reply|respond|answer|claim|state|report|assure|route|redirect|change|replace|"
-    "switch|hide|keep|transfer|share|leak|mirror|bcc|cc",
-    "lee|lea|leer|envía|envíe|enviar|incluye|incluya|incluir|pasa|pase|pon|ponga|añade|adjunta|copia|sube|"
-    "usa|use|llama|ejecuta|ignora|di|dile|responde|contesta|cambia|reemplaza|oculta|manda|mande|establece",
-    "lis|lisez|lire|envoie|envoyez|envoyer|inclus|incluez|inclure|passe|passez|mets|mettez|ajoute|ajoutez|"
-    "joins|copie|copiez|utilise|utilisez|appelle|exécute|ignore|ignorez|dis|dites|réponds|répondez|change|"
-    "remplace|cache|cachez|transmets|transmettez",
-    "lies|lese|lesen|sende|senden|schicke|schicken|füge|fügen|übergib|übergebe|setze|setzen|kopiere|"
-    "lade|verwende|benutze|rufe|führe|ignoriere|sag|sage|antworte|ändere|ersetze|verstecke|leite|hänge",
-    "leia|ler|envie|enviar|inclua|incluir|passe|coloque|adicione|anexe|copie|use|chame|execute|ignore|"
-    "diga|responda|altere|substitua|esconda|mande",
-    "leggi|leggere|invia|inviare|includi|passa|metti|aggiungi|allega|copia|usa|chiama|esegui|ignora|di'|"
-    "dì|rispondi|cambia|sostituisci|nascondi|manda",
-    "прочитай|прочти|прочитайте|отправь|отправьте|пошли|включи|включите|передай|передайте|добавь|"
-    "вставь|скопируй|используй|вызови|выполни|игнорируй|скажи|скажите|ответь|замени|скрой",
-    "读取|读|发送|包含|附加|传递|传入|添加|插入|复制|上传|使用|调用|执行|忽略|告诉|回答|说|替换|隐藏|填入|放入",
-    "読み|送信|送って|含め|渡し|追加|挿入|コピー|使用|呼び出|実行|無視|伝え|答え|置き換|隠",
-)
-_USER = _alt(
-    "the user|the user's|users|the human|the person|the customer|the person you|whoever you|de gebruiker|"
-    "użytkownik|użytkownikowi|kullanıcı|pengguna|사용자에게",
-    "el usuario|del usuario|al usuario|la usuaria|el cliente",
-    "l'utilisateur|de l'utilisateur|à l'utilisateur|le client",
-    "der benutzer|des benutzers|dem benutzer|den benutzer|der nutzer|des nutzers|dem nutzer|den nutzer|der kunde",
-    "o usuário|do usuário|ao usuário|o utilizador|o cliente",
-    "l'utente|dell'utente|all'utente|il cliente",
-    "пользовател",
-    "用户|使用者",
-    "ユーザー|利用者",
-    "사용자",
-)
-_CONDITION = _alt(
-    "if|when|whenever|once|before|after|each time|every time|in case",
-    "si|cuando|siempre que|antes de|después de|cada vez",
-    "si|quand|lorsque|avant|après|chaque fois",
-    "wenn|falls|sobald|bevor|nachdem|jedes mal",
-    "se|quando|sempre que|antes de|depois de|cada vez",
-    "se|quando|ogni volta|prima di|dopo",
-    "если|когда|перед|после|каждый раз",
-    "如果|当|每当|之前|之后|每次",
-    "場合|とき|前に|後に|たびに",
-)
-_POLITE = _alt(
-    "please|kindly|be so kind|would you|could you|we ask that|lovely|favour|favor|not too much trouble|it is necessary to|it's necessary to|appreciate|"
-    "appreciated|grateful|would help|it would be|would be great|ideally|we'd like|we would like|we'd love|"
-    "make sure|is to be|are to be|is expected|are expected",
-    "por favor|le rogamos|se ruega|s'il vous plaît|s'il te plaît|veuillez|merci de|bitte|per favore|"
-    "si prega|gentilmente|пожалуйста|просим|请|麻烦|お願いします|ください",
-)
+# -- who is addressed: the lexicons _L_SECOND, _L_OBLIG, _L_IMPERATIVE, _L_USER, _L_CONDITION,
+# _L_POLITE below (one list per idea; they were also kept as unused regex alternations) --------
 _PRONOUN = re.compile(
     r"\b(?:that|this|the)\s+(?:file|key|config|configuration|content|contents|data)\b|\b(?:it|them|its\s+contents?)\b"
     r"|ese archivo|su contenido|ce fichier|son contenu|diese datei|deren inhalt|esse arquivo|quel file|этот файл|该文件|そのファイル",
@@ -157,21 +82,6 @@ _ENV_VAR = re.compile(
     r"(?<![\w$])\$\{?[A-Z][A-Z0-9_]{2,}\}?|\b[A-Z][A-Z0-9]*_(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?)\b"
     r"|\bprocess\.env\b|\bos\.environ\b|\bgetenv\b"
 )
-_SECRET_WORDS = _alt(
-    "api key|api keys|apikey|private key|private keys|secret key|secret keys|access key|access token|tokens|"
-    "token|password|passwords|passphrase|credentials|credential|secrets|seed phrase|mnemonic|recovery phrase|"
-    "environment variable|environment variables|env vars|env var|session cookie|cookies|ssh key|ssh keys",
-    "clave privada|claves|clave api|contraseña|contraseñas|credenciales|secretos|variables de entorno|"
-    "frase semilla",
-    "clé privée|clés|clé api|mot de passe|mots de passe|identifiants|secrets|variables d'environnement",
-    "privater schlüssel|schlüssel|passwort|passwörter|zugangsdaten|geheimnisse|umgebungsvariablen",
-    "chave privada|chaves|senha|senhas|credenciais|segredos|variáveis de ambiente",
-    "chiave privata|chiavi|password|credenziali|segreti|variabili d'ambiente",
-    "пароль|пароли|ключ|ключи|токен|учетные данные|секрет|переменные окружения",
-    "密码|密钥|私钥|令牌|凭证|凭据|环境变量",
-    "パスワード|秘密鍵|鍵|トークン|認証情報|環境変数",
-)
-_SECRET_WORD_RE = re.compile(_SECRET_WORDS, _I)
 _SPEECH = re.compile(
     r"\b(?:say|says|said|tell|answer|answers|reply|replies|respond|claim|state|assure|insist|explain|report|describe)\b"
     r"(?:\s+[\w']+){0,4}?\s+(?:that\b|it\b|this\s+tool\b|only\b|nothing\b|with\s+[\"'“])"
@@ -219,7 +129,7 @@ def _sink(text: str) -> re.Match[str] | None:
     """An address data could be sent to: URL, e-mail, image link, account, wallet, phone."""
     low = text.lower()
     for hints, rx in _SINKS:
-        if any(h in low for h in hints):
+        if any(map(low.__contains__, hints)):
             m = rx.search(text)
             if m:
                 return m
@@ -317,7 +227,7 @@ _SINK_HINTS = ("://", "@", "![", "0x", "bc1", "+", "#")
 
 
 def _hinted(low: str, hints: tuple[str, ...]) -> bool:
-    return any(h in low for h in hints)
+    return any(map(low.__contains__, hints))  # no generator frame: this runs per text and sentence
 
 
 _STRUCTURAL = ("~/", "~\\", "$", "://", "@", "![", "0x", "bc1", "+", "%", "<", "[", "【")
@@ -352,9 +262,9 @@ class _Lex:
         if not words.isdisjoint(self.single):
             return True
         for first in self.multi.keys() & words:
-            if any(p in sent.low for p in self.multi[first]):
+            if any(map(sent.low.__contains__, self.multi[first])):
                 return True
-        return not sent.ascii and any(p in sent.low for p in self.foreign)
+        return not sent.ascii and any(map(sent.low.__contains__, self.foreign))
 
     def starts(self, sent: _Sent) -> bool:
         """Whether the sentence or one of its clauses begins with an entry (an imperative)."""
@@ -364,7 +274,7 @@ class _Lex:
 
 
 class _Sent:
-    __slots__ = ("ascii", "first", "firsts", "low", "text", "words")
+    __slots__ = ("_firsts", "ascii", "first", "low", "text", "words")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -373,12 +283,21 @@ class _Sent:
         tokens = (_ASCII_TOKENS if self.ascii else _TOKENS).findall(self.low)
         self.words = frozenset(tokens)
         self.first = tokens[0] if tokens else ""
-        self.firsts = {self.first}  # the first word of each clause ("Before using it, read ...")
-        if "," in self.low or ":" in self.low or " and " in self.low:
-            for clause in _CLAUSE.split(self.low)[1:]:
-                m = _FIRST_WORD.match(clause)
-                if m and clause.strip().count(" ") >= 1:  # a clause, not an item of a list ("add, remove, update")
-                    self.firsts.add(m[0])
+        self._firsts: set[str] | None = None
+
+    @property
+    def firsts(self) -> set[str]:
+        """The first word of each clause ("Before using it, read ..."): split only when an
+        imperative is looked for, which most sentences never reach."""
+        if self._firsts is None:
+            firsts = {self.first}
+            if "," in self.low or ":" in self.low or " and " in self.low:
+                for clause in _CLAUSE.split(self.low)[1:]:
+                    m = _FIRST_WORD.match(clause)
+                    if m and clause.strip().count(" ") >= 1:  # a clause, not an item of a list ("add, remove, update")
+                        firsts.add(m[0])
+            self._firsts = firsts
+        return self._firsts
 
 
 _L_SECOND = _Lex(
@@ -588,7 +507,7 @@ def scope_gate(text: str, words: frozenset[str] | None = None) -> bool:
     if not text.isascii():
         return True
     low = text.lower()
-    if any(h in low for h in _TOOL_HINTS) or _hinted(low, _PATH_HINTS) or _hinted(low, _ENV_HINTS):
+    if _hinted(low, _TOOL_HINTS) or _hinted(low, _PATH_HINTS) or _hinted(low, _ENV_HINTS):
         return True
     words = frozenset(_ASCII_TOKENS.findall(low)) if words is None else words
     return not _REACH.isdisjoint(words)
@@ -611,7 +530,7 @@ def secret_name(name: str) -> str | None:
     """A parameter name that asks for a credential file's contents (``content_of_id_rsa``,
     ``ssh_key_file_contents``): evidence, or ``None``."""
     low = name.lower()
-    if not any(h in low for h in _NAME_HINTS):
+    if not _hinted(low, _NAME_HINTS):
         return None
     words = [w.lower() for w in _NAME_SPLIT.split(name) if w]
     if len(words) < 2:
@@ -661,14 +580,21 @@ def _names_own_param(sentence: str, params: frozenset[str], path_param: bool) ->
     (a credential path and a parameter name together: a file's contents put into it)."""
     low = sentence.lower()
     return any(
-        len(p) >= 1 and not _PATHLIKE_PARAM.search(p) and not _SECRET_PARAM.search(p) and not _SECRET_PATH.search(p)
-        and "config" not in p and re.search(
+        len(p) >= 1 and _plain_param(p) and re.search(
             rf"[`'\"“]{re.escape(p)}[`'\"”]|(?<![\w/.~-]){re.escape(p)}\s*(?:{_FIELD_WORDS})|(?:{_FIELD_WORDS})\s+{re.escape(p)}\b"
             if len(p) >= 3 else rf"[`'\"“]{re.escape(p)}[`'\"”]",
             low,
         )
         for p in params
     )
+
+
+@lru_cache(maxsize=65536)
+def _plain_param(name: str) -> bool:
+    """Whether a parameter is not named for a path, a secret or a config (parameter names
+    repeat across a catalog: each is looked at once)."""
+    return (not _PATHLIKE_PARAM.search(name) and not _SECRET_PARAM.search(name) and not _SECRET_PATH.search(name)
+            and "config" not in name)
 
 
 def _own_data(t: _Sent, params: frozenset[str]) -> bool:
@@ -678,12 +604,68 @@ def _own_data(t: _Sent, params: frozenset[str]) -> bool:
     return any(w in named for p in params for w in _NAME_SPLIT.split(p))
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=16384)
 def _param_kinds(params: frozenset[str]) -> tuple[bool, frozenset[str]]:
     """Whether a tool takes a path, and the words of its credential parameters' names."""
-    path = any(_PATHLIKE_PARAM.search(p) for p in params)
-    tokens = frozenset(w for p in params if _SECRET_PARAM.search(p) for w in _NAME_SPLIT.split(p.lower()) if w)
+    path = any(map(_pathlike_param, params))
+    tokens = frozenset(w for p in params if _secret_param(p) for w in _NAME_SPLIT.split(p.lower()) if w)
     return path, tokens
+
+
+@lru_cache(maxsize=65536)
+def _pathlike_param(name: str) -> bool:
+    return _PATHLIKE_PARAM.search(name) is not None
+
+
+@lru_cache(maxsize=65536)
+def _secret_param(name: str) -> bool:
+    return _SECRET_PARAM.search(name) is not None
+
+
+def _keys(*lexicons: _Lex) -> frozenset[str]:
+    """Every word one of ``lexicons`` can fire on in an ASCII sentence (its one-word entries
+    and the first words of its phrases)."""
+    return frozenset().union(*(lex.single | lex.multi.keys() for lex in lexicons))
+
+
+_NEEDED = _keys(
+    _L_SECRET, _L_WEAK_SECRET, _L_HANDOVER, _L_REPLY, _L_DISCLOSE, _L_DISTRUST
+) | _L_REPLY_PUSH.single | _CAT_WORDS["speech"] | _HIDE_WORDS | _TOOL_NOUNS | _SINK_WORDS | _words("before prior ahead first")
+"""Words without which no check of :func:`scope_hits` can fire on an ASCII text that has no
+path, address, channel or tag in it (see :func:`_inert`, which asks the same per sentence,
+more precisely). A parameter's text is model-facing by position, so ``_REACH`` (what is
+outside a tool) cannot skip it; this can."""
+_ACCOUNT_WORDS = _words("account acct iban routing wallet cuenta compte konto conta conto")
+_IMAGE_LINK = _words("link url tag markdown")
+_QUANTIFIERS = _words("any every each all another")
+_JUMP_WORDS = _words("before prior ahead first")
+_DIGIT = re.compile(r"\d")
+
+
+def _inert(t: _Sent, conv: bool) -> bool:
+    """Whether no check of :func:`scope_hits` can fire on ASCII sentence ``t`` (which names
+    no path, address, channel or tag and follows no sentence naming a credential path), by
+    the parts each check needs: a secret, a hiding word, a handover of personal data, the
+    conversation (``conv``: the text names it), a weak secret or an address, a speech verb to
+    the user, another tool, distrust, a reply noun pushed somewhere, the model's reply, a
+    line jump, an account number or image link, a disclosure of the system prompt. A few
+    lexicon lookups instead of the whole analysis, for the sentences most texts are made of."""
+    w, low = t.words, t.low
+    sink = (not w.isdisjoint(_ACCOUNT_WORDS) and _DIGIT.search(t.text) is not None) or (
+        "image" in w and not w.isdisjoint(_IMAGE_LINK))
+    return not (
+        sink
+        or not w.isdisjoint(_HIDE_WORDS)
+        or _L_SECRET(t)
+        or (_L_HANDOVER(t) and (conv or _L_PERSONAL(t) or _L_WEAK_SECRET(t)))
+        or (not w.isdisjoint(_CAT_WORDS["speech"]) and _L_USER(t))
+        or (not w.isdisjoint(_TOOL_NOUNS) and not w.isdisjoint(_CAT_WORDS["others"]))
+        or _L_DISTRUST(t)
+        or (not w.isdisjoint(_L_REPLY_PUSH.single) and _L_REPLY_NOUN(t))
+        or _L_REPLY(t)
+        or (not w.isdisjoint(_JUMP_WORDS) and not w.isdisjoint(_QUANTIFIERS))
+        or (_L_DISCLOSE(t) and ("system" in low or "hidden" in low or "instruction" in low or "prompt" in low))
+    )
 
 
 def scope_hits(
@@ -692,25 +674,30 @@ def scope_hits(
     params: frozenset[str] = frozenset(),
     is_other_tool: Callable[[str], bool] | None = None,
     parameter: bool = False,
+    words: frozenset[str] | None = None,
 ) -> list[tuple[str, str]]:
     """``(code, evidence)`` for sentences of ``text`` that are addressed to the model and
     reach outside the tool. ``params`` are the tool's own parameter names, lower-case
     (a secret or path the tool asks for is in scope); ``is_other_tool(name)`` says whether
     a tool-shaped identifier names another tool (not this one, not a sibling);
-    ``parameter``: the text describes a parameter (so "fill this with ..." puts data there)."""
+    ``parameter``: the text describes a parameter (so "fill this with ..." puts data there);
+    ``words``: the lower-case ASCII words of ``text`` when the caller has them already."""
     ascii_text = text.isascii()
     low = text.lower()
-    words = frozenset(_ASCII_TOKENS.findall(low)) if ascii_text else frozenset()
+    if not ascii_text:
+        words = frozenset()
+    elif words is None:
+        words = frozenset(_ASCII_TOKENS.findall(low))
     cats = {c for c, ws in _CAT_WORDS.items() if not ascii_text or not words.isdisjoint(ws)}
     if ascii_text and "others" in cats and words.isdisjoint(_TOOL_NOUNS):
         cats.discard("others")
     if ascii_text and words.isdisjoint(_HIDE_WORDS):
         cats.discard("hide")
-    structural = not ascii_text or any(c in text for c in _STRUCTURAL) or ".env" in text or "id_" in text or ".json" in text
+    structural = not ascii_text or _hinted(text, _STRUCTURAL) or ".env" in text or "id_" in text or ".json" in text
     out: dict[str, str] = {}
     tagged = False
     paths = structural and (_hinted(low, _PATH_HINTS) or _hinted(low, _ENV_HINTS))
-    banner = _BANNER.search(text) if any(w in low for w in _BANNER_HINTS) else None
+    banner = _BANNER.search(text) if _hinted(low, _BANNER_HINTS) else None
     if banner:
         tagged = True
         out["instruction_tag"] = text[max(0, banner.start() - 20) : banner.end() + 100]
@@ -727,14 +714,16 @@ def scope_hits(
             out["instruction_tag"] = text[max(0, m.start() - 20) : m.end() + 100]
     if ascii_text and not structural and not parameter and words.isdisjoint(_REACH):
         return list(out.items())
+    if ascii_text and not tagged and not structural and "#" not in text and words.isdisjoint(_NEEDED):
+        return list(out.items())  # no sentence of it could fire (see _NEEDED)
     path_param, secret_tokens = _param_kinds(params)
     prev_secret = False
     for s in _sentences(text):
         t = _Sent(s)
-        if t.ascii and not (prev_secret or tagged or parameter) and t.words.isdisjoint(_REACH) and not (
-            paths or _hinted(s, _SINK_HINTS)
+        if t.ascii and not (prev_secret or tagged) and not (paths or _hinted(s, _SINK_HINTS)) and (
+            (not parameter and t.words.isdisjoint(_REACH)) or t.words.isdisjoint(_NEEDED) or _inert(t, "conv" in cats)
         ):
-            continue  # nothing outside the tool is named here
+            continue  # nothing outside the tool is named here, or nothing any check needs
         addressed = _L_SECOND(t) or _L_OBLIG(t) or _L_POLITE(t) or _L_IMPERATIVE.starts(t)
         user = _L_USER(t)
         user_cond = user and (_L_CONDITION(t) or _L_ASKS(t))
@@ -799,7 +788,7 @@ def scope_hits(
             is_other_tool is not None and any(is_other_tool(m[0]) for m in _IDENT.finditer(s))
         )) and _L_EXCLUSIVE(_Sent(text)):
             out.setdefault("tool_override", s)
-        if _LINE_JUMP.search(s) and (addressed or _L_IMPERATIVE(t)) and (user or sink or _L_CONV(t) or _L_PERSONAL(t)):
+        if (addressed or _L_IMPERATIVE(t)) and (user or sink or _L_CONV(t) or _L_PERSONAL(t)) and _LINE_JUMP.search(s):
             out.setdefault("line_jumping", s)
         if _L_REPLY_NOUN(t) and _L_REPLY_PUSH(t) and (_DOMAIN.search(s) or sink) and (addressed or model_facing):
             out.setdefault("model_directive", s)

@@ -2,7 +2,8 @@
 
 ``GET /v1/credentials`` lists the upstreams that act with the caller's own credential and
 whether the caller has connected each (never a secret); ``PUT /v1/credentials/{server}``
-registers a token or API key (or a stdio server's environment); ``DELETE`` forgets it;
+registers a token or API key (or a stdio server's environment: only the names the
+operator lists in its ``userEnv``, see :mod:`toolscout.sources.mcp.user_env`); ``DELETE`` forgets it;
 ``POST /v1/credentials/{server}/authorize`` starts the OAuth consent flow and answers the
 link. ``GET /oauth/callback`` is where the upstream's authorization server sends the
 user's browser back: it sits outside the bearer guard (a browser redirect carries no
@@ -27,6 +28,7 @@ from ..access.credentials import Credential
 from ..access.principal import principal_of
 from ..errors import ErrorInfo, ToolscoutError
 from ..sources.mcp.per_user import CredentialBroker
+from ..sources.mcp.user_env import EnvNotAllowed, check_user_env
 
 __all__ = ["CALLBACK_PATH", "CREDENTIALS_PATH", "callback_app", "credentials_app"]
 
@@ -41,6 +43,7 @@ class CredentialBody(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"token": "ghp_..."}]})
     token: StrictStr | None = Field(None, min_length=1, max_length=MAX_SECRET)
     env: dict[StrictStr, StrictStr] | None = Field(None, max_length=64)
+    """Only names the server's ``userEnv`` lists (checked in :func:`register`)."""
 
 
 def _error(status: int, code: str, message: str, hint: str = "", **details: Any) -> JSONResponse:
@@ -104,6 +107,12 @@ def credentials_app(broker: CredentialBroker) -> FastAPI:
                           "The operator sets TOOLSCOUT_VAULT_KEYS or --vault-keys (docs/credentials.md).")
         if body.token is None and not body.env:
             return _error(422, "invalid_request", "give 'token' or 'env'", "e.g. {\"token\": \"<your API key>\"}")
+        if body.token is not None and "\x00" in body.token:
+            return _error(422, "invalid_request", "the token holds a NUL byte", "Send the token as plain text.")
+        try:
+            check_user_env(server, broker.servers[server].user_env, body.env or {})
+        except EnvNotAllowed as exc:
+            return JSONResponse({"error": exc.to_dict()}, status_code=422)
         await broker.store_credential(who, server, Credential(token=body.token, env=body.env or {}, kind="token"))
         return JSONResponse({"server": server, "connected": True})
 

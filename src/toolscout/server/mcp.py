@@ -49,6 +49,7 @@ from .federated import FederatedMCP
 from .guard import HostOriginGuard
 from .metrics import Metrics
 from .recent import RecentCalls
+from .session_owners import SessionOwners
 from .shared_sessions import accept_shared_sessions
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 
@@ -505,6 +506,7 @@ class GatewayServer:
         app = self.lowlevel.streamable_http_app(host=host, transport_security=off)
         if self.shared is not None:  # any replica serves any session: no affinity needed
             accept_shared_sessions(self.lowlevel.session_manager, self.shared)
+        app = SessionOwners(app, store=self.shared)  # a session id answers only its opener
         counters = None
         if metrics:
             counters = Metrics(aggregator=self.aggregator, catalog=self.gateway.catalog, find_cache=self.gateway.result_cache)

@@ -41,6 +41,7 @@ from ..source_config import (
     SourceOptions,
     ToolOverride,
 )
+from .user_env import check_operator_names, check_token_env
 
 __all__ = ["CREDENTIAL_MODES", "GatewayConfig", "ServerConfig", "UpstreamOAuth", "load_config", "parse_config"]
 
@@ -100,6 +101,9 @@ class ServerConfig(SourceOptions):
     oauth: UpstreamOAuth | None = Field(default=None, exclude=True)
     token_header: str = Field(default="Authorization", alias="tokenHeader", min_length=1, exclude=True)
     token_env: str | None = Field(default=None, alias="tokenEnv", min_length=1, exclude=True)
+    # The environment names a user may set for their own process (stdio, per-user; see
+    # user_env.py): anything else they send is refused, the operator's ``env`` always wins.
+    user_env: list[str] = Field(default_factory=list, alias="userEnv", max_length=64, exclude=True)
     max_user_connections: int = Field(default=16, ge=1, le=10_000, alias="maxUserConnections", exclude=True)
     user_idle_timeout: float = Field(default=300.0, gt=0, alias="userIdleTimeout", exclude=True)
     # Applied to each listing, never part of it: out of the cache key (docs/overrides.md).
@@ -126,6 +130,11 @@ class ServerConfig(SourceOptions):
             raise ValueError("type 'stdio' needs 'command'")
         if self.credentials == "token-exchange" and self.oauth is None:
             raise ValueError("credentials 'token-exchange' needs 'oauth' with the 'tokenUrl' to exchange callers' tokens at")
+        check_token_env(self.token_env)
+        if self.user_env:
+            if not self.command:
+                raise ValueError("'userEnv' is for stdio servers ('command'): an HTTP server gets no environment")
+            check_operator_names(self.user_env, env=self.env, token_env=self.token_env)
         if self.url and _userinfo(self.url) and any(k.lower() == "authorization" for k in self.headers):
             # The HTTP client would silently replace the header with Basic auth from the URL.
             raise ValueError(

@@ -37,6 +37,7 @@ from ...context import CallContext
 from ...errors import AuthorizationRequired, UpstreamUnavailable
 from .config import ServerConfig
 from .upstream import Upstream
+from .user_env import allowed_user_env
 
 if TYPE_CHECKING:
     from ...storage import BlobStore
@@ -52,9 +53,10 @@ REFRESH_AHEAD = 60.0
 def user_config(cfg: ServerConfig, credential: Credential) -> ServerConfig:
     """``cfg`` as one user's connection: their token in the credential header (HTTP) or in
     ``tokenEnv`` plus their ``env`` (stdio). The gateway's own header of that name is
-    replaced, never sent alongside."""
+    replaced, never sent alongside. A stdio process gets only the user's variables the
+    operator allows (``userEnv``), never one that steers it, and never over ``env``."""
     if cfg.command:
-        env = {**cfg.env, **credential.env}
+        env = {**allowed_user_env(cfg.user_env, cfg.env, credential.env), **cfg.env}
         if cfg.token_env and credential.token:
             env[cfg.token_env] = credential.token
         return cfg.model_copy(update={"env": env})
