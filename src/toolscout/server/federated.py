@@ -101,6 +101,9 @@ class FederatedMCP:
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # outer uri -> connections
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()  # for list_changed
+        self.round_trips: Any = None
+        """``(RoundTrips, ctx -> (principal id, stateless?))``: multi-round-trip prompts and
+        reads pass through (:mod:`.input_required`); set by the gateway's server."""
         if aggregator is not None:
             aggregator.notice_listeners.append(self._on_notice)
 
@@ -165,12 +168,11 @@ class FederatedMCP:
             return []
         return await self.federation.list(what, self._allowed(ctx))
 
-    async def read(self, ctx: Any, uri: str) -> dict[str, Any]:
+    async def read(self, ctx: Any, uri: str, params: Any = None) -> dict[str, Any]:
         fed = self._need()
         server, inner = await self._route(fed.route_uri, uri)
         self._check(ctx, server, "resource", self._name_of(server, inner, uri))
-        _, result = await self._upstream(fed.read(uri))
-        return result
+        return await self._round_trip(ctx, "resources/read", uri, None, fed.read, params)
 
     def _name_of(self, server: str, inner: str, outer: str) -> str:
         """The name the visibility rule sees for a resource: the server's prefix and the URI."""
@@ -195,8 +197,24 @@ class FederatedMCP:
         fed = self._need()
         server, _ = await self._route(fed.route_name, params.name)
         self._check(ctx, server, "prompt", params.name)
-        _, result = await self._upstream(fed.get_prompt(params.name, params.arguments))
+        result = await self._round_trip(ctx, "prompts/get", params.name, params.arguments, fed.get_prompt, params)
+        if result.get("resultType") == "input_required":
+            return types.InputRequiredResult.model_validate(result)
         return types.GetPromptResult.model_validate(result)
+
+    async def _round_trip(self, ctx: Any, method: str, name: str, arguments: Any, run: Any, params: Any = None) -> Any:
+        """One upstream request that may answer ``input_required`` (hooks of :mod:`.input_required`)."""
+        args = () if method == "resources/read" else (arguments,)
+        if self.round_trips is None:
+            return (await self._upstream(run(name, *args)))[1]
+        from ..sources.mcp.negotiation import exchange
+
+        trips, who = self.round_trips
+        principal, stateless = who(ctx)
+        binding = trips.binding(principal, method, name, arguments)
+        with exchange(await trips.begin(ctx, params, stateless, binding)) as ex:
+            _, result = await self._upstream(run(name, *args))
+        return await trips.finish(ex, result, binding)
 
     async def _complete(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types

@@ -40,6 +40,7 @@ from ..identity import AccessRules, local_principal
 from ..model import CallResult, Tool
 from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
+from ..sources.mcp.negotiation import exchange
 from ..sources.skills import SKILL_URI_PREFIX
 from .auth import IdentityGuard, TokenVerifier, principal_of_scope
 from .capabilities import CAPABILITIES_URI, capabilities
@@ -48,6 +49,7 @@ from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
 from .federated import FederatedMCP
 from .guard import HostOriginGuard
+from .input_required import RequestStates, RoundTrips
 from .metrics import Metrics
 from .recent import RecentCalls
 from .shared_sessions import accept_shared_sessions
@@ -126,6 +128,8 @@ class GatewayServer:
         self.tickets = ApprovalTickets(approval_key, shared=session_store if approval_key is None else None)
         """Signs stateless approval questions (:class:`ApprovalTickets`): an answer runs
         one call, once, in the session it was asked in."""
+        self.round_trips = RoundTrips(RequestStates(approval_key, shared=session_store if approval_key is None else None))
+        """Multi-round-trip requests from upstreams, passed through (:mod:`.input_required`)."""
         self.access = access
         self.verifier = verifier
         self.local = local_principal()
@@ -153,6 +157,7 @@ class GatewayServer:
         )
         # Upstream resources, templates, prompts, completions, logging (transparent gateway).
         self.federated = FederatedMCP(aggregator, self._visible_to)
+        self.federated.round_trips = (self.round_trips, lambda ctx: (self.principal(ctx).id, not self._stateful(ctx)))
         self.federated.install(self.lowlevel)
         # Advertise tools.listChanged on every transport (the HTTP session manager builds
         # its initialize result from this method with no arguments); resources and prompts
@@ -313,7 +318,10 @@ class GatewayServer:
         import mcp_types as types
         from pydantic import ValidationError
 
-        raw = await self._dispatch(ctx, params)
+        binding = self.round_trips.binding(self.principal(ctx).id, "tools/call", params.name, params.arguments)
+        with exchange(await self.round_trips.begin(ctx, params, not self._stateful(ctx), binding)) as ex:
+            raw = await self._dispatch(ctx, params)
+        raw = await self.round_trips.finish(ex, raw, binding)
         if raw.get("resultType") == "input_required":  # an approval asked of a 2026-07-28 client
             return types.InputRequiredResult.model_validate(raw)
         try:
@@ -450,7 +458,10 @@ class GatewayServer:
                 {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
             )
         if uri != CAPABILITIES_URI:
-            return types.ReadResourceResult.model_validate(await self.federated.read(ctx, uri))
+            read = await self.federated.read(ctx, uri, params)
+            if read.get("resultType") == "input_required":  # an upstream's question (.input_required)
+                return types.InputRequiredResult.model_validate(read)
+            return types.ReadResourceResult.model_validate(read)
         text = json.dumps(self.capabilities(), indent=2)
         return types.ReadResourceResult.model_validate(
             {"contents": [{"uri": CAPABILITIES_URI, "mimeType": "application/json", "text": text}]}

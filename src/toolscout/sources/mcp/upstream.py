@@ -47,6 +47,7 @@ from typing import IO, Any
 
 from ...context import ProgressFn, Relay, current
 from ...errors import ToolTimeout, UpstreamUnavailable
+from . import negotiation
 from .config import ServerConfig
 
 __all__ = ["StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
@@ -122,6 +123,8 @@ class Upstream:
         self._relays: set[asyncio.Task[None]] = set()
         self._ever_connected = False
         self._http_status: int | None = None  # the last HTTP error status this connection saw
+        self._modern: Any = None  # the stateless lane next to the session, if any (:mod:`.negotiation`)
+        self._modern_only: frozenset[str] = frozenset()  # tools only the stateless lane lists
 
     # -- lifecycle ------------------------------------------------------------------
     async def connect(self) -> None:
@@ -228,8 +231,11 @@ class Upstream:
                 sampling_callback=self._on_sampling if self.config.relays("sampling") else None,
                 elicitation_callback=self._on_elicitation if self.config.relays("elicitation") else None,
                 logging_callback=self._on_log,
-            ) as client:
+            ) as client, negotiation.modern_lane(
+                self.name, self.config.url, lambda: self._transport()[0], self.config.protocol != "legacy"
+            ) as lane:
                 self._client = mine = client
+                self._modern = lane
                 if not ready.done():
                     ready.set_result(None)
                 await stop.wait()
@@ -243,6 +249,7 @@ class Upstream:
         finally:
             if mine is not None and self._client is mine:  # never clear a newer connection's
                 self._client = None
+                self._modern = None
             if errlog is not None:  # the relay sees EOF once the process tree has exited too
                 errlog.close()
         if not stop.is_set() and self.state is UpstreamState.READY:
@@ -439,8 +446,10 @@ class Upstream:
         params: dict[str, Any] | None,
         timeout: float | None,
         progress: ProgressFn | None = None,
+        *,
+        modern: bool | None = None,
     ) -> dict[str, Any]:
-        """Send one request; cancelling the caller's task cancels it at the server too (the
+        """Send one request (on the lane :mod:`.negotiation` picks, unless ``modern`` says); cancelling the caller's task cancels it at the server too (the
         SDK's dispatcher sends ``notifications/cancelled`` for an abandoned request)."""
         from mcp.shared.exceptions import MCPError
 
@@ -448,23 +457,36 @@ class Upstream:
         client = self._client
         if client is None:
             raise UpstreamUnavailable(f"server '{self.name}' is not connected", server=self.name)
+        lane = self._modern
+        if modern is None:
+            modern = lane is not None and negotiation.wants_modern(method, params, self._modern_only)
+        if modern and lane is not None:
+            client = lane
+        sent, opts = negotiation.prepare(self.name, client, bool(modern and lane is not None), method, params)
         dispatcher = client.session._dispatcher  # raw JSON: no result validation in between
         # With a progress callback the dispatcher adds a progressToken and routes the
         # server's notifications/progress for this request to it.
-        opts: Any = {"on_progress": progress} if progress is not None else None
+        if progress is not None:
+            opts["on_progress"] = progress
         self._inflight_seq += 1
         token = self._inflight_seq
         self._inflight[token] = current().relay
         try:
             if timeout is None:
-                return await dispatcher.send_raw_request(method, params, opts)
-            return await asyncio.wait_for(dispatcher.send_raw_request(method, params, opts), timeout)
+                raw = await dispatcher.send_raw_request(method, sent, opts or None)
+            else:
+                raw = await asyncio.wait_for(dispatcher.send_raw_request(method, sent, opts or None), timeout)
+            negotiation.note_answer(self.name, method, params, raw)
+            return raw
         except TimeoutError:
             raise ToolTimeout(
                 f"server '{self.name}' did not answer {method} within {timeout:g} s", server=self.name
             ) from None
         except MCPError as exc:
-            if self._lost(client) or (exc.code == _CONNECTION_CLOSED and not await self._answers(client)):
+            negotiation.note_error(exc)
+            if self._lost(client) or (
+                exc.code == _CONNECTION_CLOSED and client is not lane and not await self._answers(client)
+            ):
                 # The transport's word, never the error's code or text: its stream closed, or
                 # (HTTP, where a broken response stream reads like a -32000 error) a ping fails.
                 cause = self.last_error or "connection lost"
@@ -518,12 +540,19 @@ class Upstream:
         self._failed(reason)
 
     async def list_tools(self) -> list[Any]:
-        """Every tool the server lists, raw (one dict each), following ``nextCursor``."""
+        """Every tool the server lists, raw (one dict each), following ``nextCursor``; with a
+        stateless lane, what either revision lists (:func:`.negotiation.merge_tools`)."""
+        stateful = await self._list_tools(False)
+        modern = await self._list_tools(True) if self._modern is not None else None
+        tools, self._modern_only = negotiation.merge_tools(stateful, modern)
+        return tools
+
+    async def _list_tools(self, modern: bool) -> list[Any]:
         tools: list[Any] = []
         cursor: str | None = None
         timeout = max(self.config.timeout or 60.0, 30.0)
         for _ in range(MAX_PAGES):
-            page = await self._request("tools/list", {"cursor": cursor} if cursor else None, timeout)
+            page = await self._request("tools/list", {"cursor": cursor} if cursor else None, timeout, modern=modern)
             batch = page.get("tools")
             if isinstance(batch, list):
                 tools.extend(batch)

@@ -1,0 +1,172 @@
+"""Multi-round-trip requests through the gateway (``InputRequiredResult``, revision 2026-07-28).
+
+An upstream may answer ``tools/call``, ``prompts/get`` or ``resources/read`` with an
+``input_required`` result: questions for the client (elicitation, sampling, roots) and an
+opaque ``requestState``. The gateway passes the questions on unchanged, but never the
+upstream's state as is: it hands out its own :class:`RequestStates` token, which wraps the
+upstream's state and binds it to
+
+- the caller (principal id): another caller's retry with it is refused;
+- the request the client made (method, name, a digest of the arguments);
+- the upstream request that asked (server, method, name), where the retry goes back to;
+- an expiry.
+
+The token is HMAC-signed with a key every replica shares (from Redis when replicas share
+sessions, else the operator's ``approval_key``, else one per process), so the client's
+retry verifies on whichever replica it lands. A token that fails verification is refused
+with a JSON-RPC error (-32602, ``data.reason``), never run and never re-asked: a tampered
+or foreign state says the client is confused or hostile, and asking again would hide it.
+
+A retry whose state verifies runs the same request again with an
+:class:`~toolscout.sources.mcp.negotiation.Exchange` that gives the client's answers and
+the upstream's own state to the one upstream request that asked. Per request, the exchange
+also carries the client's declared capabilities, and brings back an upstream protocol
+error the client must see as such (-32021 with its ``data``).
+
+toolscout's own approvals use their own signed tickets (:mod:`.elicit_approval`); a state
+that is not one of these tokens is left to them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..model import canonical_json
+from ..sources.mcp.negotiation import Asked, Exchange, is_input_required
+
+__all__ = ["PREFIX", "RequestStates", "RoundTrips", "client_capabilities"]
+
+PREFIX = "ts1."
+"""Marks a state this gateway issued (approval tickets and upstream states are not)."""
+MAX_STATE = 64 * 1024
+"""The longest state accepted back: an upstream's own state rides inside."""
+
+
+class StateRefused(Exception):
+    """A ``requestState`` that claims to be ours and is not valid for this request."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RequestStates:
+    """Signs and verifies the gateway's ``requestState`` tokens (see the module docstring)."""
+
+    def __init__(
+        self, key: bytes | None = None, *, ttl: float = 900.0, shared: Any = None, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.shared = shared
+        self.key = key if key is not None or shared is not None else secrets.token_bytes(32)
+        self.ttl = ttl
+        self.clock = clock
+
+    async def issue(self, binding: dict[str, Any], asked: Asked) -> str:
+        body = {
+            **binding,
+            "u": [asked.server, asked.method, asked.name],
+            "s": asked.state,
+            "e": round(self.clock() + self.ttl, 3),
+        }
+        payload = base64.urlsafe_b64encode(canonical_json(body).encode()).decode().rstrip("=")
+        return f"{PREFIX}{payload}.{await self._sign(payload)}"
+
+    async def verify(self, token: str, binding: dict[str, Any]) -> Asked:
+        """The upstream request ``token`` continues; :class:`StateRefused` says why not."""
+        if len(token) > MAX_STATE or token.count(".") != 2:
+            raise StateRefused("malformed")
+        payload, signature = token.removeprefix(PREFIX).split(".")
+        if not hmac.compare_digest(signature, await self._sign(payload)):
+            raise StateRefused("signature does not verify (altered, or issued by another gateway)")
+        try:
+            body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        except ValueError:
+            raise StateRefused("malformed") from None
+        if not isinstance(body, dict):
+            raise StateRefused("malformed")
+        for key, value in binding.items():
+            if body.get(key) != value:
+                raise StateRefused("issued to another caller" if key == "p" else "issued for another request")
+        expires = body.get("e")
+        if not isinstance(expires, int | float) or expires < self.clock():
+            raise StateRefused("expired")
+        target, state = body.get("u"), body.get("s")
+        if not (isinstance(target, list) and len(target) == 3 and all(isinstance(t, str) for t in target)):
+            raise StateRefused("malformed")
+        return Asked(target[0], target[1], target[2], state if isinstance(state, str) else None)
+
+    async def _sign(self, payload: str) -> str:
+        if self.key is None:
+            self.key = (await self.shared.asecret("request-states")).encode()
+        return hmac.new(self.key, payload.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def client_capabilities(ctx: Any) -> dict[str, Any] | None:
+    """What this request's client declared (stateless: in the request's ``_meta``; stateful:
+    at initialize), as JSON; ``None`` when the SDK does not say."""
+    session = getattr(ctx, "session", None)
+    for holder in (getattr(session, "_connection", None), session):
+        caps = getattr(holder, "client_capabilities", None)
+        if caps is None:
+            params = getattr(holder, "client_params", None)
+            caps = getattr(params, "capabilities", None)
+        if caps is not None:
+            return caps.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(caps, "model_dump") else dict(caps)
+    return None
+
+
+class RoundTrips:
+    """The MCP edge's side of multi-round-trip requests: :meth:`begin` before a request runs,
+    :meth:`finish` on what it answered."""
+
+    def __init__(self, states: RequestStates) -> None:
+        self.states = states
+
+    @staticmethod
+    def binding(principal: str, method: str, name: str, arguments: Any) -> dict[str, Any]:
+        digest = hashlib.sha256(canonical_json(arguments or {}).encode()).hexdigest()[:32]
+        return {"p": principal, "m": method, "n": name, "a": digest}
+
+    async def begin(self, ctx: Any, params: Any, modern: bool, binding: dict[str, Any]) -> Exchange:
+        """The exchange for one client request; raises the JSON-RPC error for a bad state."""
+        ex = Exchange(modern=modern, capabilities=client_capabilities(ctx))
+        state = getattr(params, "request_state", None)
+        if not isinstance(state, str) or not state.startswith(PREFIX):
+            return ex
+        try:
+            ex.resume = await self.states.verify(state, binding)
+        except StateRefused as exc:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(
+                code=-32602,
+                message=f"requestState refused: {exc.reason}; start the request again without it",
+                data={"reason": exc.reason},
+            ) from None
+        answers = getattr(params, "input_responses", None)
+        if answers is not None:
+            ex.responses = {
+                k: v.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(v, "model_dump") else v
+                for k, v in dict(answers).items()
+            }
+        return ex
+
+    async def finish(self, ex: Exchange, raw: Any, binding: dict[str, Any]) -> Any:
+        """``raw`` as the client gets it: an upstream's questions under the gateway's own
+        state; an upstream error the client must see re-raised as that error."""
+        if ex.error is not None:
+            from mcp.shared.exceptions import MCPError
+
+            error = ex.error.error
+            raise MCPError(code=error.code, message=error.message, data=error.data)
+        if is_input_required(raw) and ex.asked:
+            asked = ex.asked[-1]
+            raw = {**raw, "requestState": await self.states.issue(binding, asked)}
+        return raw

@@ -1,0 +1,211 @@
+"""Which protocol revision each upstream request goes out on, and what it carries.
+
+An upstream reached over HTTP may speak both the stateful 2025-11-25 revision and the
+stateless 2026-07-28 one, and it may offer different things on each (tools, prompts and
+resources that need a multi-round-trip answer exist only on the newer one). The
+:class:`~toolscout.sources.mcp.upstream.Upstream` keeps its stateful connection (what
+stateful clients need: ``list_changed``, mid-call sampling and elicitation, subscriptions)
+and, when the server answers ``server/discover``, a second *modern lane* next to it:
+
+- lists come from the modern lane (the newest revision's offer), tools also from the
+  stateful one, so an entry that exists on either is listed (:func:`merge_tools`);
+- a request from a client that speaks a stateless revision, or for a tool only the modern
+  lane lists, goes out on the modern lane; everything else on the stateful connection,
+  exactly as before.
+
+Per client request, an :class:`Exchange` (a context variable set at the gateway's MCP edge)
+says what the upstream request must carry: the client's declared capabilities (so an
+upstream can refuse one the client lacks with -32021), and, on a verified retry of a
+multi-round-trip request, the client's ``inputResponses`` with the upstream's own
+``requestState``, handed to the one upstream request that asked for them. What the
+upstream answers back (an ``input_required`` result, or a protocol error to pass through)
+is noted on the same exchange for the edge to finish (:mod:`toolscout.server.input_required`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "MODERN",
+    "PASS_THROUGH_CODES",
+    "Asked",
+    "Exchange",
+    "current_exchange",
+    "exchange",
+    "is_input_required",
+    "merge_tools",
+    "modern_lane",
+    "prepare",
+]
+
+log = logging.getLogger("toolscout.mcp")
+
+MODERN = "2026-07-28"
+"""The stateless revision the modern lane speaks."""
+PASS_THROUGH_CODES = frozenset({-32021})
+"""Upstream protocol errors that reach the client as JSON-RPC errors (with their ``data`` and
+HTTP status), not as a failed tool result: they describe the client's request, not the tool."""
+_CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
+_RESUMABLE = frozenset({"tools/call", "prompts/get", "resources/read"})
+_NAME_OF = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+@dataclass
+class Asked:
+    """An upstream's ``input_required`` answer: which server asked, for which request."""
+
+    server: str
+    method: str
+    name: str
+    state: str | None
+
+
+@dataclass
+class Exchange:
+    """What one client request lets its upstream requests carry, and what they answered."""
+
+    modern: bool = False
+    """The client speaks a stateless revision (it cannot take a request mid-call)."""
+    capabilities: dict[str, Any] | None = None
+    """What the client declared (forwarded on the modern lane); ``None``: unknown."""
+    resume: Asked | None = None
+    """On a verified retry: the upstream request it continues (its state inside)."""
+    responses: dict[str, Any] | None = None
+    """The client's ``inputResponses`` for that request."""
+    asked: list[Asked] = field(default_factory=list)
+    error: Any = None
+    """An upstream ``MCPError`` in :data:`PASS_THROUGH_CODES` (the edge re-raises it)."""
+
+    def take_resume(self, server: str, method: str, name: str) -> tuple[dict[str, Any] | None, str | None] | None:
+        """The responses and state for this upstream request, once; else ``None``."""
+        resume = self.resume
+        if resume is None or (resume.server, resume.method, resume.name) != (server, method, name):
+            return None
+        self.resume = None
+        return self.responses, resume.state
+
+
+_CURRENT: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("toolscout_exchange", default=None)
+
+
+def current_exchange() -> Exchange | None:
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def exchange(value: Exchange) -> Any:
+    """Make ``value`` the exchange of the code run inside (one client request)."""
+    token = _CURRENT.set(value)
+    try:
+        yield value
+    finally:
+        _CURRENT.reset(token)
+
+
+def is_input_required(raw: Any) -> bool:
+    return isinstance(raw, Mapping) and raw.get("resultType") == "input_required"
+
+
+def wants_modern(method: str, params: Mapping[str, Any] | None, modern_only: frozenset[str]) -> bool:
+    """Whether a request goes out on the modern lane (when the upstream has one)."""
+    if method in ("resources/subscribe", "resources/unsubscribe", "logging/setLevel", "ping"):
+        return False  # the stateless revision has none of these
+    if method.endswith("/list"):
+        return True
+    ex = _CURRENT.get()
+    if ex is not None and (ex.modern or ex.resume is not None):
+        return True
+    return method == "tools/call" and (params or {}).get("name") in modern_only
+
+
+def prepare(
+    server: str, client: Any, modern: bool, method: str, params: Mapping[str, Any] | None
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """``(params, opts)`` for one raw request on ``client``: the session's own stamp (on the
+    modern lane: protocol version, client info and capabilities in ``_meta``, the standard
+    headers), then the caller's capabilities and, on a retry, its answers."""
+    data: dict[str, Any] = {"method": method}
+    if params is not None:
+        data["params"] = dict(params)
+    opts: dict[str, Any] = {}
+    ex = _CURRENT.get()
+    resume = None
+    if ex is not None and method in _RESUMABLE and params is not None:
+        resume = ex.take_resume(server, method, str(params.get(_NAME_OF[method], "")))
+    if resume is not None:
+        responses, state = resume
+        body = data.setdefault("params", {})
+        if responses is not None:
+            body["inputResponses"] = responses
+        if state is not None:
+            body["requestState"] = state
+    stamp = getattr(client.session, "_stamp", None)
+    if modern and stamp is not None:
+        stamp(data, opts)
+        if ex is not None and ex.capabilities is not None:
+            data["params"]["_meta"][_CAPS_KEY] = ex.capabilities
+    return data.get("params"), opts
+
+
+def note_answer(server: str, method: str, params: Mapping[str, Any] | None, raw: Any) -> None:
+    """Remember an upstream's ``input_required`` answer on the current exchange."""
+    ex = _CURRENT.get()
+    if ex is None or not is_input_required(raw) or method not in _RESUMABLE:
+        return
+    state = raw.get("requestState")
+    name = str((params or {}).get(_NAME_OF[method], ""))
+    ex.asked.append(Asked(server, method, name, state if isinstance(state, str) else None))
+
+
+def note_error(exc: Any) -> None:
+    """Keep an upstream error the client must see as a protocol error (:data:`PASS_THROUGH_CODES`)."""
+    ex = _CURRENT.get()
+    if ex is not None and getattr(exc, "code", None) in PASS_THROUGH_CODES and ex.error is None:
+        ex.error = exc
+
+
+def merge_tools(stateful: list[Any], modern: list[Any] | None) -> tuple[list[Any], frozenset[str]]:
+    """Every tool either lane lists (the stateful lane's entry first), and the names only the
+    modern lane lists (calls to them go out on it whoever calls)."""
+    if modern is None:
+        return stateful, frozenset()
+    have = {t.get("name") for t in stateful if isinstance(t, dict)}
+    extra = [t for t in modern if isinstance(t, dict) and t.get("name") not in have]
+    return [*stateful, *extra], frozenset(str(t.get("name")) for t in extra)
+
+
+@contextlib.asynccontextmanager
+async def modern_lane(name: str, url: str | None, make_transport: Any, enabled: bool) -> AsyncIterator[Any]:
+    """A stateless (2026-07-28) client of the same HTTP server, or ``None`` when the server
+    does not speak that revision (or is reached over stdio: one process, one connection).
+
+    Probing costs one ``server/discover`` at connect; a failed probe never fails the
+    stateful connection next to it.
+    """
+    if not enabled or url is None:
+        yield None
+        return
+    from mcp import Client
+
+    stack = contextlib.AsyncExitStack()
+    client: Any = None
+    try:  # bounded by the transport's own timeouts (the stateful session is already up)
+        client = await stack.enter_async_context(Client(make_transport(), mode="auto", cache=None))
+        if client is not None and client.session.discover_result is None:
+            client = None  # it answered initialize only: a stateful server, nothing more to offer
+    except Exception as exc:  # a server that cannot be probed is simply not modern
+        log.debug("upstream %s: no %s lane: %s", name, MODERN, exc)
+        client = None
+    try:
+        if client is not None:
+            log.info("upstream %s: speaks %s (a stateless lane next to the stateful session)", name, MODERN)
+        yield client
+    finally:
+        with contextlib.suppress(Exception):
+            await stack.aclose()
