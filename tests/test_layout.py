@@ -50,7 +50,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "toolscout.search", "toolscout.embed", "toolscout.learning",
     )),
     # find and execute over a catalog, their results and meta-tool definitions
-    ("gateway", ("toolscout.gateway", "toolscout.results", "toolscout.meta_tools", "toolscout.code_mode")),
+    ("gateway", (
+        "toolscout.gateway", "toolscout.results", "toolscout.meta_tools", "toolscout.code_mode", "toolscout.program_journal",
+    )),
     # a conversation over a gateway, and where sessions are kept
     ("session", ("toolscout.session", "toolscout.redis_sessions")),
     # the edges: protocols, the command line, provider adapters, reports

@@ -162,3 +162,38 @@ async def test_the_retry_lands_on_the_other_replica(upstream: str, redis_server:
     finally:
         for agg in aggs:
             await agg.aclose()
+
+
+async def test_a_stateless_approval_inside_a_program_does_not_run_its_earlier_calls_twice(upstream: str) -> None:
+    """``execute`` stops at the call that needs approval and answers with the question; the
+    client's retry replays the calls that ran before it (from the journal in the signed
+    state) and runs the approved one: the upstream counts each call once."""
+    pytest.importorskip("pydantic_monty")
+    cfg = parse_config(
+        {"mcpServers": {"up": {"url": upstream, "prefix": "", "defer": "never"}, "gated": {"url": upstream, "approval": "always"}}}
+    )
+    agg = Aggregator(cfg, Catalog())
+    try:
+        await agg.refresh("up")
+        await agg.refresh("gated")
+        server = GatewayServer(Gateway(agg.catalog, call_timeout=None, learn=False), agg, code_mode=True)
+        program = (
+            "a = await count()\nb = await count()\nc = await gated_count()\nd = await count(peek=True)\nreturn [a, b, c, d]"
+        )
+        accepted = []
+
+        async def approve(context: Any, params: Any) -> types.ElicitResult:
+            accepted.append(params.message)
+            return types.ElicitResult(action="accept", content={"approve": True})
+
+        before = mrtr_upstream.calls["count"]
+        async with Client(server.lowlevel, mode="auto", elicitation_callback=approve) as client:
+            assert client.protocol_version == "2026-07-28"
+            done = await client.call_tool("execute", {"code": program})
+        assert not done.is_error, _text(done)
+        assert len(accepted) == 1 and "gated_count" in accepted[0]
+        assert mrtr_upstream.calls["count"] - before == 3  # count, count, gated_count: once each
+        n = before
+        assert done.structured_content["result"] == [str(n + 1), str(n + 2), str(n + 3), str(n + 3)]
+    finally:
+        await agg.aclose()

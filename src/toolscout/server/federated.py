@@ -207,12 +207,10 @@ class FederatedMCP:
         args = () if method == "resources/read" else (arguments,)
         if self.round_trips is None:
             return (await self._upstream(run(name, *args)))[1]
-        from ..sources.mcp.negotiation import exchange
-
         trips, who = self.round_trips
         principal, stateless = who(ctx)
         binding = trips.binding(principal, method, name, arguments)
-        with exchange(await trips.begin(ctx, params, stateless, binding)) as ex:
+        with trips.scope(await trips.begin(ctx, params, stateless, binding)) as ex:
             _, result = await self._upstream(run(name, *args))
         return await trips.finish(ex, result, binding)
 

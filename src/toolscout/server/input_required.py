@@ -23,25 +23,32 @@ the upstream's own state to the one upstream request that asked. Per request, th
 also carries the client's declared capabilities, and brings back an upstream protocol
 error the client must see as such (-32021 with its ``data``).
 
-toolscout's own approvals use their own signed tickets (:mod:`.elicit_approval`); a state
-that is not one of these tokens is left to them.
+toolscout's own approval questions to a stateless client travel the same way: the
+approval's single-use ticket (:mod:`.elicit_approval`) rides inside the token, with, for
+a code-mode program, the journal of the calls it made before it stopped to ask
+(:mod:`toolscout.program_journal`), so its retry replays them instead of running them again.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..model import canonical_json
-from ..sources.mcp.negotiation import Asked, Exchange, is_input_required
+from ..program_journal import Journal, journal_scope
+from ..sources.mcp.negotiation import Asked, Exchange, exchange, is_input_required
 
-__all__ = ["PREFIX", "RequestStates", "RoundTrips", "client_capabilities"]
+__all__ = ["OWN", "PREFIX", "RequestStates", "RoundTrips", "client_capabilities"]
+
+OWN = "toolscout"
+"""The server a state names when the question was the gateway's own (an approval)."""
 
 PREFIX = "ts1."
 """Marks a state this gateway issued (approval tickets and upstream states are not)."""
@@ -68,18 +75,24 @@ class RequestStates:
         self.ttl = ttl
         self.clock = clock
 
-    async def issue(self, binding: dict[str, Any], asked: Asked) -> str:
+    async def issue(self, binding: dict[str, Any], asked: Asked, journal: list[Any] | None = None) -> str:
         body = {
             **binding,
             "u": [asked.server, asked.method, asked.name],
             "s": asked.state,
             "e": round(self.clock() + self.ttl, 3),
         }
+        if journal:
+            body["j"] = journal
         payload = base64.urlsafe_b64encode(canonical_json(body).encode()).decode().rstrip("=")
         return f"{PREFIX}{payload}.{await self._sign(payload)}"
 
     async def verify(self, token: str, binding: dict[str, Any]) -> Asked:
         """The upstream request ``token`` continues; :class:`StateRefused` says why not."""
+        return (await self.open(token, binding))[0]
+
+    async def open(self, token: str, binding: dict[str, Any]) -> tuple[Asked, Any]:
+        """``(the request it continues, the journal it carries)``, as :meth:`verify`."""
         if len(token) > MAX_STATE or token.count(".") != 2:
             raise StateRefused("malformed")
         payload, signature = token.removeprefix(PREFIX).split(".")
@@ -100,7 +113,7 @@ class RequestStates:
         target, state = body.get("u"), body.get("s")
         if not (isinstance(target, list) and len(target) == 3 and all(isinstance(t, str) for t in target)):
             raise StateRefused("malformed")
-        return Asked(target[0], target[1], target[2], state if isinstance(state, str) else None)
+        return Asked(target[0], target[1], target[2], state if isinstance(state, str) else None), body.get("j")
 
     async def _sign(self, payload: str) -> str:
         if self.key is None:
@@ -136,12 +149,12 @@ class RoundTrips:
 
     async def begin(self, ctx: Any, params: Any, modern: bool, binding: dict[str, Any]) -> Exchange:
         """The exchange for one client request; raises the JSON-RPC error for a bad state."""
-        ex = Exchange(modern=modern, capabilities=client_capabilities(ctx))
+        ex = Exchange(modern=modern, capabilities=client_capabilities(ctx), journal=Journal() if modern else None)
         state = getattr(params, "request_state", None)
         if not isinstance(state, str) or not state.startswith(PREFIX):
             return ex
         try:
-            ex.resume = await self.states.verify(state, binding)
+            asked, journal = await self.states.open(state, binding)
         except StateRefused as exc:
             from mcp.shared.exceptions import MCPError
 
@@ -150,6 +163,12 @@ class RoundTrips:
                 message=f"requestState refused: {exc.reason}; start the request again without it",
                 data={"reason": exc.reason},
             ) from None
+        if asked.server == OWN:  # the gateway's own approval question: its ticket, its program's record
+            ex.approval = asked.state
+            if modern:
+                ex.journal = Journal.load(journal)
+            return ex
+        ex.resume = asked
         answers = getattr(params, "input_responses", None)
         if answers is not None:
             ex.responses = {
@@ -169,4 +188,23 @@ class RoundTrips:
         if is_input_required(raw) and ex.asked:
             asked = ex.asked[-1]
             raw = {**raw, "requestState": await self.states.issue(binding, asked)}
+        elif is_input_required(raw):  # the gateway's own approval question
+            own = raw.get("requestState")
+            asked = Asked(OWN, str(binding.get("m", "")), str(binding.get("n", "")), own if isinstance(own, str) else None)
+            journal = ex.journal.dump() if isinstance(ex.journal, Journal) else None
+            raw = {**raw, "requestState": await self.states.issue(binding, asked, journal)}
         return raw
+
+    @staticmethod
+    def unwrapped(ex: Exchange, params: Any) -> Any:
+        """``params`` as the gateway's approval sees them: its own ticket as the state."""
+        if ex.approval is None or not hasattr(params, "model_copy"):
+            return params
+        return params.model_copy(update={"request_state": ex.approval})
+
+    @staticmethod
+    @contextlib.contextmanager
+    def scope(ex: Exchange) -> Iterator[Exchange]:
+        """Run one client request with ``ex`` (and its program journal) in effect."""
+        with exchange(ex), journal_scope(ex.journal):
+            yield ex

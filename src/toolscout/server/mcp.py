@@ -40,7 +40,6 @@ from ..identity import AccessRules, local_principal
 from ..model import CallResult, Tool
 from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
-from ..sources.mcp.negotiation import exchange
 from ..sources.skills import SKILL_URI_PREFIX
 from .auth import IdentityGuard, TokenVerifier, principal_of_scope
 from .capabilities import CAPABILITIES_URI, capabilities
@@ -319,8 +318,8 @@ class GatewayServer:
         from pydantic import ValidationError
 
         binding = self.round_trips.binding(self.principal(ctx).id, "tools/call", params.name, params.arguments)
-        with exchange(await self.round_trips.begin(ctx, params, not self._stateful(ctx), binding)) as ex:
-            raw = await self._dispatch(ctx, params)
+        with self.round_trips.scope(await self.round_trips.begin(ctx, params, not self._stateful(ctx), binding)) as ex:
+            raw = await self._dispatch(ctx, self.round_trips.unwrapped(ex, params))
         raw = await self.round_trips.finish(ex, raw, binding)
         if raw.get("resultType") == "input_required":  # an approval asked of a 2026-07-28 client
             return types.InputRequiredResult.model_validate(raw)
@@ -367,7 +366,7 @@ class GatewayServer:
         if gateway.gated_kinds() or not gateway.trust_hints:
             return True
         name = params.name
-        if name in ("call_tool", "use_tool"):
+        if name in ("call_tool", "use_tool", "execute"):  # execute: a program may call any tool
             name = (params.arguments or {}).get("name") if name == "call_tool" else None
             if name is None:
                 return any(t.meta.get("approval") == "always" for t in gateway.catalog if t.meta)

@@ -81,6 +81,10 @@ class Exchange:
     asked: list[Asked] = field(default_factory=list)
     error: Any = None
     """An upstream ``MCPError`` in :data:`PASS_THROUGH_CODES` (the edge re-raises it)."""
+    approval: str | None = None
+    """The edge's own: the gateway's approval ticket this retry carries (unwrapped)."""
+    journal: Any = None
+    """The edge's own: the :class:`~toolscout.program_journal.Journal` of a code-mode program."""
 
     def take_resume(self, server: str, method: str, name: str) -> tuple[dict[str, Any] | None, str | None] | None:
         """The responses and state for this upstream request, once; else ``None``."""
