@@ -11,6 +11,8 @@
 ``count`` (both revisions) counts its calls: ``count`` with ``{"peek": true}`` reports the
 total without adding to it, so a test can tell how often a program's calls really ran.
 The ``ask_*`` entries are listed only on 2026-07-28, as the conformance fixture's are.
+While :data:`hold_listing` holds an unset event (a test in the same process sets one),
+``tools/list`` waits for it: a server still listing its tools, for as long as a test needs.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ ASK = {
 }
 STATE = "upstream-state-42"
 calls = {"count": 0}
+hold_listing: list[Any] = []  # asyncio.Event objects tools/list waits for
 
 
 def _modern(ctx: Any) -> bool:
@@ -57,6 +60,8 @@ def _answer(params: Any) -> str | None:
 
 
 async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    for gate in hold_listing:
+        await gate.wait()
     tools = [types.Tool(name="count", description="Count this call (peek: only report).", input_schema=OBJ)]
     if _modern(ctx):
         tools += [

@@ -197,3 +197,35 @@ async def test_a_stateless_approval_inside_a_program_does_not_run_its_earlier_ca
         assert done.structured_content["result"] == [str(n + 1), str(n + 2), str(n + 3), str(n + 3)]
     finally:
         await agg.aclose()
+
+
+async def test_a_call_during_a_first_start_waits_or_says_the_server_is_starting(upstream: str) -> None:
+    """No cache, the server still listing its tools: a call by name is never ``unknown_tool``.
+    Without a wait window it gets ``upstream_starting`` (naming the server, with a hint);
+    with one, it runs once the listing lands."""
+    import asyncio
+
+    gate = asyncio.Event()
+    mrtr_upstream.hold_listing.append(gate)
+    cfg = parse_config({"mcpServers": {"up": {"url": upstream, "prefix": "", "defer": "never"}}})
+    agg = Aggregator(cfg, Catalog())
+    listing = asyncio.ensure_future(agg.start(lazy=False))
+    try:
+        while agg.pending().get("up") != "listing tools":  # readiness: the request is out
+            await asyncio.sleep(0.01)
+        impatient = GatewayServer(Gateway(agg.catalog, call_timeout=None, learn=False), agg, cold_start_wait=0)
+        patient = GatewayServer(Gateway(agg.catalog, call_timeout=None, learn=False), agg, cold_start_wait=60)
+        async with Client(impatient.lowlevel, mode="auto") as client:
+            early = await client.call_tool("call_tool", {"name": "count", "arguments": {"peek": True}})
+            assert early.is_error and early.structured_content["error"]["code"] == "upstream_starting"
+            assert early.structured_content["error"]["details"]["loading"] == {"up": "listing tools"}
+        async with Client(patient.lowlevel, mode="auto") as client:
+            waiting = asyncio.ensure_future(client.call_tool("call_tool", {"name": "count", "arguments": {"peek": True}}))
+            gate.set()
+            done = await waiting
+            assert not done.is_error and _text(done).isdigit()
+        await listing
+    finally:
+        mrtr_upstream.hold_listing.remove(gate)
+        gate.set()
+        await agg.aclose()

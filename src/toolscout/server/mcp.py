@@ -43,6 +43,7 @@ from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .auth import IdentityGuard, TokenVerifier, principal_of_scope
 from .capabilities import CAPABILITIES_URI, capabilities
+from .cold_start import called_name, starting
 from .edge import edge_fields
 from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
@@ -339,6 +340,9 @@ class GatewayServer:
             if outcome.revealed:
                 await _notify_list_changed(ctx)
             return self._find_result(outcome)
+        late = await starting(self.gateway, self.aggregator, called_name(params.name, params.arguments, self.gateway.find_name), self.cold_start_wait)
+        if late is not None:  # a first start: the tool's server is still listing (.cold_start)
+            return error_result(late)
         # Ask the client's user only where some kind is gated without it (the gateway's
         # approve_kinds, or its own approver's default): offering elicitation gates nothing.
         kinds = self.access.approve_kinds(principal) if self.access is not None else frozenset()
