@@ -229,3 +229,38 @@ async def test_a_call_during_a_first_start_waits_or_says_the_server_is_starting(
         mrtr_upstream.hold_listing.remove(gate)
         gate.set()
         await agg.aclose()
+
+
+async def test_a_stateful_upstreams_question_reaches_a_stateless_client_as_input_required() -> None:
+    """A 2025-11-25 upstream asks mid-call (elicitation, sampling); the client speaks
+    2026-07-28 and cannot take a request mid-call: the question comes back in the answer,
+    the call waits, and the client's retry hands the upstream its answer (not -32601)."""
+    from mcp_fixtures import fake
+
+    agg = Aggregator(parse_config({"mcpServers": {"loc": fake("relay")}}), Catalog())
+    try:
+        await agg.refresh("loc")
+        server = GatewayServer(Gateway(agg.catalog, call_timeout=None, learn=False), agg)
+
+        async def answer(context: Any, params: Any) -> types.ElicitResult:
+            return types.ElicitResult(action="accept", content={"answer": "blue"})
+
+        async with Client(server.lowlevel, mode="auto", elicitation_callback=answer, sampling_callback=_sample) as client:
+            asked = await client.session.call_tool(
+                "call_tool", {"name": "loc_ask", "arguments": {"question": "Colour?"}}, allow_input_required=True
+            )
+            assert isinstance(asked, types.InputRequiredResult)
+            (key, question), = asked.input_requests.items()
+            assert question.method == "elicitation/create" and question.params.message == "Colour?"
+            call = {"name": "loc_ask", "arguments": {"question": "Colour?"}}
+            reply = {key: types.ElicitResult(action="accept", content={"answer": "blue"})}
+            done = await client.session.call_tool("call_tool", call, input_responses=reply, request_state=asked.request_state)
+            assert isinstance(done, types.CallToolResult) and _text(done) == 'user accept: {"answer": "blue"}'
+            with pytest.raises(MCPError, match="no longer waiting"):  # answered once: not parked any more
+                await client.session.call_tool("call_tool", call, input_responses=reply, request_state=asked.request_state)
+            driven = await client.call_tool("call_tool", call)  # the SDK's own driver, end to end
+            assert _text(driven) == 'user accept: {"answer": "blue"}'
+            sampled = await client.call_tool("call_tool", {"name": "loc_sample", "arguments": {"prompt": "hi?"}})
+            assert not sampled.is_error and "hi" in _text(sampled)
+    finally:
+        await agg.aclose()

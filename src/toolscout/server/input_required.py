@@ -31,6 +31,7 @@ a code-mode program, the journal of the calls it made before it stopped to ask
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
@@ -38,7 +39,7 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from ..model import canonical_json
@@ -49,6 +50,10 @@ __all__ = ["OWN", "PREFIX", "RequestStates", "RoundTrips", "client_capabilities"
 
 OWN = "toolscout"
 """The server a state names when the question was the gateway's own (an approval)."""
+PARKED = "toolscout-parked"
+"""The server a state names when it continues a parked call (see :class:`Parked`)."""
+PARK_TTL = 300.0
+"""How long a parked call waits for the client's answer before it is cancelled."""
 
 PREFIX = "ts1."
 """Marks a state this gateway issued (approval tickets and upstream states are not)."""
@@ -135,12 +140,73 @@ def client_capabilities(ctx: Any) -> dict[str, Any] | None:
     return None
 
 
+def _answers(params: Any) -> dict[str, Any] | None:
+    answers = getattr(params, "input_responses", None)
+    if answers is None:
+        return None
+    return {
+        k: v.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(v, "model_dump") else v
+        for k, v in dict(answers).items()
+    }
+
+
+class Parked:
+    """A call from a stateless client whose stateful upstream asked something mid-call: the
+    call keeps running, its questions wait for the client's retry with the answers.
+
+    It lives in this gateway's memory (the upstream's connection does), so the retry must
+    reach the same replica; elsewhere it is refused with a clear error. Unanswered after
+    :data:`PARK_TTL` seconds, the call is cancelled."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[Any] | None = None
+        self.asked = asyncio.Event()
+        self._pending: dict[str, tuple[str, dict[str, Any], asyncio.Future[Any]]] = {}
+        self._seq = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def ask(self, method: str, params: dict[str, Any]) -> Any:
+        self._seq += 1
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[f"toolscout-ask-{self._seq}"] = (method, params, future)
+        self.asked.set()
+        return await future
+
+    def questions(self) -> dict[str, Any]:
+        return {key: {"method": method, "params": params} for key, (method, params, _) in self._pending.items()}
+
+    def answer(self, responses: dict[str, Any]) -> None:
+        """Hand each answered question its answer; any left unanswered is asked again."""
+        if self._timer is not None:
+            self._timer.cancel()
+        for key in [k for k in self._pending if k in responses]:
+            _, _, future = self._pending.pop(key)
+            if not future.done():
+                future.set_result(responses[key])
+        if self._pending:
+            self.asked.set()
+
+    def expire(self, ttl: float, forget: Callable[[], Any]) -> None:
+        def drop() -> None:
+            forget()
+            self.close()
+
+        self._timer = asyncio.get_running_loop().call_later(ttl, drop)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+
 class RoundTrips:
     """The MCP edge's side of multi-round-trip requests: :meth:`begin` before a request runs,
     :meth:`finish` on what it answered."""
 
     def __init__(self, states: RequestStates) -> None:
         self.states = states
+        self._parked: dict[str, Parked] = {}  # calls waiting for a stateless client's answer
 
     @staticmethod
     def binding(principal: str, method: str, name: str, arguments: Any) -> dict[str, Any]:
@@ -163,19 +229,67 @@ class RoundTrips:
                 message=f"requestState refused: {exc.reason}; start the request again without it",
                 data={"reason": exc.reason},
             ) from None
+        if asked.server == PARKED:  # continues a call parked on this gateway
+            ex.parked = asked.name
+            ex.responses = _answers(params)
+            return ex
         if asked.server == OWN:  # the gateway's own approval question: its ticket, its program's record
             ex.approval = asked.state
             if modern:
                 ex.journal = Journal.load(journal)
             return ex
         ex.resume = asked
-        answers = getattr(params, "input_responses", None)
-        if answers is not None:
-            ex.responses = {
-                k: v.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(v, "model_dump") else v
-                for k, v in dict(answers).items()
-            }
+        ex.responses = _answers(params)
         return ex
+
+    async def run(self, ex: Exchange, work: Callable[[], Awaitable[Any]]) -> Any:
+        """Run one request for a stateless client so that a stateful upstream's mid-call
+        question becomes an ``input_required`` answer (the call parked until the retry);
+        for other clients, just ``work()``."""
+        if ex.parked is not None:
+            parked = self._parked.pop(ex.parked, None)
+            if parked is None:
+                from mcp.shared.exceptions import MCPError
+
+                reason = "the call it continues is no longer waiting here (it expired, or waits on another replica)"
+                raise MCPError(code=-32602, message=f"requestState refused: {reason}; start the request again", data={"reason": reason})
+            parked.answer(ex.responses or {})
+            return await self._wait(parked, ex)
+        if not ex.modern:
+            return await work()
+        parked = Parked()
+
+        async def ask(method: str, params: dict[str, Any]) -> Any:
+            ex.waiting = True
+            try:
+                return await parked.ask(method, params)
+            finally:
+                ex.waiting = False
+
+        ex.ask = ask
+        parked.task = asyncio.ensure_future(work())  # the exchange (and its ask) in its context
+        return await self._wait(parked, ex)
+
+    async def _wait(self, parked: Parked, ex: Exchange) -> Any:
+        """The call's result, or its open questions once it has some (then it stays parked)."""
+        assert parked.task is not None
+        asked = asyncio.ensure_future(parked.asked.wait())
+        try:
+            await asyncio.wait({parked.task, asked}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            parked.task.cancel()
+            raise
+        finally:
+            asked.cancel()
+        if parked.task.done():
+            parked.close()
+            return parked.task.result()
+        parked.asked.clear()
+        key = secrets.token_urlsafe(12)
+        self._parked[key] = parked
+        parked.expire(PARK_TTL, lambda: self._parked.pop(key, None))
+        ex.asked.append(Asked(PARKED, "tools/call", key, None))
+        return {"resultType": "input_required", "inputRequests": parked.questions()}
 
     async def finish(self, ex: Exchange, raw: Any, binding: dict[str, Any]) -> Any:
         """``raw`` as the client gets it: an upstream's questions under the gateway's own

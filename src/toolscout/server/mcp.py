@@ -320,7 +320,7 @@ class GatewayServer:
 
         binding = self.round_trips.binding(self.principal(ctx).id, "tools/call", params.name, params.arguments)
         with self.round_trips.scope(await self.round_trips.begin(ctx, params, not self._stateful(ctx), binding)) as ex:
-            raw = await self._dispatch(ctx, self.round_trips.unwrapped(ex, params))
+            raw = await self.round_trips.run(ex, lambda: self._dispatch(ctx, self.round_trips.unwrapped(ex, params)))
         raw = await self.round_trips.finish(ex, raw, binding)
         if raw.get("resultType") == "input_required":  # an approval asked of a 2026-07-28 client
             return types.InputRequiredResult.model_validate(raw)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,13 @@ class Exchange:
     """The edge's own: the gateway's approval ticket this retry carries (unwrapped)."""
     journal: Any = None
     """The edge's own: the :class:`~toolscout.program_journal.Journal` of a code-mode program."""
+    ask: Callable[[str, dict[str, Any]], Awaitable[Any]] | None = None
+    """Puts a stateful upstream's mid-call request (sampling, elicitation) to a client that
+    cannot take one, as a question in the answer (the edge parks the call meanwhile)."""
+    parked: str | None = None
+    """The edge's own: the parked call this retry answers."""
+    waiting: bool = False
+    """A question of this request's call is out (so a new one comes from another call)."""
 
     def take_resume(self, server: str, method: str, name: str) -> tuple[dict[str, Any] | None, str | None] | None:
         """The responses and state for this upstream request, once; else ``None``."""
@@ -110,6 +117,15 @@ def exchange(value: Exchange) -> Any:
         yield value
     finally:
         _CURRENT.reset(token)
+
+
+def asking(own: Exchange | None, inflight: list[Exchange | None]) -> Exchange | None:
+    """The exchange a server's mid-call request belongs to: the caller's own (streamable
+    HTTP hands it over in the call's context), else the only call in flight's (stdio)."""
+    if own is not None and any(e is own for e in inflight):
+        return own
+    free = [e for e in inflight if e is None or not e.waiting]  # a waiting call asks nothing new
+    return free[0] if len(free) == 1 else None
 
 
 def is_input_required(raw: Any) -> bool:

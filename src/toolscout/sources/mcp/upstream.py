@@ -109,6 +109,7 @@ class Upstream:
         self._on_reconnected = on_reconnected
         self._on_notice = on_notice
         self._inflight: dict[int, Relay | None] = {}  # per request in flight: its caller's relay
+        self._exchanges: dict[int, negotiation.Exchange | None] = {}  # ... and its caller's exchange
         self._inflight_seq = 0
         self._caps: tuple[Any, dict[str, Any]] = (None, {})  # (client, its server's capabilities)
         self._client: Any = None
@@ -382,6 +383,14 @@ class Upstream:
         from mcp.shared.exceptions import MCPError
 
         relay, why = self._caller()
+        ex = negotiation.asking(negotiation.current_exchange(), list(self._exchanges.values()))
+        if (relay is None or not relay.supports(capability)) and ex is not None and ex.ask is not None:
+            try:  # a stateless client: the question goes out in the answer, the call waits (.negotiation)
+                return result.model_validate(await ex.ask(method, params.model_dump(by_alias=True, mode="json", exclude_none=True)))
+            except MCPError as exc:
+                return exc.error
+            except Exception as exc:  # expired, or answered nonsense
+                return types.ErrorData(code=types.INTERNAL_ERROR, message=f"toolscout could not relay {method}: {exc}")
         if relay is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"toolscout cannot relay {method}: {why}")
         if not relay.supports(capability):  # what a client without the capability answers
@@ -471,6 +480,7 @@ class Upstream:
         self._inflight_seq += 1
         token = self._inflight_seq
         self._inflight[token] = current().relay
+        self._exchanges[token] = negotiation.current_exchange()
         try:
             if timeout is None:
                 raw = await dispatcher.send_raw_request(method, sent, opts or None)
@@ -510,6 +520,7 @@ class Upstream:
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
         finally:
             self._inflight.pop(token, None)
+            self._exchanges.pop(token, None)
 
     async def _answers(self, client: Any) -> bool:
         """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
