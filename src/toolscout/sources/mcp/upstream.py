@@ -554,7 +554,12 @@ class Upstream:
         """Every tool the server lists, raw (one dict each), following ``nextCursor``; with a
         stateless lane, what either revision lists (:func:`.negotiation.merge_tools`)."""
         stateful = await self._list_tools(False)
-        modern = await self._list_tools(True) if self._modern is not None else None
+        modern = None
+        if self._modern is not None:
+            try:
+                modern = await self._list_tools(True)
+            except Exception as exc:  # a server whose newer side fails: what its stateful side lists
+                log.warning("upstream %s: listing tools on %s failed (%s); listing the session's only", self.name, negotiation.MODERN, exc)
         tools, self._modern_only = negotiation.merge_tools(stateful, modern)
         return tools
 
@@ -590,8 +595,16 @@ class Upstream:
         return await self._request("tools/call", {"name": tool, "arguments": arguments}, limit, progress)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Any other request (resources, prompts, completions), raw, with this server's timeout."""
-        return await self._request(method, params, max(self.config.timeout or 60.0, 30.0))
+        """Any other request (resources, prompts, completions), raw, with this server's timeout;
+        a list the stateless lane fails to give is asked of the session."""
+        timeout = max(self.config.timeout or 60.0, 30.0)
+        if self._modern is None or not method.endswith("/list"):
+            return await self._request(method, params, timeout)
+        try:
+            return await self._request(method, params, timeout)
+        except Exception as exc:
+            log.debug("upstream %s: %s on %s failed (%s); asking the session", self.name, method, negotiation.MODERN, exc)
+            return await self._request(method, params, timeout, modern=False)
 
     def capabilities(self) -> dict[str, Any]:
         """What the connected server declared (empty when not connected); read once per connection."""
