@@ -264,3 +264,11 @@ async def test_a_stateful_upstreams_question_reaches_a_stateless_client_as_input
             assert not sampled.is_error and "hi" in _text(sampled)
     finally:
         await agg.aclose()
+
+
+async def test_a_stateful_client_calls_what_only_the_newest_revision_offers(gateway: GatewayServer) -> None:
+    """A 2025-11-25 client calls a tool only the upstream's 2026-07-28 side has: the
+    upstream's questions go to the client mid-call (elicitation on the call's channel) and
+    the gateway sends the retry itself."""
+    async with Client(gateway.lowlevel, mode="legacy", elicitation_callback=_named("Kim")) as stateful:
+        assert _text(await stateful.call_tool("ask_name", {})) == "hello Kim"

@@ -37,6 +37,7 @@ __all__ = [
     "Asked",
     "Exchange",
     "current_exchange",
+    "drive",
     "exchange",
     "is_input_required",
     "merge_tools",
@@ -188,6 +189,31 @@ def note_error(exc: Any) -> None:
     ex = _CURRENT.get()
     if ex is not None and getattr(exc, "code", None) in PASS_THROUGH_CODES and ex.error is None:
         ex.error = exc
+
+
+MAX_ROUNDS = 8
+"""Questions a stateful client is asked for one request at most (an upstream that never stops
+asking must not hold the call forever)."""
+_ASKS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+
+
+async def drive(raw: dict[str, Any], relay: Any, retry: Callable[[dict[str, Any], str | None], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """Answer an upstream's ``input_required`` for a client that takes requests mid-call
+    (2025-11-25): each question goes to the client on the call's own channel, and the
+    request is sent again with the answers, until the upstream answers for good. Returns
+    ``raw`` unchanged when the client cannot answer (no relay, or a capability it lacks)."""
+    for _ in range(MAX_ROUNDS):
+        if not is_input_required(raw):
+            return raw
+        requests = raw.get("inputRequests") or {}
+        if relay is None or not isinstance(requests, dict) or not all(
+            isinstance(r, dict) and r.get("method") in _ASKS and relay.supports(_ASKS[r["method"]]) for r in requests.values()
+        ):
+            return raw
+        answers = {key: await relay.request(r["method"], r.get("params")) for key, r in requests.items()}
+        state = raw.get("requestState")
+        raw = await retry(answers, state if isinstance(state, str) else None)
+    return raw
 
 
 def merge_tools(stateful: list[Any], modern: list[Any] | None) -> tuple[list[Any], frozenset[str]]:

@@ -486,6 +486,8 @@ class Upstream:
                 raw = await dispatcher.send_raw_request(method, sent, opts or None)
             else:
                 raw = await asyncio.wait_for(dispatcher.send_raw_request(method, sent, opts or None), timeout)
+            if negotiation.is_input_required(raw) and client is lane and not self._stateless_caller():
+                raw = await negotiation.drive(raw, current().relay, self._again(method, params, timeout, progress))
             negotiation.note_answer(self.name, method, params, raw)
             return raw
         except TimeoutError:
@@ -521,6 +523,20 @@ class Upstream:
         finally:
             self._inflight.pop(token, None)
             self._exchanges.pop(token, None)
+
+    @staticmethod
+    def _stateless_caller() -> bool:
+        ex = negotiation.current_exchange()
+        return ex is not None and ex.modern
+
+    def _again(self, method: str, params: dict[str, Any] | None, timeout: float | None, progress: ProgressFn | None) -> Any:
+        """The same request on the stateless lane, with a round's answers and state."""
+
+        async def send(answers: dict[str, Any], state: str | None) -> dict[str, Any]:
+            body = {**(params or {}), "inputResponses": answers, **({"requestState": state} if state else {})}
+            return await self._request(method, body, timeout, progress, modern=True)
+
+        return send
 
     async def _answers(self, client: Any) -> bool:
         """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
