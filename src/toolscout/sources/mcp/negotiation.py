@@ -9,9 +9,11 @@ and, when the server answers ``server/discover``, a second *modern lane* next to
 
 - lists come from the modern lane (the newest revision's offer), tools also from the
   stateful one, so an entry that exists on either is listed (:func:`merge_tools`);
-- a request from a client that speaks a stateless revision, or for a tool only the modern
-  lane lists, goes out on the modern lane; everything else on the stateful connection,
-  exactly as before.
+- a call to a tool only the modern lane lists, and the retry of a multi-round-trip request,
+  go out on the modern lane; everything else on the stateful connection, exactly as before
+  (a proven path: a server's newer side may be less finished than its older one), except
+  that a prompt or resource the session does not have is asked of the modern lane (the
+  session's "not found" means nothing ran, so asking again is safe).
 
 Per client request, an :class:`Exchange` (a context variable set at the gateway's MCP edge)
 says what the upstream request must carry: the client's declared capabilities (so an
@@ -33,6 +35,7 @@ from typing import Any
 
 __all__ = [
     "MODERN",
+    "NOT_HERE",
     "PASS_THROUGH_CODES",
     "Asked",
     "Exchange",
@@ -140,9 +143,14 @@ def wants_modern(method: str, params: Mapping[str, Any] | None, modern_only: fro
     if method.endswith("/list"):
         return True
     ex = _CURRENT.get()
-    if ex is not None and (ex.modern or ex.resume is not None):
+    if ex is not None and ex.resume is not None:
         return True
     return method == "tools/call" and (params or {}).get("name") in modern_only
+
+
+NOT_HERE = frozenset({-32601, -32602, -32002})
+"""Errors by which a session says it has no such prompt or resource (nothing ran): the same
+request may then go to the stateless lane, which may have it."""
 
 
 def prepare(

@@ -612,15 +612,25 @@ class Upstream:
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Any other request (resources, prompts, completions), raw, with this server's timeout;
-        a list the stateless lane fails to give is asked of the session."""
+        a list the stateless lane fails to give is asked of the session, a prompt or resource
+        the session does not have is asked of the stateless lane."""
+        from mcp.shared.exceptions import MCPError
+
         timeout = max(self.config.timeout or 60.0, 30.0)
-        if self._modern is None or not method.endswith("/list"):
+        if self._modern is None:
             return await self._request(method, params, timeout)
+        if method.endswith("/list"):
+            try:
+                return await self._request(method, params, timeout)
+            except Exception as exc:
+                log.debug("upstream %s: %s on %s failed (%s); asking the session", self.name, method, negotiation.MODERN, exc)
+                return await self._request(method, params, timeout, modern=False)
         try:
             return await self._request(method, params, timeout)
-        except Exception as exc:
-            log.debug("upstream %s: %s on %s failed (%s); asking the session", self.name, method, negotiation.MODERN, exc)
-            return await self._request(method, params, timeout, modern=False)
+        except MCPError as exc:  # the session has no such prompt or resource: the newer side may
+            if exc.code not in negotiation.NOT_HERE or self._modern is None or negotiation.wants_modern(method, params, self._modern_only):
+                raise
+            return await self._request(method, params, timeout, modern=True)
 
     def capabilities(self) -> dict[str, Any]:
         """What the connected server declared (empty when not connected); read once per connection."""
