@@ -39,6 +39,7 @@ __all__ = [
     "PASS_THROUGH_CODES",
     "Asked",
     "Exchange",
+    "again",
     "current_exchange",
     "drive",
     "exchange",
@@ -46,6 +47,7 @@ __all__ = [
     "merge_tools",
     "modern_lane",
     "prepare",
+    "with_fallback",
 ]
 
 log = logging.getLogger("toolscout.mcp")
@@ -205,11 +207,50 @@ asking must not hold the call forever)."""
 _ASKS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 
 
+def again(params: Mapping[str, Any] | None, send: Callable[..., Awaitable[dict[str, Any]]]) -> Any:
+    """``send(params)`` for one round of :func:`drive`: the request with that round's answers
+    and state (``send`` puts it on the stateless lane)."""
+
+    async def retry(answers: dict[str, Any], state: str | None) -> dict[str, Any]:
+        return await send({**(params or {}), "inputResponses": answers, **({"requestState": state} if state else {})})
+
+    return retry
+
+
+async def with_fallback(
+    server: str,
+    method: str,
+    params: Mapping[str, Any] | None,
+    modern_only: frozenset[str],
+    send: Callable[..., Awaitable[dict[str, Any]]],
+) -> dict[str, Any]:
+    """A request other than a call on an upstream with both lanes (``send(modern=...)``): a
+    list the stateless lane fails to give comes from the session; a prompt or resource the
+    session does not have (:data:`NOT_HERE`: nothing ran) is asked of the stateless lane."""
+    from mcp.shared.exceptions import MCPError
+
+    if method.endswith("/list"):
+        try:
+            return await send()
+        except Exception as exc:
+            log.debug("upstream %s: %s on %s failed (%s); asking the session", server, method, MODERN, exc)
+            return await send(modern=False)
+    try:
+        return await send()
+    except MCPError as exc:
+        if exc.code not in NOT_HERE or wants_modern(method, params, modern_only):
+            raise
+        return await send(modern=True)
+
+
 async def drive(raw: dict[str, Any], relay: Any, retry: Callable[[dict[str, Any], str | None], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
     """Answer an upstream's ``input_required`` for a client that takes requests mid-call
     (2025-11-25): each question goes to the client on the call's own channel, and the
     request is sent again with the answers, until the upstream answers for good. Returns
     ``raw`` unchanged when the client cannot answer (no relay, or a capability it lacks)."""
+    ex = _CURRENT.get()
+    if ex is not None and ex.modern:  # a stateless client answers in a round trip of its own
+        return raw
     for _ in range(MAX_ROUNDS):
         if not is_input_required(raw):
             return raw

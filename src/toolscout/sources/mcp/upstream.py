@@ -33,6 +33,7 @@ import asyncio
 import codecs
 import contextlib
 import contextvars
+import functools
 import json
 import logging
 import os
@@ -486,8 +487,9 @@ class Upstream:
                 raw = await dispatcher.send_raw_request(method, sent, opts or None)
             else:
                 raw = await asyncio.wait_for(dispatcher.send_raw_request(method, sent, opts or None), timeout)
-            if negotiation.is_input_required(raw) and client is lane and not self._stateless_caller():
-                raw = await negotiation.drive(raw, current().relay, self._again(method, params, timeout, progress))
+            if negotiation.is_input_required(raw) and client is lane:  # a stateful client answers it now
+                send = functools.partial(self._request, method, timeout=timeout, progress=progress, modern=True)
+                raw = await negotiation.drive(raw, current().relay, negotiation.again(params, send))
             negotiation.note_answer(self.name, method, params, raw)
             return raw
         except TimeoutError:
@@ -523,20 +525,6 @@ class Upstream:
         finally:
             self._inflight.pop(token, None)
             self._exchanges.pop(token, None)
-
-    @staticmethod
-    def _stateless_caller() -> bool:
-        ex = negotiation.current_exchange()
-        return ex is not None and ex.modern
-
-    def _again(self, method: str, params: dict[str, Any] | None, timeout: float | None, progress: ProgressFn | None) -> Any:
-        """The same request on the stateless lane, with a round's answers and state."""
-
-        async def send(answers: dict[str, Any], state: str | None) -> dict[str, Any]:
-            body = {**(params or {}), "inputResponses": answers, **({"requestState": state} if state else {})}
-            return await self._request(method, body, timeout, progress, modern=True)
-
-        return send
 
     async def _answers(self, client: Any) -> bool:
         """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
@@ -614,23 +602,11 @@ class Upstream:
         """Any other request (resources, prompts, completions), raw, with this server's timeout;
         a list the stateless lane fails to give is asked of the session, a prompt or resource
         the session does not have is asked of the stateless lane."""
-        from mcp.shared.exceptions import MCPError
-
         timeout = max(self.config.timeout or 60.0, 30.0)
         if self._modern is None:
             return await self._request(method, params, timeout)
-        if method.endswith("/list"):
-            try:
-                return await self._request(method, params, timeout)
-            except Exception as exc:
-                log.debug("upstream %s: %s on %s failed (%s); asking the session", self.name, method, negotiation.MODERN, exc)
-                return await self._request(method, params, timeout, modern=False)
-        try:
-            return await self._request(method, params, timeout)
-        except MCPError as exc:  # the session has no such prompt or resource: the newer side may
-            if exc.code not in negotiation.NOT_HERE or self._modern is None or negotiation.wants_modern(method, params, self._modern_only):
-                raise
-            return await self._request(method, params, timeout, modern=True)
+        send = functools.partial(self._request, method, params, timeout)
+        return await negotiation.with_fallback(self.name, method, params, self._modern_only, send)
 
     def capabilities(self) -> dict[str, Any]:
         """What the connected server declared (empty when not connected); read once per connection."""
