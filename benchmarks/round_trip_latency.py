@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -104,6 +105,8 @@ def main() -> None:
                 "| request | direct p50 | direct p95 | gateway p50 | gateway p95 | added p50 | added p95 |",
                 "|---|---|---|---|---|---|---|",
                 *rows,
+                "",
+                f"Load average when it ended: {os.getloadavg()[0]:.1f} (a shared machine: compare the rows, not runs).",
             ]
         )
         write_section("round-trip-latency", "Multi-round-trip requests through the gateway (issue 33)",
