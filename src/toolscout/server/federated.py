@@ -26,6 +26,8 @@ __all__ = ["LOG_LEVELS", "ClientRelay", "FederatedMCP"]
 log = logging.getLogger("toolscout.mcp")
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LEVEL_TTL = 24 * 3600.0
+"""How long a session's log level is kept in the shared store after it was last set."""
 _READ_ONLY = Annotations.from_mcp({"readOnlyHint": True})
 _CAPABILITY = {"sampling": "sampling", "elicitation": "elicitation", "roots": "roots"}
 
@@ -39,9 +41,12 @@ class ClientRelay:
     request's own log opt-in decides instead (the SDK applies it).
     """
 
-    def __init__(self, ctx: Any, level: Callable[[], str | None]) -> None:
+    def __init__(self, ctx: Any, level: Callable[[], str | None], shared: Callable[[], Awaitable[str | None]] | None = None) -> None:
+        """``shared``: the level kept for this session where every replica reads it (the
+        client may have set it on another replica), asked once when this replica has none."""
         self._ctx = ctx
         self._level = level
+        self._shared = shared
 
     def supports(self, capability: str) -> bool:
         import mcp_types as types
@@ -67,6 +72,12 @@ class ClientRelay:
         return await self._ctx.session._request_outbound.send_raw_request(method, params, None)
 
     async def notify(self, method: str, params: Mapping[str, Any] | None) -> None:
+        if method == "notifications/message" and self._shared is not None and self._level() is None:
+            shared, self._shared = self._shared, None
+            with contextlib.suppress(Exception):  # Redis away: everything, as before a setLevel
+                found = await shared()
+                if found is not None:
+                    self._level = lambda: found
         if method == "notifications/message" and not self._wants(params):
             return
         await self._ctx.session._request_outbound.notify(method, params)
@@ -101,6 +112,9 @@ class FederatedMCP:
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # outer uri -> connections
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()  # for list_changed
+        self.shared: Any = None
+        """The :class:`~toolscout.redis_sessions.RedisSessionStore` replicas share, if any:
+        each session's log level is kept there too."""
         self.round_trips: Any = None
         """``(RoundTrips, ctx -> (principal id, stateless?))``: multi-round-trip prompts and
         reads pass through (:mod:`.input_required`); set by the gateway's server."""
@@ -126,7 +140,9 @@ class FederatedMCP:
         """The relay for one request's client (put in its call's context)."""
         conn = getattr(ctx.session, "_connection", None)
         self._seen(conn)
-        return ClientRelay(ctx, lambda: self._levels.get(conn) if conn is not None else None)
+        sid, shared = getattr(conn, "session_id", None), self.shared
+        remote = (lambda: shared.aget_note(f"log-level:{sid}")) if shared is not None and sid else None
+        return ClientRelay(ctx, lambda: self._levels.get(conn) if conn is not None else None, remote)
 
     def _seen(self, conn: Any) -> None:
         if conn is not None:
@@ -264,6 +280,12 @@ class FederatedMCP:
         conn = getattr(ctx.session, "_connection", None)
         if conn is not None:
             self._levels[conn] = str(params.level)
+            sid = getattr(conn, "session_id", None)
+            if self.shared is not None and sid:  # the session's next request may reach another replica
+                try:
+                    await self.shared.aput_note(f"log-level:{sid}", str(params.level), LEVEL_TTL)
+                except Exception as exc:  # Redis away: this replica still knows it
+                    log.warning("log level of session %s kept on this replica only: %s", str(sid)[:8], exc)
         return types.EmptyResult()
 
     # -- upstream notifications -------------------------------------------------------------

@@ -158,6 +158,7 @@ class GatewayServer:
         # Upstream resources, templates, prompts, completions, logging (transparent gateway).
         self.federated = FederatedMCP(aggregator, self._visible_to)
         self.federated.round_trips = (self.round_trips, lambda ctx: (self.principal(ctx).id, not self._stateful(ctx)))
+        self.federated.shared = session_store
         self.federated.install(self.lowlevel)
         # Advertise tools.listChanged on every transport (the HTTP session manager builds
         # its initialize result from this method with no arguments); resources and prompts
