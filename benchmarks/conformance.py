@@ -307,7 +307,7 @@ def _write(rows: list[tuple[str, dict[str, bool]]]) -> None:
             for label, results in rows
         ),
     ]
-    command = "python benchmarks/conformance.py" + (" --replicas" if len(rows) > 2 else "") + " --write"
+    command = "python benchmarks/conformance.py --packaged" + (" --replicas" if len(rows) > 2 else "") + " --write"
     write_section("conformance", "MCP conformance through the gateway (issue 27)", command, "\n".join(lines))
 
 
