@@ -37,6 +37,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -54,6 +55,14 @@ PARKED = "toolscout-parked"
 """The server a state names when it continues a parked call (see :class:`Parked`)."""
 PARK_TTL = 300.0
 """How long a parked call waits for the client's answer before it is cancelled."""
+MAX_PARKED = 1000
+"""Calls parked at once at most; past it a stateful upstream's question to a stateless
+client is refused as before (the client cannot take it), so waiting calls cannot pile up."""
+MAX_JOURNAL = 48 * 1024
+"""The largest program journal a state carries (JSON characters); a bigger one is left out
+(the retried program then runs its earlier calls again) so the state stays under :data:`MAX_STATE`."""
+
+log = logging.getLogger("toolscout.mcp")
 
 PREFIX = "ts1."
 """Marks a state this gateway issued (approval tickets and upstream states are not)."""
@@ -257,6 +266,8 @@ class RoundTrips:
             return await self._wait(parked, ex)
         if not ex.modern:
             return await work()
+        if len(self._parked) >= MAX_PARKED:
+            return await work()
         parked = Parked()
 
         async def ask(method: str, params: dict[str, Any]) -> Any:
@@ -306,6 +317,9 @@ class RoundTrips:
             own = raw.get("requestState")
             asked = Asked(OWN, str(binding.get("m", "")), str(binding.get("n", "")), own if isinstance(own, str) else None)
             journal = ex.journal.dump() if isinstance(ex.journal, Journal) else None
+            if journal and len(json.dumps(journal, default=repr)) > MAX_JOURNAL:
+                log.warning("a program's journal is too large to carry in its requestState; its retry runs its calls again")
+                journal = None
             raw = {**raw, "requestState": await self.states.issue(binding, asked, journal)}
         return raw
 
