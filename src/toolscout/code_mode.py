@@ -51,6 +51,7 @@ from .errors import (
     UnknownTool,
 )
 from .model import CallResult, DeferPolicy, Tool
+from .program_journal import current_journal
 from .request import CallRequest
 
 if TYPE_CHECKING:
@@ -156,6 +157,9 @@ class _Program:
         self.cut = 0
         self.deadline: asyncio.Timeout | None = None
         approve = ctx.approve or runner.gateway.approve
+        # A stateless client's approval is a question in the answer (``needed``): the program
+        # stops there, and its retry replays the calls recorded so far (:mod:`.program_journal`).
+        self.asker, self.journal, self.waiting = ctx.approve, current_journal(), False
         if approve is not None:
             ctx = ctx.replace(approve=self._paused(approve))
         self.reported = 0
@@ -214,7 +218,17 @@ class _Program:
         self._count()
         if not isinstance(arguments, Mapping):
             raise TypeError(f"arguments of {name} must be a dict, not {type(arguments).__name__}")
+        if self.waiting:
+            raise RuntimeError("input_required: the program waits for the client's answer; no further call runs")
+        recorded = self.journal.replay(name, dict(arguments)) if self.journal is not None else None
+        if recorded is not None:  # ran before this retry: its result, not a second run
+            if recorded[0]:
+                return recorded[1]
+            raise RuntimeError(recorded[1])
         result: CallResult = await self._tracked(self.gateway.execute(CallRequest(name, dict(arguments)), self.ctx))
+        if getattr(self.asker, "needed", None):
+            self.waiting = True
+            raise RuntimeError("input_required: this call needs the user's approval; the client answers and retries")
         if self.ctx.progress is not None:
             await self.ctx.progress(0, None, f"{name}: {'done' if result.ok else 'failed'} (call {self.calls})")
         if result.findings:  # marked in warn mode: the program's answer says so too
@@ -223,8 +237,13 @@ class _Program:
             info = result.error or ToolFailed(f"{name} failed: {result.text()[:500]}").info()
             message = f"{info.code}: {info.message}"
             self.failures[message] = (info, name)
+            if self.journal is not None:
+                self.journal.record(name, dict(arguments), False, message)
             raise RuntimeError(message)
-        return _value(result)
+        value = _value(result)
+        if self.journal is not None:
+            self.journal.record(name, dict(arguments), True, _safe(value))
+        return value
 
     async def call_tool(self, name: Any, arguments: Any = None, /) -> Any:
         if not isinstance(name, str):

@@ -78,6 +78,7 @@ __all__ = [
     "ToolTimeout",
     "ToolscoutError",
     "UnknownTool",
+    "UpstreamStarting",
     "UpstreamUnavailable",
 ]
 
@@ -374,3 +375,11 @@ class IssuerUnavailable(ToolscoutError):
 
     code = "issuer_unavailable"
     default_hint = "Retry shortly; the gateway cannot check tokens until its issuer answers (see /v1/ready)."
+
+
+class UpstreamStarting(UpstreamUnavailable):
+    """A call named a tool no listed server has while some server is still starting or
+    listing its tools (a first start without cache): the tool may well exist in a moment."""
+
+    code = "upstream_starting"
+    default_hint = "Retry in a few seconds: the server that may offer this tool is still starting."

@@ -523,6 +523,23 @@ class RedisSessionStore:
         except self._errors() as exc:
             raise self._failed(exc, "claim") from None
 
+    async def aput_note(self, name: str, value: str, ttl: float) -> None:
+        """Keep a small value under ``name`` for ``ttl`` seconds where every replica reads it
+        (a session's log level: its next request may reach another replica)."""
+        client, _ = self._async()
+        try:
+            await client.set(self.key(f"note:{name}"), value, px=max(1, round(ttl * 1000)))
+        except self._errors() as exc:
+            raise self._failed(exc, "note") from None
+
+    async def aget_note(self, name: str) -> str | None:
+        client, _ = self._async()
+        try:
+            value = await client.get(self.key(f"note:{name}"))
+        except self._errors() as exc:
+            raise self._failed(exc, "note") from None
+        return value.decode() if isinstance(value, bytes) else value
+
     async def asecret(self, name: str) -> str:
         """A random secret every replica sharing this Redis reads alike (the first to ask
         makes it): what signs stateless approval tickets, so any replica can check one."""

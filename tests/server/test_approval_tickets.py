@@ -12,6 +12,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from toolscout import Catalog, Tool
 from toolscout.context import CallContext
@@ -116,8 +117,8 @@ async def test_a_stateless_answer_runs_its_call_once_and_cannot_be_replayed() ->
         assert ran == ["delete_account ann"]
         again = await _answer(client, {"user": "ann"}, asked)  # the same answer, replayed
         assert isinstance(again, types.InputRequiredResult)  # asked again, not run
-        other = await _answer(client, {"user": "bob"}, await _ask(client, {"user": "ann"}))  # another call
-        assert isinstance(other, types.InputRequiredResult)
+        with pytest.raises(MCPError, match="issued for another request"):  # another call: refused, not run
+            await _answer(client, {"user": "bob"}, await _ask(client, {"user": "ann"}))
         forged = await _answer(client, {"user": "ann"}, await _ask(client, {"user": "ann"}), state="e30.0000")
         assert isinstance(forged, types.InputRequiredResult)
         no_state = await client.session.call_tool(  # the answer without its ticket (as before this change)

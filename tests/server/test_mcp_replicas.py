@@ -231,3 +231,39 @@ def test_serve_refuses_sessions_it_cannot_use(tmp_path: Path) -> None:
     assert stdio.exit_code == 2 and "--sessions needs --transport http" in stdio.output
     wrong = CliRunner().invoke(app, [*base, "--transport", "http", "--sessions", "http://user:secret@cache.test/"])
     assert wrong.exit_code == 2 and "not a Redis URL" in wrong.output and "secret" not in wrong.output
+
+
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+async def test_a_log_level_set_on_one_replica_holds_on_the_other(redis_server: RedisServer) -> None:
+    """``logging/setLevel`` reaches replica a; the session's next call lands on replica b,
+    whose upstream logs at three levels: the client gets only what its level lets through."""
+    from _wait import until
+    from toolscout.sources.mcp.aggregator import Aggregator
+    from toolscout.sources.mcp.config import parse_config
+
+    redis_server.flush()
+    ports: dict[str, int] = {}
+    logs: list[str] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(str(params.level))
+
+    async with AsyncExitStack() as stack:
+        for name in ("a", "b"):
+            agg = Aggregator(parse_config({"mcpServers": {"loc": fake("relay")}}), Catalog())
+            stack.push_async_callback(agg.aclose)
+            await agg.refresh("loc")
+            gateway = Gateway(agg.catalog, call_timeout=None, learn=False)
+            server = GatewayServer(gateway, agg, session_store=RedisSessionStore(redis_server.url, gateway))
+            url = await stack.enter_async_context(serving(server.http_app(console=False)))
+            ports[name] = int(url.rsplit(":", 1)[1])
+        balancer = Balancer(ports, target="a")
+        http = httpx2.AsyncClient(transport=balancer, timeout=httpx2.Timeout(30.0, read=300.0))
+        transport = streamable_http_client(f"http://127.0.0.1:{ports['a']}/mcp", http_client=http)
+        client = await stack.enter_async_context(Client(transport, mode="legacy", logging_callback=on_log))
+        await client.set_logging_level("error")
+        balancer.target = "b"
+        done = await client.call_tool("call_tool", {"name": "loc_chatty", "arguments": {"tag": "x"}})
+        assert not done.is_error, done.content
+        await until(lambda: len(logs) >= 1, 10)
+        assert logs == ["error"] and balancer.seen[-1] == "b"

@@ -28,6 +28,8 @@ __all__ = ["LOG_LEVELS", "ClientRelay", "FederatedMCP"]
 log = logging.getLogger("toolscout.mcp")
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LEVEL_TTL = 24 * 3600.0
+"""How long a session's log level is kept in the shared store after it was last set."""
 _READ_ONLY = Annotations.from_mcp({"readOnlyHint": True})
 _CAPABILITY = {"sampling": "sampling", "elicitation": "elicitation", "roots": "roots"}
 
@@ -41,9 +43,12 @@ class ClientRelay:
     request's own log opt-in decides instead (the SDK applies it).
     """
 
-    def __init__(self, ctx: Any, level: Callable[[], str | None]) -> None:
+    def __init__(self, ctx: Any, level: Callable[[], str | None], shared: Callable[[], Awaitable[str | None]] | None = None) -> None:
+        """``shared``: the level kept for this session where every replica reads it (the
+        client may have set it on another replica), asked once when this replica has none."""
         self._ctx = ctx
         self._level = level
+        self._shared = shared
 
     def supports(self, capability: str) -> bool:
         import mcp_types as types
@@ -69,6 +74,12 @@ class ClientRelay:
         return await self._ctx.session._request_outbound.send_raw_request(method, params, None)
 
     async def notify(self, method: str, params: Mapping[str, Any] | None) -> None:
+        if method == "notifications/message" and self._shared is not None and self._level() is None:
+            shared, self._shared = self._shared, None
+            with contextlib.suppress(Exception):  # Redis away: everything, as before a setLevel
+                found = await shared()
+                if found is not None:
+                    self._level = lambda: found
         if method == "notifications/message" and not self._wants(params):
             return
         await self._ctx.session._request_outbound.notify(method, params)
@@ -111,6 +122,12 @@ class FederatedMCP:
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # outer uri -> connections
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()  # for list_changed
+        self.shared: Any = None
+        """The :class:`~toolscout.redis_sessions.RedisSessionStore` replicas share, if any:
+        each session's log level is kept there too."""
+        self.round_trips: Any = None
+        """``(RoundTrips, ctx -> (principal id, stateless?))``: multi-round-trip prompts and
+        reads pass through (:mod:`.input_required`); set by the gateway's server."""
         if aggregator is not None:
             aggregator.notice_listeners.append(self._on_notice)
 
@@ -133,7 +150,9 @@ class FederatedMCP:
         """The relay for one request's client (put in its call's context)."""
         conn = getattr(ctx.session, "_connection", None)
         self._seen(conn)
-        return ClientRelay(ctx, lambda: self._levels.get(conn) if conn is not None else None)
+        sid, shared = getattr(conn, "session_id", None), self.shared
+        remote = (lambda: shared.aget_note(f"log-level:{sid}")) if shared is not None and sid else None
+        return ClientRelay(ctx, lambda: self._levels.get(conn) if conn is not None else None, remote)
 
     def _seen(self, conn: Any) -> None:
         if conn is not None:
@@ -172,10 +191,13 @@ class FederatedMCP:
             return []
         return await self.federation.list(what, self._allowed(ctx))
 
-    async def read(self, ctx: Any, uri: str) -> dict[str, Any]:
+    async def read(self, ctx: Any, uri: str, params: Any = None) -> dict[str, Any]:
         fed = self._need()
         server, _ = await self._route(fed.route_uri, uri, "resource")
-        result: dict[str, Any] = await self._guarded(ctx, "resources/read", uri, server, "resource", {})
+        result: dict[str, Any] = await self._round_trip(
+            ctx, "resources/read", uri, None, params,
+            lambda: self._guarded(ctx, "resources/read", uri, server, "resource", {}),
+        )
         return result
 
     async def _list_templates(self, ctx: Any, params: Any) -> Any:
@@ -196,8 +218,25 @@ class FederatedMCP:
         fed = self._need()
         server, _ = await self._route(fed.route_name, params.name, "prompt")
         arguments = dict(params.arguments or {})
-        result = await self._guarded(ctx, "prompts/get", params.name, server, "prompt", arguments)
+        result = await self._round_trip(
+            ctx, "prompts/get", params.name, params.arguments, params,
+            lambda: self._guarded(ctx, "prompts/get", params.name, server, "prompt", arguments),
+        )
+        if result.get("resultType") == "input_required":
+            return types.InputRequiredResult.model_validate(result)
         return types.GetPromptResult.model_validate(result)
+
+    async def _round_trip(self, ctx: Any, method: str, name: str, arguments: Any, params: Any, run: Any) -> Any:
+        """One guarded upstream request that may answer ``input_required`` (hooks of
+        :mod:`.input_required`): ``run()`` goes through the guard inside the round trip's scope."""
+        if self.round_trips is None:
+            return await run()
+        trips, who = self.round_trips
+        principal, stateless = who(ctx)
+        binding = trips.binding(principal, method, name, arguments)
+        with trips.scope(await trips.begin(ctx, params, stateless, binding)) as ex:
+            result = await run()
+        return await trips.finish(ex, result, binding)
 
     async def _complete(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -253,6 +292,12 @@ class FederatedMCP:
         conn = getattr(ctx.session, "_connection", None)
         if conn is not None:
             self._levels[conn] = str(params.level)
+            sid = getattr(conn, "session_id", None)
+            if self.shared is not None and sid:  # the session's next request may reach another replica
+                try:
+                    await self.shared.aput_note(f"log-level:{sid}", str(params.level), LEVEL_TTL)
+                except Exception as exc:  # Redis away: this replica still knows it
+                    log.warning("log level of session %s kept on this replica only: %s", str(sid)[:8], exc)
         return types.EmptyResult()
 
     # -- upstream notifications -------------------------------------------------------------

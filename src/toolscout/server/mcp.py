@@ -43,10 +43,12 @@ from ..session import InMemorySessionStore, Session, ToolOutcome
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .capabilities import CAPABILITIES_URI, capabilities, server_version
+from .cold_start import called_name, starting
 from .elicit_approval import ApprovalTickets, ElicitApproval
 from .elicit_approval import can_elicit as _can_elicit
 from .federated import FederatedMCP
 from .guard import HostOriginGuard
+from .input_required import RequestStates, RoundTrips
 from .metrics import Metrics
 from .recent import RecentCalls
 from .session_owners import SessionOwners
@@ -126,6 +128,8 @@ class GatewayServer:
         self.tickets = ApprovalTickets(approval_key, shared=session_store if approval_key is None else None)
         """Signs stateless approval questions (:class:`ApprovalTickets`): an answer runs
         one call, once, in the session it was asked in."""
+        self.round_trips = RoundTrips(RequestStates(approval_key, shared=session_store if approval_key is None else None))
+        """Multi-round-trip requests from upstreams, passed through (:mod:`.input_required`)."""
         self.access = access
         self.verifier = verifier
         self.local = local_principal()
@@ -155,6 +159,8 @@ class GatewayServer:
         self.federated = FederatedMCP(aggregator, self._visible_to, guard=gateway.guard, caller=self.request_context)
         if not gateway.guard.handles("skills/read"):
             gateway.guard.register("skills/read", _read_skill)
+        self.federated.round_trips = (self.round_trips, lambda ctx: (self.principal(ctx).id, not self._stateful(ctx)))
+        self.federated.shared = session_store
         self.federated.install(self.lowlevel)
         # Advertise tools.listChanged on every transport (the HTTP session manager builds
         # its initialize result from this method with no arguments); resources and prompts
@@ -315,7 +321,10 @@ class GatewayServer:
         import mcp_types as types
         from pydantic import ValidationError
 
-        raw = await self._dispatch(ctx, params)
+        binding = self.round_trips.binding(self.principal(ctx).id, "tools/call", params.name, params.arguments)
+        with self.round_trips.scope(await self.round_trips.begin(ctx, params, not self._stateful(ctx), binding)) as ex:
+            raw = await self.round_trips.run(ex, lambda: self._dispatch(ctx, self.round_trips.unwrapped(ex, params)))
+        raw = await self.round_trips.finish(ex, raw, binding)
         if raw.get("resultType") == "input_required":  # an approval asked of a 2026-07-28 client
             return types.InputRequiredResult.model_validate(raw)
         try:
@@ -334,6 +343,9 @@ class GatewayServer:
             if outcome.revealed:
                 await _notify_list_changed(ctx)
             return self._find_result(outcome)
+        late = await starting(self.gateway, self.aggregator, called_name(params.name, params.arguments, self.gateway.find_name), self.cold_start_wait)
+        if late is not None:  # a first start: the tool's server is still listing (.cold_start)
+            return error_result(late)
         # Ask the client's user only where some kind is gated without it (the gateway's
         # approve_kinds, or its own approver's default): offering elicitation gates nothing.
         kinds = self.access.approve_kinds(principal) if self.access is not None else frozenset()
@@ -361,7 +373,7 @@ class GatewayServer:
         if gateway.gated_kinds() or not gateway.trust_hints:
             return True
         name = params.name
-        if name in ("call_tool", "use_tool"):
+        if name in ("call_tool", "use_tool", "execute"):  # execute: a program may call any tool
             name = (params.arguments or {}).get("name") if name == "call_tool" else None
             if name is None:
                 return any(t.meta.get("approval") == "always" for t in gateway.catalog if t.meta)
@@ -455,7 +467,10 @@ class GatewayServer:
                 raise MCPError(code=-32603, message=f"{exc.code}: {exc.message}") from None
             return types.ReadResourceResult.model_validate(answer)
         if uri != CAPABILITIES_URI:
-            return types.ReadResourceResult.model_validate(await self.federated.read(ctx, uri))
+            read = await self.federated.read(ctx, uri, params)
+            if read.get("resultType") == "input_required":  # an upstream's question (.input_required)
+                return types.InputRequiredResult.model_validate(read)
+            return types.ReadResourceResult.model_validate(read)
         text = json.dumps(self.capabilities(self.session(ctx).context().allow), indent=2)
         return types.ReadResourceResult.model_validate(
             {"contents": [{"uri": CAPABILITIES_URI, "mimeType": "application/json", "text": text}]}

@@ -91,6 +91,9 @@ class ServerConfig(SourceOptions):
     headers: dict[str, str] = Field(default_factory=dict)
     type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
     connect_timeout: float = Field(default=30.0, gt=0, alias="connectTimeout")
+    # "auto": over HTTP, also a stateless 2026-07-28 lane when the server offers one
+    # (sources/mcp/negotiation.py); "legacy": the 2025-11-25 session only.
+    protocol: Literal["auto", "legacy"] = Field(default="auto", exclude=True)
     # Tool-poisoning policy (docs/security.md); excluded from the dump, so from the cache key:
     # the cache keeps quarantined entries, and a policy change needs no refetch.
     poisoning: Literal["warn", "quarantine", "off"] | None = Field(default=None, exclude=True)

@@ -33,6 +33,7 @@ import asyncio
 import codecs
 import contextlib
 import contextvars
+import functools
 import json
 import logging
 import os
@@ -47,6 +48,7 @@ from typing import IO, Any
 
 from ...context import ProgressFn, Relay, current
 from ...errors import ToolscoutError, ToolTimeout, UpstreamUnavailable
+from . import negotiation
 from .config import ServerConfig
 
 __all__ = ["StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
@@ -112,6 +114,7 @@ class Upstream:
         self._on_reconnected = on_reconnected
         self._on_notice = on_notice
         self._inflight: dict[int, Relay | None] = {}  # per request in flight: its caller's relay
+        self._exchanges: dict[int, negotiation.Exchange | None] = {}  # ... and its caller's exchange
         self._inflight_seq = 0
         self._caps: tuple[Any, dict[str, Any]] = (None, {})  # (client, its server's capabilities)
         self._client: Any = None
@@ -126,6 +129,8 @@ class Upstream:
         self._relays: set[asyncio.Task[None]] = set()
         self._ever_connected = False
         self._http_status: int | None = None  # the last HTTP error status this connection saw
+        self._modern: Any = None  # the stateless lane next to the session, if any (:mod:`.negotiation`)
+        self._modern_only: frozenset[str] = frozenset()  # tools only the stateless lane lists
 
     # -- lifecycle ------------------------------------------------------------------
     async def connect(self) -> None:
@@ -232,8 +237,11 @@ class Upstream:
                 sampling_callback=self._on_sampling if self.config.relays("sampling") else None,
                 elicitation_callback=self._on_elicitation if self.config.relays("elicitation") else None,
                 logging_callback=self._on_log,
-            ) as client:
+            ) as client, negotiation.modern_lane(
+                self.name, self.config.url, lambda: self._transport()[0], self.config.protocol != "legacy"
+            ) as lane:
                 self._client = mine = client
+                self._modern = lane
                 if not ready.done():
                     ready.set_result(None)
                 await stop.wait()
@@ -247,6 +255,7 @@ class Upstream:
         finally:
             if mine is not None and self._client is mine:  # never clear a newer connection's
                 self._client = None
+                self._modern = None
             if errlog is not None:  # the relay sees EOF once the process tree has exited too
                 errlog.close()
         if not stop.is_set() and self.state is UpstreamState.READY:
@@ -379,6 +388,14 @@ class Upstream:
         from mcp.shared.exceptions import MCPError
 
         relay, why = self._caller()
+        ex = negotiation.asking(negotiation.current_exchange(), list(self._exchanges.values()))
+        if (relay is None or not relay.supports(capability)) and ex is not None and ex.ask is not None:
+            try:  # a stateless client: the question goes out in the answer, the call waits (.negotiation)
+                return result.model_validate(await ex.ask(method, params.model_dump(by_alias=True, mode="json", exclude_none=True)))
+            except MCPError as exc:
+                return exc.error
+            except Exception as exc:  # expired, or answered nonsense
+                return types.ErrorData(code=types.INTERNAL_ERROR, message=f"toolscout could not relay {method}: {exc}")
         if relay is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"toolscout cannot relay {method}: {why}")
         if not relay.supports(capability):  # what a client without the capability answers
@@ -447,8 +464,10 @@ class Upstream:
         params: dict[str, Any] | None,
         timeout: float | None,
         progress: ProgressFn | None = None,
+        *,
+        modern: bool | None = None,
     ) -> dict[str, Any]:
-        """Send one request; cancelling the caller's task cancels it at the server too (the
+        """Send one request (on the lane :mod:`.negotiation` picks, unless ``modern`` says); cancelling the caller's task cancels it at the server too (the
         SDK's dispatcher sends ``notifications/cancelled`` for an abandoned request)."""
         from mcp.shared.exceptions import MCPError
 
@@ -456,23 +475,40 @@ class Upstream:
         client = self._client
         if client is None:
             raise UpstreamUnavailable(f"server '{self.name}' is not connected", server=self.name)
+        lane = self._modern
+        if modern is None:
+            modern = lane is not None and negotiation.wants_modern(method, params, self._modern_only)
+        if modern and lane is not None:
+            client = lane
+        sent, opts = negotiation.prepare(self.name, client, bool(modern and lane is not None), method, params)
         dispatcher = client.session._dispatcher  # raw JSON: no result validation in between
         # With a progress callback the dispatcher adds a progressToken and routes the
         # server's notifications/progress for this request to it.
-        opts: Any = {"on_progress": progress} if progress is not None else None
+        if progress is not None:
+            opts["on_progress"] = progress
         self._inflight_seq += 1
         token = self._inflight_seq
         self._inflight[token] = current().relay
+        self._exchanges[token] = negotiation.current_exchange()
         try:
             if timeout is None:
-                return await dispatcher.send_raw_request(method, params, opts)
-            return await asyncio.wait_for(dispatcher.send_raw_request(method, params, opts), timeout)
+                raw = await dispatcher.send_raw_request(method, sent, opts or None)
+            else:
+                raw = await asyncio.wait_for(dispatcher.send_raw_request(method, sent, opts or None), timeout)
+            if negotiation.is_input_required(raw) and client is lane:  # a stateful client answers it now
+                send = functools.partial(self._request, method, timeout=timeout, progress=progress, modern=True)
+                raw = await negotiation.drive(raw, current().relay, negotiation.again(params, send))
+            negotiation.note_answer(self.name, method, params, raw)
+            return raw
         except TimeoutError:
             raise ToolTimeout(
                 f"server '{self.name}' did not answer {method} within {timeout:g} s", server=self.name
             ) from None
         except MCPError as exc:
-            if self._lost(client) or (exc.code == _CONNECTION_CLOSED and not await self._answers(client)):
+            negotiation.note_error(exc)
+            if self._lost(client) or (
+                exc.code == _CONNECTION_CLOSED and client is not lane and not await self._answers(client)
+            ):
                 # The transport's word, never the error's code or text: its stream closed, or
                 # (HTTP, where a broken response stream reads like a -32000 error) a ping fails.
                 cause = self.last_error or "connection lost"
@@ -496,6 +532,7 @@ class Upstream:
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
         finally:
             self._inflight.pop(token, None)
+            self._exchanges.pop(token, None)
 
     async def _answers(self, client: Any) -> bool:
         """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
@@ -526,12 +563,24 @@ class Upstream:
         self._failed(reason)
 
     async def list_tools(self) -> list[Any]:
-        """Every tool the server lists, raw (one dict each), following ``nextCursor``."""
+        """Every tool the server lists, raw (one dict each), following ``nextCursor``; with a
+        stateless lane, what either revision lists (:func:`.negotiation.merge_tools`)."""
+        stateful = await self._list_tools(False)
+        modern = None
+        if self._modern is not None:
+            try:
+                modern = await self._list_tools(True)
+            except Exception as exc:  # a server whose newer side fails: what its stateful side lists
+                log.warning("upstream %s: listing tools on %s failed (%s); listing the session's only", self.name, negotiation.MODERN, exc)
+        tools, self._modern_only = negotiation.merge_tools(stateful, modern)
+        return tools
+
+    async def _list_tools(self, modern: bool) -> list[Any]:
         tools: list[Any] = []
         cursor: str | None = None
         timeout = max(self.config.timeout or 60.0, 30.0)
         for _ in range(MAX_PAGES):
-            page = await self._request("tools/list", {"cursor": cursor} if cursor else None, timeout)
+            page = await self._request("tools/list", {"cursor": cursor} if cursor else None, timeout, modern=modern)
             batch = page.get("tools")
             if isinstance(batch, list):
                 tools.extend(batch)
@@ -558,8 +607,14 @@ class Upstream:
         return await self._request("tools/call", {"name": tool, "arguments": arguments}, limit, progress)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Any other request (resources, prompts, completions), raw, with this server's timeout."""
-        return await self._request(method, params, max(self.config.timeout or 60.0, 30.0))
+        """Any other request (resources, prompts, completions), raw, with this server's timeout;
+        a list the stateless lane fails to give is asked of the session, a prompt or resource
+        the session does not have is asked of the stateless lane."""
+        timeout = max(self.config.timeout or 60.0, 30.0)
+        if self._modern is None:
+            return await self._request(method, params, timeout)
+        send = functools.partial(self._request, method, params, timeout)
+        return await negotiation.with_fallback(self.name, method, params, self._modern_only, send)
 
     def capabilities(self) -> dict[str, Any]:
         """What the connected server declared (empty when not connected); read once per connection."""
