@@ -34,12 +34,22 @@ _LEADING_CJK = re.compile(
 _TRAILING_CJK = re.compile(r"(?:一下|一下子)?(?:吗|呢|吧|好吗|可以吗|行吗)?[\s？?。！!]*$")
 
 
+# A verb inside the filler is the request's action ("find me jobs ...", "show me the
+# logs"): the filler around it goes, the verb stays (tools are named find_*, show_*; without
+# it a natural-language request lost its only action word).
+_KEPT_VERB = re.compile(r"\b(?:find|show)\b", re.I)
+
+
 def strip_leading(query: str) -> str:
     """The request without leading question and politeness words ("can you please ...",
-    "能不能帮我 ...")."""
+    "能不能帮我 ..."); an action verb among them stays ("find me X" -> "find X")."""
     stripped = query
     for _ in range(3):  # "please, can you help me ..." peels in steps
-        shorter = _LEADING.sub("", stripped, count=1).strip(" ,?!.")
+        m = _LEADING.match(stripped)
+        if m is None:
+            break
+        verbs = _KEPT_VERB.findall(m.group(0))
+        shorter = " ".join([*verbs, stripped[m.end():]]).strip(" ,?!.")
         if shorter == stripped:
             break
         stripped = shorter
@@ -116,7 +126,9 @@ def verb_variant(request: str) -> str | None:
     return None
 
 
-_NOW = re.compile(r"\b(?:right now|now|at the moment|currently)\b", re.I)
+# Only where it ends the request ("what time is it now", "... right now?") does "now" ask
+# for the current value; inside a sentence it narrates ("we are now working on a quiz").
+_NOW = re.compile(r"\b(?:right now|now|at the moment|currently)[\s?!.]*$", re.I)
 
 _IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z][A-Za-z0-9]*(?:[_.:/-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
 
