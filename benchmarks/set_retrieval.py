@@ -56,7 +56,7 @@ def _rank(src: Path, directory: Path, mode: str, options: list[str], out: Path) 
 def _cells(m: Metrics | None) -> list[str]:
     if m is None or not m.queries:
         return ["-"] * 4
-    return [f"{m.r1:.1f}", f"{m.ndcg10:.1f}", f"{m.complete10:.1f}", f"{m.coverage10:.1f}"]
+    return [f"{m.r1:.2f}", f"{m.ndcg10:.2f}", f"{m.complete10:.2f}", f"{m.coverage10:.2f}"]
 
 
 def _table(name: str, reports: dict[str, EvalReport]) -> str:

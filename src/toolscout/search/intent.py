@@ -40,6 +40,10 @@ _TRAILING_CJK = re.compile(r"(?:一下|一下子)?(?:吗|呢|吧|好吗|可以�
 _KEPT_VERB = re.compile(r"\b(?:find|show)\b", re.I)
 
 
+def _is_cjk(char: str) -> bool:
+    return "\u3400" <= char <= "\u9fff"
+
+
 def strip_leading(query: str) -> str:
     """The request without leading question and politeness words ("can you please ...",
     "能不能帮我 ..."); an action verb among them stays ("find me X" -> "find X")."""
@@ -54,7 +58,7 @@ def strip_leading(query: str) -> str:
             break
         stripped = shorter
     stripped = stripped.rstrip("?!. ")
-    if stripped and "\u3400" <= stripped[0] <= "\u9fff":  # CJK: only then pay for the second pass
+    if stripped and _is_cjk(stripped[0]):  # CJK: only then pay for the second pass
         cjk = _TRAILING_CJK.sub("", _LEADING_CJK.sub("", stripped, count=1), count=1)
         stripped = cjk or stripped
     return stripped
@@ -151,14 +155,19 @@ def identifiers(query: str) -> list[str]:
 
 def matching_text(query: str) -> str:
     """What keyword search should match for ``query``: its action when it carries a message
-    or quoted values (see :func:`message_action`), else the query without leading politeness
-    and question words (:func:`strip_leading`); plus the verb tool names use when it starts
+    or quoted values (see :func:`message_action`), else the query itself (a CJK one without
+    its leading politeness and question words: :func:`strip_leading`); plus the verb tool names use when it starts
     with an everyday one (see :func:`verb_variant`), and ``current`` when it asks about now
     (tools say ``get_current_time``, people say "what time is it now")."""
     stripped = strip_leading(" ".join(query.split()))
     action = message_action(stripped)
     verb = verb_variant(action or stripped)
-    text = action or stripped or query
+    # Filler is dropped from what is matched only in a CJK request: there each character is
+    # a term, so "能不能帮我" adds characters that match any description holding them. A
+    # Latin-script filler word is a word like any other, and IDF weighs it: descriptions say
+    # "helps you ...", "a way to ...", so dropping "help" and "way" lost natural-language
+    # requests their tool (issue 32: the keyword regression since 65f5f88).
+    text = action or (stripped if stripped and _is_cjk(stripped[0]) else query)
     if verb:
         text = f"{text} {verb.split()[0]}"
     return f"{text} current" if _NOW.search(text) else text
