@@ -112,7 +112,7 @@ def compare(a: EvalReport, b: EvalReport, label_a: str = "A", label_b: str = "B"
         wins = sum(1 for x, y in pairs if y.ndcg10 > x.ndcg10 + 1e-9)
         losses = sum(1 for x, y in pairs if x.ndcg10 > y.ndcg10 + 1e-9)
 
-        def mean(values: Sequence[float]) -> float:
+        def mean(values: Sequence[float], n: int = n) -> float:
             return 100 * sum(values) / n if n else 0.0
 
         rows.append(

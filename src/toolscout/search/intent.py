@@ -116,6 +116,8 @@ _VERBS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"change|modify|edit|amend|rename|adjust", "update"),
         (r"look for|hunt for|query for|search for", "search"),
         (r"enumerate|show all|list all", "list"),
+        # telling someone is sending them something: tools say send_message, send_email
+        (r"(?:e-?mail|mail|tell|notify|inform|alert|ping|message|text|dm)(?!\s+(?:me|us)\b)", "send"),
     )
 )
 
