@@ -117,7 +117,10 @@ _VERBS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"look for|hunt for|query for|search for", "search"),
         (r"enumerate|show all|list all", "list"),
         # telling someone is sending them something: tools say send_message, send_email
-        (r"(?:e-?mail|mail|tell|notify|inform|alert|ping|message|text|dm)(?!\s+(?:me|us)\b)", "send"),
+        # ("notify", "alert" are tool names' own verbs; a word that is also a noun only
+        # before an object: "email it", not "email address")
+        (r"(?:tell|ping|dm)(?=\s+(?!(?:me|us)\b)\S)", "send"),
+        (r"(?:e-?mail|mail|message|text)(?=\s+(?:it|them|this|that|these|those|the|a|an|my|our|your|his|her|everyone|everybody|him)\b)", "send"),
     )
 )
 
@@ -132,9 +135,11 @@ def verb_variant(request: str) -> str | None:
     return None
 
 
-# Only where it ends the request ("what time is it now", "... right now?") does "now" ask
-# for the current value; inside a sentence it narrates ("we are now working on a quiz").
+# Only where it ends a question ("what time is it now", "who is online right now?") does
+# "now" ask for the current value; inside a sentence it narrates ("we are now working on a
+# quiz"), after a command it urges ("find me coupons now!").
 _NOW = re.compile(r"\b(?:right now|now|at the moment|currently)[\s?!.]*$", re.I)
+_QUESTION = re.compile(r"^(?i:what|which|who|whom|whose|where|when|how|is|are|do|does|can|could)\b|\?\s*$")
 
 _IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z][A-Za-z0-9]*(?:[_.:/-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
 
@@ -172,4 +177,4 @@ def matching_text(query: str) -> str:
     text = action or (stripped if stripped and _is_cjk(stripped[0]) else query)
     if verb:
         text = f"{text} {verb.split()[0]}"
-    return f"{text} current" if _NOW.search(text) else text
+    return f"{text} current" if _NOW.search(query) and _QUESTION.search(query.strip()) else text

@@ -31,10 +31,11 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 
+from ..errors import Ambiguous
 from .ranking import ScoredTool
 from .subintents import SubIntent
 
-__all__ = ["rank_set"]
+__all__ = ["rank_set", "several_steps"]
 
 _SEPARATORS = re.compile(r"[\W_]+")
 
@@ -141,3 +142,18 @@ def _answered(name: str, intents: Sequence[tuple[SubIntent, dict[str, float]]]) 
     """The sub-intent whose list ranks ``name`` highest (relative to its top), if any does."""
     best = max(intents, key=lambda item: item[1].get(name, 0.0), default=None)
     return best[0].text if best is not None and best[1].get(name, 0.0) > 0 else None
+
+
+def several_steps(intents: Sequence[str], found: Sequence[tuple[str, str | None]]) -> Ambiguous:
+    """The answer to ``use_tool`` for a request of several steps: running one tool would do
+    one of them, so none is run; the error names each step's best tool (``found``: the
+    list's tools with the sub-intent each answers) so the caller can call them in turn."""
+    steps: list[dict[str, str]] = []
+    for intent in intents:
+        tool = next((name for name, answers in found if answers == intent), None)
+        steps.append({"step": intent, **({"tool": tool} if tool else {})})
+    return Ambiguous(
+        f"the request asks for {len(intents)} things; one tool would do only one of them",
+        hint="Call the tool of each step in turn (find_tools shows their schemas).",
+        steps=steps,
+    )

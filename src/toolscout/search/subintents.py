@@ -163,12 +163,12 @@ def _pieces(query: str) -> list[str]:
 
 
 def _trim(piece: str) -> str:
-    return _LEAD_FILLER.sub("", piece.strip(" ,.;:!?。，；！？")).strip()
+    return _LEAD_FILLER.sub("", piece.strip(" ,.;:!?。，、；！？")).strip()
 
 
 def _trim_lead(piece: str) -> str:
     """``piece`` without leading fillers, its closing question mark kept (it marks a request)."""
-    return _LEAD_FILLER.sub("", piece.strip(" ,.;:!。，；！")).strip()
+    return _LEAD_FILLER.sub("", piece.strip(" ,.;:!。，、；！")).strip()
 
 
 def split_intents(query: str, max_intents: int = MAX_INTENTS) -> list[SubIntent]:
