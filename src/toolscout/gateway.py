@@ -614,7 +614,7 @@ class Gateway:
                 if cache is not None and key is not None:
                     cache.put(key, outcome)
             result.search_type = outcome.mode
-            result.intents = list(outcome.intents)
+            result.intents, result.intent_tools = list(outcome.intents), dict(outcome.best)
             result.warnings.extend(outcome.warnings)
             hint = language_hint(request.query, outcome.mode, self.hybrid, self.index.tools)
             if hint is not None:
@@ -938,7 +938,7 @@ class Gateway:
         top = refs[0]
         clear = len(refs) == 1 or self._names_exactly(found.query, top.tool_name)
         if not clear and len(found.intents) > 1:  # one tool would do one step of several
-            return CallResult.failure("use_tool", several_steps(found.intents, [(r.tool_name, r.answers) for r in refs]))
+            return CallResult.failure("use_tool", several_steps(found.intents, found.intent_tools))
         if not clear and top.relevance_score < USE_TOOL_MARGIN * refs[1].relevance_score:
             err = Ambiguous(
                 f"several tools match {found.query!r} about equally",

@@ -98,6 +98,8 @@ class FindResult:
     intents: list[str] = field(default_factory=list)
     """The request's sub-intents when it asks for several things (each reference's
     ``answers`` names its own); empty for a single-intent request."""
+    intent_tools: dict[str, str] = field(default_factory=dict, repr=False)
+    """Each sub-intent's own best tool (``use_tool`` names them for a request of several steps)."""
     request: FindRequest | None = field(default=None, repr=False)
     """The parsed request this answers (``None`` when the arguments could not be parsed):
     a session keys its repeat counter on it, the console explains it."""

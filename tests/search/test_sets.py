@@ -78,17 +78,18 @@ def _hit(name: str, score: float, description: str = "") -> ScoredTool:
     return ScoredTool(Tool(name, description or f"The {name} tool.", OBJ), score, min(1.0, score))
 
 
-def test_the_set_covers_every_sub_intent_before_deepening_any() -> None:
+def test_the_set_holds_a_tool_for_every_sub_intent() -> None:
     whole = [_hit(f"k8s_{i}", 10 - i) for i in range(10)]
     deploy = [_hit(f"k8s_{i}", 10 - i) for i in range(10)]
     slack = [_hit("slack_send", 3.0), _hit("slack_search", 2.0), _hit("slack_edit", 1.0)]
     a, b = SubIntent("roll back the deployment", 0), SubIntent("tell slack", 1)
     out = rank_set(whole, [(a, deploy), (b, slack)], 5)
     names = [h.tool.name for h in out]
-    assert names[0] == "k8s_0"  # the whole request's best stays first
-    assert names[1] == "slack_send"  # the other step is covered before any is deepened
-    assert "slack_search" in names and len(names) == 5  # then the lists take turns
-    assert out[1].intent == "tell slack" and out[0].intent == "roll back the deployment"
+    assert names[:4] == ["k8s_0", "k8s_1", "k8s_2", "k8s_3"]  # the whole request's order is kept
+    assert names[4] == "slack_send" and len(names) == 5  # and the other step is in the list
+    assert out[4].intent == "tell slack" and out[0].intent == "roll back the deployment"
+    # a step whose best tool the list shows anyway changes nothing
+    assert [h.tool.name for h in rank_set(whole, [(a, deploy)], 5)] == [f"k8s_{i}" for i in range(5)]
 
 
 def test_copies_of_one_tool_go_last() -> None:
@@ -96,15 +97,15 @@ def test_copies_of_one_tool_go_last() -> None:
              _hit("read_email", 4, "Read an email.")]
     chart = [_hit("make_chart", 2, "Draw a bar chart.")]
     out = rank_set(whole, [(SubIntent("email it", 0), whole), (SubIntent("make a chart", 1), chart)], 4)
-    assert [h.tool.name for h in out] == ["a_send_email", "make_chart", "read_email", "b_send_email"]
+    assert [h.tool.name for h in out] == ["a_send_email", "read_email", "make_chart", "b_send_email"]
 
 
 def test_co_usage_completes_the_set() -> None:
     whole = [_hit("fetch_issues", 5), _hit("fetch_comments", 4), _hit("fetch_users", 3)]
     other = [_hit("send_email", 2), _hit("send_sms", 1.9), _hit("export_pdf", 1.0)]
     parts = [(SubIntent("fetch issues", 0), whole), (SubIntent("send them", 1), other)]
-    plain = [h.tool.name for h in rank_set(whole, parts, 5)]
-    used = [h.tool.name for h in rank_set(whole, parts, 5, co_usage={"fetch_issues": ["export_pdf"]})]
+    plain = [h.tool.name for h in rank_set(whole, parts, 4)]
+    used = [h.tool.name for h in rank_set(whole, parts, 4, co_usage={"fetch_issues": ["export_pdf"]})]
     assert "export_pdf" not in plain and "export_pdf" in used
 
 

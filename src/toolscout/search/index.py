@@ -110,6 +110,8 @@ class SearchOutcome:
     intents: list[str] = field(default_factory=list)
     """The request's sub-intents when it has several (each hit's ``intent`` names the one it
     answers); empty for a single-intent request."""
+    best: dict[str, str] = field(default_factory=dict)
+    """Each sub-intent's own best tool (its first hit searched alone)."""
 
 
 class ToolIndex:
@@ -516,7 +518,8 @@ class ToolIndex:
         co = self.co_usage() if self.co_usage is not None else None
         hits = rank_set(whole.hits, parts, limit, co_usage=co)
         total = max([whole.total_matches, *(len(h) for _, h in parts)])
-        return SearchOutcome(hits, total, whole.mode, whole.warnings, intents=[si.text for si in intents])
+        best = {si.text: found[0].tool.name for si, found in parts if found}
+        return SearchOutcome(hits, total, whole.mode, whole.warnings, intents=[si.text for si in intents], best=best)
 
     def intents(self, query: str) -> list[str]:
         """``query``'s sub-intents as set-aware ranking uses them (one: a single-intent request)."""

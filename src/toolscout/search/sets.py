@@ -1,28 +1,32 @@
-"""Set-aware ranking: one list that covers every sub-intent of a request before it deepens any.
+"""Set-aware ranking: one list that holds a tool for every sub-intent of a request.
 
 Why: a list scored against a whole multi-step request gives its slots to the largest part:
-for "find the failing build and tell slack", ten CI tools and no messaging tool. The model
-can only call what it is shown, so a request is served by the *set* of tools its steps need.
+for "roll back the deployment and tell slack", ten Kubernetes tools and no messaging tool.
+The model can only call what it is shown, so a request is served by the *set* of tools its
+steps need (complete@k in :mod:`toolscout.eval.metrics`).
 
-How (the field's methods, in toolscout's terms; nothing copied): each sub-intent
-(:mod:`~toolscout.search.subintents`) is ranked on its own, in the request's mode, with the
-same signals as any search (per-intent retrieval, as ToolQP and MCP-Zero decompose a
-request); then the list is built greedily:
+How (the field's methods in toolscout's terms; nothing copied): each sub-intent
+(:mod:`~toolscout.search.subintents`) is ranked on its own, in the request's mode and with
+the same signals as any search (per-intent retrieval, as ToolQP and MCP-Zero decompose a
+request). Then:
 
-1. **The whole request's best tool first**: a wrong split can never cost the top result.
-2. **Coverage**: each sub-intent, in request order, gets its best tool unless one it ranks
-   on top is in the list already.
-3. **Deepening in turns**: the whole request's list, then the sub-intents' lists take turns,
-   each adding its best tool not listed yet, so no part takes every slot (COLT and HYSET ask
-   the same of a retrieved set: completeness, not more of one kind). Turns rather than one
-   fused score: scores of different sub-searches do not compare (a short sub-intent's BM25
-   top is low, a long one's high), ranks within each do.
-4. **No near-duplicates**: a copy of a listed tool (the same description, or the same name
-   spelt otherwise) goes to the end of the list, not into a slot another step needs.
-5. **Co-usage completes a set**: in its list's turn, a candidate sessions called together
-   with a listed tool (:meth:`toolscout.learning.UsageLearner.co_usage`) goes first.
+1. **The whole request's list is the base**: its order is the best evidence of what matters
+   most (the whole text has every word), so its best tool stays first and a wrong split
+   cannot cost the top result.
+2. **Coverage**: a sub-intent whose best tool that list would not show (within ``limit``)
+   gets it in, in request order, in the last slots: the list then holds a tool for every
+   step, and the whole request's own order above is kept (a single-tool request said in
+   two sentences loses nothing but its tail).
+3. **No near-duplicates**: a copy of a listed tool (the same description, or the same name
+   spelt otherwise) goes to the end, not into a slot another step needs (COLT and HYSET
+   ask the same of a retrieved set: completeness, not more of one kind).
+4. **Co-usage completes a set**: a tool sessions called together with a listed one
+   (:meth:`toolscout.learning.UsageLearner.co_usage`) takes the last slot of the base list.
 
-No weight is fitted to any data: the order is turns, the inputs are ranks.
+Measured on the dev sets with one set held out (docs/benchmarks.md#set-retrieval), giving
+the sub-intents turns to deepen their own lists cost both single-tool nDCG and multi-tool
+complete@10 against this: the whole request's order below its first tool is better than
+any one part's. No weight is fitted to any data: the inputs are ranks.
 """
 
 from __future__ import annotations
@@ -77,64 +81,38 @@ def rank_set(
     for _, hits in per_intent:
         for hit in hits:
             by_name.setdefault(hit.tool.name, hit)
-
-    picked: list[str] = []
+    # The whole request's list, copies of a listed tool moved to its end.
+    base: list[str] = []
+    copies: list[str] = []
     keys: set[str] = set()
-    deferred: list[str] = []
-
-    def is_copy(name: str) -> bool:
-        desc, tail = _copy_key(by_name[name])
-        return (bool(desc) and desc in keys) or tail in keys
-
-    def take(name: str) -> None:
-        picked.append(name)
-        desc, tail = _copy_key(by_name[name])
-        if desc:
-            keys.add(desc)
-        keys.add(tail)
-
-    # 1. the whole request's best
-    if whole:
-        take(whole[0].tool.name)
-    # 2. coverage: each sub-intent's best, in request order
-    for _, rel in intents:
-        if len(picked) >= limit or not rel:
+    for hit in whole:
+        desc, name = _copy_key(hit)
+        if (desc and desc in keys) or name in keys:
+            copies.append(hit.tool.name)
             continue
-        order = sorted(rel, key=lambda name: -rel[name])
-        if order[0] in picked:
+        base.append(hit.tool.name)
+        keys.update(k for k in (desc, name) if k)
+    shown = set(base[:limit])
+    # Each sub-intent whose best tool the list would not show gets it in, in request order;
+    # a tool sessions called with a listed one (co-usage) joins when a slot is left.
+    missing: list[str] = []
+    for _, hits in per_intent:
+        best = next((h for h in hits if h.tool.name not in copies), None)
+        if best is None or best.tool.name in shown or best.tool.name in missing:
             continue
-        for name in order:
-            if name in picked:
-                continue
-            if is_copy(name):
-                deferred.append(name)
-                continue
-            take(name)
-            break
-    # 3.-5. deepen: the lists take turns (the whole request, then the sub-intents in order),
-    # each adding its best tool not listed yet; one co-used with a listed tool goes first
+        desc, name = _copy_key(best)
+        if (desc and desc in keys and best.tool.name not in base) or len(missing) >= limit - 1:
+            continue
+        missing.append(best.tool.name)
     co = co_usage or {}
-    queues = [[h.tool.name for h in whole]] + [sorted(rel, key=lambda name: -rel[name]) for _, rel in intents]
-    while len(picked) < limit and any(queues):
-        for queue in queues:
-            if len(picked) >= limit:
-                break
-            together = {m for name in picked for m in co.get(name, ())}
-            queue[:] = [name for name in queue if name not in picked]
-            pick = next((name for name in queue if name in together), None)
-            while queue and pick is None:
-                head = queue.pop(0)
-                if is_copy(head):
-                    deferred.append(head)
-                    continue
-                pick = head
-            if pick is not None:
-                take(pick)
-    for name in deferred:
-        if len(picked) >= limit:
-            break
-        if name not in picked:
-            picked.append(name)
+    listed = [n for n in base if n not in missing]
+    head = listed[: max(1, limit - len(missing))]
+    together = [m for n in (*head, *missing) for m in co.get(n, ()) if m in by_name and m not in head and m not in missing]
+    if together and len(head) + len(missing) >= limit and len(head) > 1:
+        head = head[:-1]
+        missing.append(together[0])
+    picked = [*head, *missing]
+    picked += [n for n in (*listed, *copies) if n not in picked]
     return [dataclasses.replace(by_name[name], intent=_answered(name, intents)) for name in picked[:limit]]
 
 
@@ -144,14 +122,11 @@ def _answered(name: str, intents: Sequence[tuple[SubIntent, dict[str, float]]]) 
     return best[0].text if best is not None and best[1].get(name, 0.0) > 0 else None
 
 
-def several_steps(intents: Sequence[str], found: Sequence[tuple[str, str | None]]) -> Ambiguous:
+def several_steps(intents: Sequence[str], best: Mapping[str, str]) -> Ambiguous:
     """The answer to ``use_tool`` for a request of several steps: running one tool would do
-    one of them, so none is run; the error names each step's best tool (``found``: the
-    list's tools with the sub-intent each answers) so the caller can call them in turn."""
-    steps: list[dict[str, str]] = []
-    for intent in intents:
-        tool = next((name for name, answers in found if answers == intent), None)
-        steps.append({"step": intent, **({"tool": tool} if tool else {})})
+    one of them, so none is run; the error names each step's best tool (``best``) so the
+    caller can call them in turn."""
+    steps = [{"step": intent, **({"tool": best[intent]} if intent in best else {})} for intent in intents]
     return Ambiguous(
         f"the request asks for {len(intents)} things; one tool would do only one of them",
         hint="Call the tool of each step in turn (find_tools shows their schemas).",
