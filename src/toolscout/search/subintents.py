@@ -7,7 +7,9 @@ covering every part first (:mod:`~toolscout.search.sets`) needs the parts; this 
 a request into them from its surface alone, in every language the analyzer handles
 (English, Spanish, German, French, Italian, Portuguese, Dutch; Chinese, Japanese, Korean):
 
-* sentences and semicolons ("Find the invoice. Then email it.");
+* sentences and semicolons ("Find the invoice. Then email it."), when a later one opens a
+  step (an imperative verb, "also", "finally" ...): "I need to classify plants. Which
+  model should I use?" asks once, in two sentences;
 * sequence words, which always start a new step ("then", "after that", "finally",
   "additionally", "luego", "dann", "puis", "poi", "depois", "daarna", "然后", "接着",
   "그리고", "それから" ...);
@@ -78,6 +80,7 @@ _AND_SPLIT = re.compile(rf"\s*,\s*(?:(?i:{_AND})\s+)?|\s+(?i:{_AND})\s+")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|;\s*|[。！？；\n]+\s*")
 _CJK_SEQ = re.compile(r"(?:然后|接着|之后|并且|以及|同时|そして|それから|その後|次に|그리고|그다음|그 다음)")
 _INTO = re.compile(r"^(?P<verb>(?i:turn|convert|transform|make|export))\s+(?P<src>.+?)\s+(?i:into|to\s+an?|as\s+an?)\s+(?P<dst>.+)$")
+_ALSO = re.compile(r"\b(?i:also|as well|too|additionally|además|auch|aussi|anche|também|ook)\b")
 _CONTENT = 2  # content words (filler aside) a piece needs to be an intent of its own
 _LEAD_FILLER = re.compile(
     r"^(?:(?i:and|or|but|so|please|also|then|finally|lastly|additionally|moreover|furthermore|besides|außerdem|además"
@@ -152,14 +155,27 @@ def _split_into(piece: str) -> list[str]:
     return [f"{m.group('verb')} {m.group('src')}", f"create {m.group('dst')}"]
 
 
-def _pieces(query: str) -> list[str]:
-    pieces: list[str] = []
-    for sentence in _SENTENCE.split(query):
-        for step in _SEQ_SPLIT.split(sentence):
-            for part in _CJK_SEQ.split(step):
-                for clause in _split_and(part):
-                    pieces.extend(_split_into(clause.strip()))
+def _pieces(query: str) -> list[tuple[str, bool]]:
+    """The request's pieces, each with whether a step marker starts it (module docstring)."""
+    pieces: list[tuple[str, bool]] = []
+    for n, sentence in enumerate(_SENTENCE.split(query)):
+        for i, step in enumerate(_SEQ_SPLIT.split(sentence)):
+            for j, part in enumerate(_CJK_SEQ.split(step)):
+                for k, clause in enumerate(_split_and(part)):
+                    for m, piece in enumerate(_split_into(clause.strip())):
+                        marked = bool(i or j or k or m) or (n > 0 and _opens_a_step(piece))
+                        pieces.append((piece, marked))
     return pieces
+
+
+def _opens_a_step(sentence: str) -> bool:
+    """Whether a sentence after the first starts a new step: it opens with an imperative
+    verb or a word that adds one ("Also, ...", "Finally ...", "Can you also ..."). A
+    sentence that asks again in other words ("I need to classify plants. Which model should
+    I use?") restates the same need."""
+    if _LEAD_FILLER.match(sentence) or _starts_with_verb(sentence.strip(" ,")):
+        return True
+    return bool(_ALSO.search(" ".join(sentence.split()[:5])))
 
 
 def _trim(piece: str) -> str:
@@ -180,9 +196,9 @@ def split_intents(query: str, max_intents: int = MAX_INTENTS) -> list[SubIntent]
     pieces = _pieces(text)
     if len(pieces) < 2:  # the common case: no boundary at all, no analysis
         return whole
-    kept = [t for p in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _content(t) >= _CONTENT]
-    kept = list(dict.fromkeys(kept))
-    if len(kept) < 2:
+    found = [(t, marked) for p, marked in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _content(t) >= _CONTENT]
+    kept = list(dict.fromkeys(t for t, _ in found))
+    if len(kept) < 2 or not any(marked for _, marked in found[1:]):
         return whole
     if len(kept) > max_intents:
         kept = [*kept[: max_intents - 1], " ".join(kept[max_intents - 1 :])]
