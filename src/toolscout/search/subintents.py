@@ -81,6 +81,7 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+|;\s*|[。！？；\n]+\s*")
 _CJK_SEQ = re.compile(r"(?:然后|接着|之后|并且|以及|同时|そして|それから|その後|次に|그리고|그다음|그 다음)")
 _INTO = re.compile(r"^(?P<verb>(?i:turn|convert|transform|make|export))\s+(?P<src>.+?)\s+(?i:into|to\s+an?|as\s+an?)\s+(?P<dst>.+)$")
 _ALSO = re.compile(r"\b(?i:also|as well|too|additionally|además|auch|aussi|anche|também|ook)\b")
+_GIVE_ME = re.compile(r"^(?i:provide|give|show|recommend|suggest|offer)\s+(?i:me|us)\b")
 _CONTENT = 2  # content words (filler aside) a piece needs to be an intent of its own
 _LEAD_FILLER = re.compile(
     r"^(?:(?i:and|or|but|so|please|also|then|finally|lastly|additionally|moreover|furthermore|besides|außerdem|además"
@@ -173,7 +174,11 @@ def _opens_a_step(sentence: str) -> bool:
     verb or a word that adds one ("Also, ...", "Finally ...", "Can you also ..."). A
     sentence that asks again in other words ("I need to classify plants. Which model should
     I use?") restates the same need."""
-    if _LEAD_FILLER.match(sentence) or _starts_with_verb(sentence.strip(" ,")):
+    if _LEAD_FILLER.match(sentence):
+        return True
+    if _GIVE_ME.match(sentence):  # "Provide me with an API ...": asks for the tool again
+        return False
+    if _starts_with_verb(sentence.strip(" ,")):
         return True
     return bool(_ALSO.search(" ".join(sentence.split()[:5])))
 
