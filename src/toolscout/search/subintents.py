@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
-from .analyzer import analyze
-from .intent import strip_leading
+from .analyzer import STOP_WORDS
 
 __all__ = ["MAX_INTENTS", "SubIntent", "split_intents"]
 
@@ -68,12 +68,18 @@ _VERBS_OTHER = """
 _VERBS = frozenset(w.lower() for w in (_VERBS_EN + _VERBS_OTHER).split())
 
 _AND = r"(?:and|&|plus|y|e|und|et|en|och|og)"
+_AND_WORDS = frozenset(("and", "&", "plus", "y", "e", "und", "et", "en", "och", "og"))
+_BRIDGE = frozenset(("then", "also", "please"))  # "and also send ...": the verb comes next
 # Words that start a new step wherever they stand ("..., then email it", "und dann ...").
 _SEQUENCE = (
     r"(?:and\s+then|then|after\s+that|afterwards|finally|lastly"
     r"|y\s+luego|luego|y\s+después|und\s+dann|dann|danach|anschließend"
     r"|et\s+puis|puis|ensuite|e\s+poi|poi|infine|e\s+depois|depois|em\s+seguida|en\s+daarna|daarna)"
 )
+_SEQ_WORDS = frozenset((
+    "then", "after", "afterwards", "finally", "lastly", "luego", "después", "dann", "danach", "anschließend",
+    "puis", "ensuite", "poi", "infine", "depois", "seguida", "daarna",
+))
 # A step boundary inside a sentence: ", then", "and then", "; ", ", and <verb>", " and <verb>".
 _SEQ_SPLIT = re.compile(rf"(?:\s*,\s*|\s+)(?i:{_SEQUENCE})\b[\s,]*")
 _AND_SPLIT = re.compile(rf"\s*,\s*(?:(?i:{_AND})\s+)?|\s+(?i:{_AND})\s+")
@@ -82,6 +88,7 @@ _CJK_SEQ = re.compile(r"(?:然后|接着|之后|并且|以及|同时|そして|�
 _INTO = re.compile(r"^(?P<verb>(?i:turn|convert|transform|make|export))\s+(?P<src>.+?)\s+(?i:into|to\s+an?|as\s+an?)\s+(?P<dst>.+)$")
 _ALSO = re.compile(r"\b(?i:also|as well|too|additionally|además|auch|aussi|anche|também|ook)\b")
 _GIVE_ME = re.compile(r"^(?i:provide|give|show|recommend|suggest|offer)\s+(?i:me|us)\b")
+_TOKEN = re.compile(r"[^\W_]+")
 _CONTENT = 2  # content words (filler aside) a piece needs to be an intent of its own
 _LEAD_FILLER = re.compile(
     r"^(?:(?i:and|or|but|so|please|also|then|finally|lastly|additionally|moreover|furthermore|besides|außerdem|además"
@@ -122,8 +129,15 @@ class SubIntent:
 
 
 def _content(text: str) -> int:
-    """Content words of ``text`` once its leading politeness is gone ("can you assist": 1)."""
-    return len(analyze(strip_leading(text)))
+    """Content words of ``text`` ("can you assist": 1); a CJK run counts a word per two
+    characters. A word count, not the analyzer: this runs on every multi-sentence request."""
+    n = 0
+    for token in _TOKEN.findall(text.lower()):
+        if _is_cjk(token[0]):
+            n += max(1, len(token) // 2)
+        elif token not in STOP_WORDS:
+            n += 1
+    return n
 
 
 def _starts_with_verb(piece: str) -> bool:
@@ -157,16 +171,32 @@ def _split_into(piece: str) -> list[str]:
 
 
 def _pieces(query: str) -> list[tuple[str, bool]]:
-    """The request's pieces, each with whether a step marker starts it (module docstring)."""
+    """The request's pieces, each with whether a step marker starts it (module docstring).
+    Each splitting pattern runs only when the words it needs occur (one pass over the
+    words first): most requests hold none, and a single-intent request must cost nothing."""
+    words = query.lower().split()
+    bare = {w.strip(",.;:!?") for w in words}
+    seq = not _SEQ_WORDS.isdisjoint(bare)
+    joined = _verb_after_and(words)
     pieces: list[tuple[str, bool]] = []
-    for n, sentence in enumerate(_SENTENCE.split(query)):
-        for i, step in enumerate(_SEQ_SPLIT.split(sentence)):
+    inner = query.rstrip(" .!?;。！？；")
+    sentences = _SENTENCE.split(query) if any(c in inner for c in ".!?;。！？；\n") else [query]
+    for n, sentence in enumerate(sentences):
+        for i, step in enumerate(_SEQ_SPLIT.split(sentence) if seq else (sentence,)):
             for j, part in enumerate(_CJK_SEQ.split(step)):
-                for k, clause in enumerate(_split_and(part)):
+                for k, clause in enumerate(_split_and(part) if joined else (part,)):
                     for m, piece in enumerate(_split_into(clause.strip())):
                         marked = bool(i or j or k or m) or (n > 0 and _opens_a_step(piece))
                         pieces.append((piece, marked))
     return pieces
+
+
+def _verb_after_and(words: list[str]) -> bool:
+    """Whether some "and"/comma is followed by a verb (else no clause split can happen)."""
+    for a, b in pairwise(words):
+        if (a.endswith(",") or a in _AND_WORDS) and (b.strip(",.;:!?") in _VERBS or b in _AND_WORDS or b in _BRIDGE):
+            return True
+    return False
 
 
 def _opens_a_step(sentence: str) -> bool:
@@ -199,7 +229,7 @@ def split_intents(query: str, max_intents: int = MAX_INTENTS) -> list[SubIntent]
     if len(text) < 12:  # "a and b" at most: one thing
         return whole
     pieces = _pieces(text)
-    if len(pieces) < 2:  # the common case: no boundary at all, no analysis
+    if len(pieces) < 2 or not any(marked for _, marked in pieces[1:]):  # the common case: one step
         return whole
     found = [(t, marked) for p, marked in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _content(t) >= _CONTENT]
     kept = list(dict.fromkeys(t for t, _ in found))
