@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from _fake_embed import FakeEmbedder
 from toolscout import Catalog, Tool
 from toolscout.demo import demo_catalog
 from toolscout.errors import Ambiguous
 from toolscout.gateway import Gateway
+from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
 from toolscout.search.ranking import ScoredTool
 from toolscout.search.sets import rank_set
@@ -166,3 +168,15 @@ def test_use_tool_runs_no_single_tool_for_a_request_of_several_steps() -> None:
     assert [s["step"] for s in steps] == ["roll back the deployment", "tell slack"]
     assert steps[1]["tool"] == "slack_send_message"
     assert gw.use_tool("roll back the deployment").ok  # one step: run as before
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_the_embedding_modes_cover_every_step_too(mode: str) -> None:
+    index = ToolIndex(_small())
+    enable_hybrid(index, FakeEmbedder())
+    out = index.search("roll back the deployment and tell slack", limit=3, mode=mode, autocut=False)
+    names = [h.tool.name for h in out.hits]
+    assert out.intents == ["roll back the deployment", "tell slack"]
+    assert any(n.startswith("k8s_") for n in names) and any(n.startswith("slack_") for n in names)
+    single = index.search("roll back the deployment", limit=3, mode=mode, autocut=False)
+    assert single.intents == [] and all(h.intent is None for h in single.hits)
