@@ -85,6 +85,25 @@ _SEQ_SPLIT = re.compile(rf"(?:\s*,\s*|\s+)(?i:{_SEQUENCE})\b[\s,]*")
 _AND_SPLIT = re.compile(rf"\s*,\s*(?:(?i:{_AND})\s+)?|\s+(?i:{_AND})\s+")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|;\s*|[。！？；\n]+\s*")
 _CJK_SEQ = re.compile(r"(?:然后|接着|之后|并且|以及|同时|そして|それから|その後|次に|그리고|그다음|그 다음)")
+# Anything some splitting rule needs (a mark, a joining or sequence word, a non-ASCII
+# character, a "turn X into Y" verb): a request holding none is one step.
+_GATE_MARKS = ",;.!?&\n"
+_GATE_WORDS = frozenset((
+    "and", "plus", "y", "e", "und", "et", "en", "och", "og", "then", "after", "afterwards", "finally", "lastly",
+    "luego", "dann", "danach", "puis", "ensuite", "poi", "infine", "depois", "seguida", "daarna",
+    "turn", "convert", "transform", "make", "export",
+))
+
+
+def _may_split(text: str) -> bool:
+    """Whether any splitting rule could apply (a set of words and a few substring tests)."""
+    if not text.isascii():
+        return True
+    body = text.rstrip(" .!?")
+    return any(c in body for c in _GATE_MARKS) or not _GATE_WORDS.isdisjoint(body.lower().split())
+
+
+_INTO_VERBS = ("turn ", "convert ", "transform ", "make ", "export ")
 _INTO = re.compile(r"^(?P<verb>(?i:turn|convert|transform|make|export))\s+(?P<src>.+?)\s+(?i:into|to\s+an?|as\s+an?)\s+(?P<dst>.+)$")
 _ALSO = re.compile(r"\b(?i:also|as well|too|additionally|además|auch|aussi|anche|também|ook)\b")
 _GIVE_ME = re.compile(r"^(?i:provide|give|show|recommend|suggest|offer)\s+(?i:me|us)\b")
@@ -172,18 +191,22 @@ def _split_into(piece: str) -> list[str]:
 
 def _pieces(query: str) -> list[tuple[str, bool]]:
     """The request's pieces, each with whether a step marker starts it (module docstring).
-    Each splitting pattern runs only when the words it needs occur (one pass over the
-    words first): most requests hold none, and a single-intent request must cost nothing."""
-    words = query.lower().split()
-    bare = {w.strip(",.;:!?") for w in words}
-    seq = not _SEQ_WORDS.isdisjoint(bare)
-    joined = _verb_after_and(words)
-    pieces: list[tuple[str, bool]] = []
+    Each splitting pattern runs only when the words it needs occur (substring tests first):
+    most requests hold none, and a single-intent request must cost next to nothing."""
+    low = query.lower()
+    seq = any(word in low for word in _SEQ_WORDS) and not _SEQ_WORDS.isdisjoint(w.strip(",.;:!?") for w in low.split())
+    joined = ("," in low or " and " in low or any(f" {w} " in low for w in _AND_WORDS)) and _verb_after_and(low.split())
     inner = query.rstrip(" .!?;。！？；")
-    sentences = _SENTENCE.split(query) if any(c in inner for c in ".!?;。！？；\n") else [query]
+    several = any(c in inner for c in ".!?;。！？；\n")
+    cjk = not query.isascii() and _CJK_SEQ.search(query) is not None
+    into = low.startswith(_INTO_VERBS) and _INTO.match(query) is not None
+    if not (seq or joined or several or cjk or into):
+        return [(query, False)]  # no boundary of any kind: the common case, a few substring tests
+    pieces: list[tuple[str, bool]] = []
+    sentences = _SENTENCE.split(query) if several else [query]
     for n, sentence in enumerate(sentences):
         for i, step in enumerate(_SEQ_SPLIT.split(sentence) if seq else (sentence,)):
-            for j, part in enumerate(_CJK_SEQ.split(step)):
+            for j, part in enumerate(_CJK_SEQ.split(step) if cjk else (step,)):
                 for k, clause in enumerate(_split_and(part) if joined else (part,)):
                     for m, piece in enumerate(_split_into(clause.strip())):
                         marked = bool(i or j or k or m) or (n > 0 and _opens_a_step(piece))
@@ -227,6 +250,8 @@ def split_intents(query: str, max_intents: int = MAX_INTENTS) -> list[SubIntent]
     text = " ".join(query.split())
     whole = [SubIntent(text, 0)]
     if len(text) < 12:  # "a and b" at most: one thing
+        return whole
+    if not _may_split(text):  # no boundary word or mark at all: the common short request
         return whole
     pieces = _pieces(text)
     if len(pieces) < 2 or not any(marked for _, marked in pieces[1:]):  # the common case: one step
