@@ -19,7 +19,7 @@ from .catalog_base import BaseCatalog
 from .errors import InvalidRequest, MissingExtra
 from .eval.dataset import EvalQuery, load_queries
 from .eval.metrics import group_positions, recall_at
-from .eval.runner import EvalReport, evaluate, run_eval, select_queries
+from .eval.runner import EvalReport, QueryRun, evaluate, run_eval, select_queries, size_of
 from .request import SEARCH_TYPES
 from .search.hybrid import enable_hybrid
 from .search.index import ToolIndex
@@ -84,34 +84,53 @@ def _sign_test(wins: int, losses: int) -> float:
 
 
 def compare(a: EvalReport, b: EvalReport, label_a: str = "A", label_b: str = "B") -> Comparison:
-    """Pair the runs of ``a`` and ``b`` by query id (both must cover the same queries)."""
+    """Pair the runs of ``a`` and ``b`` by query id (both must cover the same queries).
+
+    Rows: every query, single- and multi-tool requests apart (when both occur), then each
+    split. Besides nDCG@10 (paired wins, losses, sign test) each row has both sides'
+    complete@10 and coverage@10 (``complete@10 A`` ...): the share of requests whose every
+    needed tool is in the top 10, and the share of needed tools there."""
     b_runs = {r.id: r for r in b.runs}
-    groups: dict[str, list[tuple[float, float]]] = {"all": []}
+    groups: dict[str, list[tuple[QueryRun, QueryRun]]] = {"all": []}
+    sizes: dict[str, list[tuple[QueryRun, QueryRun]]] = {}
     for run in a.runs:
         other = b_runs.get(run.id)
         if other is None:
             continue
-        pair = (run.ndcg10, other.ndcg10)
+        pair = (run, other)
         groups["all"].append(pair)
+        sizes.setdefault(f"{size_of(run)}-tool", []).append(pair)
         if run.split is not None:
             groups.setdefault(run.split, []).append(pair)
+    ordered = [("all", groups.pop("all"))]
+    if len(sizes) > 1:
+        ordered += sorted(sizes.items())
+    ordered += sorted(groups.items())
     rows = []
-    for split, pairs in sorted(groups.items(), key=lambda kv: (kv[0] != "all", kv[0])):
+    for split, pairs in ordered:
         n = len(pairs)
-        wins = sum(1 for x, y in pairs if y > x + 1e-9)
-        losses = sum(1 for x, y in pairs if x > y + 1e-9)
-        mean_a = 100 * sum(x for x, _ in pairs) / n if n else 0.0
-        mean_b = 100 * sum(y for _, y in pairs) / n if n else 0.0
+        wins = sum(1 for x, y in pairs if y.ndcg10 > x.ndcg10 + 1e-9)
+        losses = sum(1 for x, y in pairs if x.ndcg10 > y.ndcg10 + 1e-9)
+
+        def mean(values: Sequence[float], n: int = n) -> float:
+            return 100 * sum(values) / n if n else 0.0
+
         rows.append(
             {
                 "split": split,
                 "queries": n,
-                label_a: mean_a,
-                label_b: mean_b,
-                "delta": mean_b - mean_a,
+                label_a: mean([x.ndcg10 for x, _ in pairs]),
+                label_b: mean([y.ndcg10 for _, y in pairs]),
+                "delta": mean([y.ndcg10 - x.ndcg10 for x, y in pairs]),
                 "b_wins": wins,
                 "b_losses": losses,
                 "p_sign": _sign_test(wins, losses),
+                "R@1 A": mean([x.r1 for x, _ in pairs]),
+                "R@1 B": mean([y.r1 for _, y in pairs]),
+                "complete@10 A": mean([x.complete10 for x, _ in pairs]),
+                "complete@10 B": mean([y.complete10 for _, y in pairs]),
+                "coverage@10 A": mean([x.coverage10 for x, _ in pairs]),
+                "coverage@10 B": mean([y.coverage10 for _, y in pairs]),
             }
         )
     return Comparison(label_a, label_b, rows)
@@ -212,6 +231,13 @@ def compare_and_plot(
             label = Path(other_type).name
         reports[label] = other
         cmp = compare(report, other, report.search_type, label)
+        sets = Table(title=f"R@1, complete@10, coverage@10: {cmp.label_a} (A) vs {cmp.label_b} (B)")
+        for col in ("split", "queries", "R@1 A", "R@1 B", "complete@10 A", "complete@10 B", "coverage@10 A", "coverage@10 B"):
+            sets.add_column(col, justify="left" if col == "split" else "right")
+        for row in cmp.rows:
+            sets.add_row(row["split"], str(row["queries"]), *(f"{row[k]:.1f}" for k in (
+                "R@1 A", "R@1 B", "complete@10 A", "complete@10 B", "coverage@10 A", "coverage@10 B")))
+        console.print(sets)
         table = Table(title=f"nDCG@10: {cmp.label_a} vs {cmp.label_b}, same queries (paired)")
         for col in ("split", "queries", cmp.label_a, cmp.label_b, "delta", "wins", "losses", "sign-test p"):
             table.add_column(col, justify="left" if col == "split" else "right")

@@ -78,6 +78,7 @@ from .search.crosslingual import enable_crosslingual, language_hint
 from .search.hybrid import enable_hybrid, enable_hybrid_if_available
 from .search.index import ScoredTool, ToolIndex
 from .search.resolve import select_names
+from .search.sets import several_steps
 from .security.findings import findings_of
 from .sources.skills import reference_details
 from .storage import BlobStore, Follower
@@ -596,6 +597,7 @@ class Gateway:
                 if cache is not None and key is not None:
                     cache.put(key, outcome)
             result.search_type = outcome.mode
+            result.intents, result.intent_tools = list(outcome.intents), dict(outcome.best)
             result.warnings.extend(outcome.warnings)
             hint = language_hint(request.query, outcome.mode, self.hybrid, self.index.tools)
             if hint is not None:
@@ -747,6 +749,7 @@ class Gateway:
                     details=_kind_details(tool) if tool.kind != "tool" else None,
                     usage_boost=round(hit.usage, 4),
                     also_used_with=together,
+                    answers=hit.intent,
                 )
             )
             serious = [f for f in findings if f["severity"] != "low"]
@@ -926,6 +929,8 @@ class Gateway:
         refs = found.tool_references
         top = refs[0]
         clear = len(refs) == 1 or self._names_exactly(found.query, top.tool_name)
+        if not clear and len(found.intents) > 1:  # one tool would do one step of several
+            return CallResult.failure("use_tool", several_steps(found.intents, found.intent_tools))
         if not clear and top.relevance_score < USE_TOOL_MARGIN * refs[1].relevance_score:
             err = Ambiguous(
                 f"several tools match {found.query!r} about equally",

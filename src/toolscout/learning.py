@@ -48,6 +48,7 @@ on a worker thread and no search waits for it: searches keep the previous prior 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import threading
@@ -87,6 +88,9 @@ def query_pairs(terms: Sequence[str]) -> list[str]:
 
 
 _NO_DOCS = np.zeros(0, np.int64)
+_MARGIN_SHARE = 1.0 / 3.0
+"""The share of the gap to its neighbour that one voter's evidence may move a tool by: a
+third, so a lift and its neighbour's drop together stay below the gap."""
 _NO_VALS = np.zeros(0, np.float64)
 
 
@@ -100,16 +104,61 @@ class Prior:
     boost: np.ndarray
     sink: np.ndarray | None
     dense: np.ndarray | None = None
+    capped: np.ndarray = dataclasses.field(default_factory=lambda: _NO_DOCS)
+    """Docs moved on one voter's evidence alone (no key of the query has a second principal
+    agreeing): a lift is bounded by a third of the margin to the doc just above, a drop by a
+    third of the margin to the doc just below, so one vote (a lift of one tool and a drop of
+    its neighbour together) can close a gap but never flip a ranking (issue 32: one session
+    moved a tool from #3 to #1)."""
+    applied: dict[int, float] = dataclasses.field(default_factory=dict)
+    """What :meth:`apply` really added to each capped doc (relevance units), for :meth:`of`."""
+
+    def _boosts(self, docs: np.ndarray) -> np.ndarray:
+        if self.dense is not None:
+            return self.dense[docs]
+        out = np.zeros(len(docs), np.float64)
+        for i, doc in enumerate(docs.tolist()):
+            out[i] = float(self.boost[self.docs == doc].sum())
+        return out
 
     def apply(self, scores: np.ndarray, bound: float) -> np.ndarray:
         """``scores`` (modified in place) with the sink and the boost (``bound``: a full
-        match's score, so the boost is at most ``max_boost`` of it)."""
+        match's score, so the boost is at most ``max_boost`` of it); a :attr:`capped` doc's
+        boost is bounded by the margin it would have to overturn."""
         if self.sink is not None:
             scores *= self.sink
+        cut: dict[int, float] = {}
+        if len(self.capped) and bound > 0:
+            for doc, boost in zip(self.capped.tolist(), self._boosts(self.capped).tolist(), strict=True):
+                if boost == 0:
+                    continue
+                own = float(scores[doc])
+                if boost > 0:
+                    above = scores[scores > own]
+                    margin = float(above.min()) - own if len(above) else math.inf
+                    cut[doc] = min(boost, _MARGIN_SHARE * margin / bound)
+                else:
+                    below = scores[(scores < own) & (scores > 0)]
+                    margin = own - float(below.max()) if len(below) else math.inf
+                    cut[doc] = max(boost, -_MARGIN_SHARE * margin / bound)
+            self.applied.clear()
+            self.applied.update(cut)
         if self.dense is not None:
-            scores += self.dense * bound
+            if cut:
+                dense = self.dense.copy()
+                dense[list(cut)] = list(cut.values())
+                scores += dense * bound
+            else:
+                scores += self.dense * bound
         elif len(self.docs):
-            np.add.at(scores, self.docs, self.boost * bound)
+            boost = self.boost
+            if cut:
+                boost = boost.copy()
+                for doc, value in cut.items():
+                    at = np.flatnonzero(self.docs == doc)
+                    boost[at] = 0.0
+                    boost[at[0]] = value
+            np.add.at(scores, self.docs, boost * bound)
         return scores
 
     def of(self, docs: Sequence[int], scores: Sequence[float] | None = None, bound: float = 1.0) -> dict[int, float]:
@@ -122,6 +171,9 @@ class Prior:
             sel = (self.docs[:, None] == np.asarray(docs)[None, :]).any(axis=1)  # few hits: cheaper than isin
             for doc, value in zip(self.docs[sel].tolist(), self.boost[sel].tolist(), strict=True):
                 out[doc] = out.get(doc, 0.0) + value
+        for doc in docs:
+            if doc in self.applied:
+                out[doc] = self.applied[doc]
         if self.sink is not None and scores is not None and bound > 0:
             for doc, score in zip(docs, scores, strict=True):
                 factor = float(self.sink[doc])
@@ -199,6 +251,8 @@ class _Derived:
     unseen_weight: float
     sink: np.ndarray | None  # multiplier per doc (1 - sink), or None when nothing sinks
     co: dict[str, list[str]]
+    solo: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    """term -> the docs it lifts on one voter's choice alone (no second principal agrees)."""
 
 
 class UsageLearner:
@@ -408,7 +462,8 @@ class UsageLearner:
                     together.setdefault(s, set()).add(tool)
             if e["q"] and calls:  # a search nothing was credited to says nothing about its tools
                 flat.add(e, w, doc_of)
-        terms = self._evidence(flat, tools)
+        solo: dict[str, np.ndarray] = {}
+        terms = self._evidence(flat, tools, solo)
         m = max(1, len(flat.session_id))
         sink = None
         if self.max_sink > 0 and tools:
@@ -431,9 +486,11 @@ class UsageLearner:
             a: [b for b, n in sorted(bs.items(), key=lambda kv: (-kv[1], kv[0])) if n >= self.min_sessions][:3]
             for a, bs in co_counts.items()
         }
-        return _Derived(generation, version, terms, math.log1p(m), sink, {a: bs for a, bs in co.items() if bs})
+        return _Derived(generation, version, terms, math.log1p(m), sink, {a: bs for a, bs in co.items() if bs}, solo)
 
-    def _evidence(self, flat: _Flat, tools: Sequence[Any]) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
+    def _evidence(
+        self, flat: _Flat, tools: Sequence[Any], solo: dict[str, np.ndarray] | None = None
+    ) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
         """Per key (term or term pair): the tools with evidence, ``weight * v`` and ``weight``.
 
         For key k and tool d, over distinct sessions (each once, at its largest weight):
@@ -443,7 +500,8 @@ class UsageLearner:
         ``r0`` (``beta = r0 / (1 - r0)``), shrunk towards 0 by ``min_sessions`` pseudo-sessions.
         ``took'`` is ``took`` when every term of k occurs in d's own name or description,
         else ``took - (min_sessions - 1)`` (at least 0): words a tool does not contain need
-        agreement between sessions before they lift it."""
+        agreement between sessions before they lift it. ``solo`` (when given) receives, per
+        key, the tools lifted on one voter's choice alone (see :class:`Prior`)."""
         n_events = len(flat.n_keys)
         if not n_events or not flat.key_id or not tools:
             return {}
@@ -469,7 +527,7 @@ class UsageLearner:
         cum = np.r_[0, np.cumsum(size)]
         s_sorted = s_ev[order]
         bounds = np.r_[np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]]), n_events]
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         a = 0
         while a < n_events:
             b = int(bounds[max(np.searchsorted(cum[bounds], cum[a] + _CHUNK, side="right") - 1, 0)])
@@ -494,7 +552,12 @@ class UsageLearner:
             chose = np.maximum.reduceat((w * took[pos])[srt], starts)
             pair = c[starts] // n_sessions
             first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
-            parts.append((pair[first], np.add.reduceat(offered, first), np.add.reduceat(chose, first)))
+            # distinct voters behind each pair's evidence: who chose it (a lift), who was
+            # shown it (a drop); each voter once, whatever its weight
+            voters = np.add.reduceat((chose > 0).astype(np.float64), first) + 1j * np.add.reduceat(
+                (offered > 0).astype(np.float64), first
+            )
+            parts.append((pair[first], np.add.reduceat(offered, first), np.add.reduceat(chose, first), voters))
         if not parts:
             return {}
         pair = np.concatenate([p[0] for p in parts])
@@ -503,6 +566,7 @@ class UsageLearner:
         first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
         offered = np.add.reduceat(np.concatenate([p[1] for p in parts])[srt], first)
         chose = np.add.reduceat(np.concatenate([p[2] for p in parts])[srt], first)
+        voters = np.add.reduceat(np.concatenate([p[3] for p in parts])[srt], first)
         pair = pair[first]
         key, doc = pair // n_tools, pair % n_tools
         names = list(flat.key_id)
@@ -526,7 +590,7 @@ class UsageLearner:
         beta = r0 / (1.0 - r0)
         v = (lift - beta * (offered - chose)) / (offered + float(self.min_sessions))
         keep = np.abs(v) > 1e-12
-        key, doc, v = key[keep], doc[keep], v[keep]
+        key, doc, v, voters = key[keep], doc[keep], v[keep], voters[keep]
         m = max(1, n_sessions)
         weight = np.log1p(m / np.maximum(n_key, 1e-12))
         weight = np.minimum(weight, weight[part_a] + weight[part_b])  # a pair weighs at most its two terms
@@ -535,11 +599,14 @@ class UsageLearner:
         for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
             k = int(key[lo])
             wk = float(weight[k])
-            d_k, v_k = doc[lo:hi], v[lo:hi]
+            d_k, v_k, n_k = doc[lo:hi], v[lo:hi], voters[lo:hi]
             if hi - lo > _PER_KEY:  # the strongest evidence only: a query's cost stays small
                 top = np.argpartition(-np.abs(v_k), _PER_KEY)[:_PER_KEY]
-                d_k, v_k = d_k[top], v_k[top]
+                d_k, v_k, n_k = d_k[top], v_k[top], n_k[top]
             out[names[k]] = (d_k.copy(), v_k * wk, wk)
+            lone = ((v_k > 0) & (n_k.real < 2)) | ((v_k < 0) & (n_k.imag < 2))
+            if solo is not None and lone.any():
+                solo[names[k]] = d_k[lone].copy()
         return out
 
     def _own_codes(self, key_id: Mapping[str, int], tools: Sequence[Any], docs: np.ndarray, n_tools: int) -> np.ndarray:
@@ -576,9 +643,17 @@ class UsageLearner:
         paired = 0.0  # weights of the pairs with evidence
         pair_at: list[int] = []
         seq = list(dict.fromkeys(analyze(query))) if terms is None else list(terms)
+        lone: set[int] = set()
+        agreed: set[int] = set()
         for key in (*seq, *query_pairs(seq)):
             pair = " " in key
             found = d.terms.get(key)
+            if found is not None:
+                solo_docs = d.solo.get(key)
+                lifted = found[0][found[1] != 0].tolist()
+                alone = set(solo_docs.tolist()) if solo_docs is not None else set()
+                lone.update(x for x in lifted if x in alone)
+                agreed.update(x for x in lifted if x not in alone)
             if found is None:
                 if not pair:
                     total += d.unseen_weight
@@ -595,6 +670,7 @@ class UsageLearner:
         if paired > total:  # a query's pairs weigh together at most its terms
             for i in pair_at:
                 vals[i] = vals[i] * (total / paired)
+        capped = np.fromiter(sorted(lone - agreed), np.int64) if lone - agreed else _NO_DOCS
         if not docs:
             return None if d.sink is None else Prior(_NO_DOCS, _NO_VALS, d.sink)
         all_docs = docs[0] if len(docs) == 1 else np.concatenate(docs)
@@ -604,11 +680,11 @@ class UsageLearner:
             dense = np.bincount(all_docs, weights=all_vals, minlength=len(tools))
             if clip:
                 np.clip(dense, -self.max_boost, self.max_boost, out=dense)
-            return Prior(_NO_DOCS, _NO_VALS, d.sink, dense)
+            return Prior(_NO_DOCS, _NO_VALS, d.sink, dense, capped)
         if clip:
             all_docs, inverse = np.unique(all_docs, return_inverse=True)
             all_vals = np.clip(np.bincount(inverse, weights=all_vals), -self.max_boost, self.max_boost)
-        return Prior(all_docs, all_vals, d.sink)
+        return Prior(all_docs, all_vals, d.sink, None, capped)
 
     def co_usage(self, tools: Sequence[Any], generation: int) -> Mapping[str, list[str]]:
         """Tool name -> tools sessions usually called together with it (best first, at most 3)."""

@@ -46,6 +46,9 @@ class ToolReference:
     that usage changed can be seen and explained."""
     also_used_with: tuple[str, ...] = ()
     """Tools sessions usually called together with this one (``select:`` loads them)."""
+    answers: str | None = None
+    """For a request that asks for several things, the one this tool was found for (its
+    sub-intent, :mod:`toolscout.search.subintents`); ``None`` for a single-intent request."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -62,6 +65,8 @@ class ToolReference:
             out["usage_boost"] = self.usage_boost
         if self.also_used_with:
             out["also_used_with"] = list(self.also_used_with)
+        if self.answers is not None:
+            out["answers"] = self.answers
         if self.kind != "tool":  # tools keep the shape they always had
             out["kind"] = self.kind
             out.update(self.details or {})
@@ -90,6 +95,11 @@ class FindResult:
     hits: list[ScoredTool] = field(default_factory=list, repr=False)
     """Each found tool with its raw score and the signals that found it (``why``), for
     surfaces that explain a ranking (the console); not part of what a model is sent."""
+    intents: list[str] = field(default_factory=list)
+    """The request's sub-intents when it asks for several things (each reference's
+    ``answers`` names its own); empty for a single-intent request."""
+    intent_tools: dict[str, str] = field(default_factory=dict, repr=False)
+    """Each sub-intent's own best tool (``use_tool`` names them for a request of several steps)."""
     request: FindRequest | None = field(default=None, repr=False)
     """The parsed request this answers (``None`` when the arguments could not be parsed):
     a session keys its repeat counter on it, the console explains it."""
@@ -130,6 +140,8 @@ class FindResult:
             meta["warnings"] = list(self.warnings)
         if self.pending:
             meta["loading"] = dict(self.pending)
+        if self.intents:
+            meta["sub_intents"] = list(self.intents)
         return meta
 
     def to_dict(self) -> dict[str, Any]:

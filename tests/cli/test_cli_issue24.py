@@ -143,7 +143,8 @@ def test_tokens_and_eval_tables_have_nl_and_csv() -> None:
     tokens = [json.loads(line) for line in cli("tokens", "demo", "--nl").stdout.splitlines()]
     assert [row["sent"] for row in tokens][1] == "meta-tools only"
     evaluated = cli("eval", str(FIXTURES / "eval_small"), "--csv").stdout.splitlines()
-    assert evaluated[0] == "split,queries,R@1,R@5,nDCG@10,Hit@1,p50_ms,p95_ms" and evaluated[1].startswith("all,4,")
+    assert evaluated[0] == "split,queries,R@1,R@5,nDCG@10,Hit@1,p50_ms,p95_ms,complete10,coverage10"
+    assert evaluated[1].startswith("all,4,")
 
 
 # -- call, and search over a gateway's cache ------------------------------------------------

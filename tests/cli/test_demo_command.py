@@ -87,5 +87,6 @@ def test_demo_shows_usage_changing_a_ranking() -> None:
     assert learning["before"].index(chosen) == 2  # third before any session chose it
     assert learning["after"][0] == chosen and learning["usage_boost"][chosen] > 0
     rest = [n for n in learning["after"][1:] if n in learning["before"]]
-    assert rest == [n for n in learning["before"] if n in rest] and len(rest) >= 3  # the rest keep their order
+    # the rest keep their order (tools two sessions saw and passed over may sink out of the top 5)
+    assert rest == [n for n in learning["before"] if n in rest] and len(rest) >= 2
     assert all(b <= 0 for n, b in learning["usage_boost"].items() if n != chosen)  # shown, not chosen: they sink

@@ -27,11 +27,15 @@ def _grid(report: EvalReport) -> Grid:
     columns = [Column("split"), Column("queries", right=True), Column("R@1", right=True, show=pct),
                Column("R@5", right=True, show=pct), Column("nDCG@10", right=True, show=pct),
                Column("Hit@1", right=True, show=pct), Column("p50_ms", "p50 ms", right=True, show=ms),
-               Column("p95_ms", "p95 ms", right=True, show=ms)]
+               Column("p95_ms", "p95 ms", right=True, show=ms),
+               Column("complete10", "complete@10", right=True, show=pct),
+               Column("coverage10", "coverage@10", right=True, show=pct)]
     grid = Grid(columns, title=f"{report.dataset}: {plural(report.tools, 'tool')}, search_type={report.search_type}")
-    for label, m in [("all", report.overall), *sorted(report.splits.items())]:
+    sizes = [(f"{k}-tool", m) for k, m in report.sizes.items()] if len(report.sizes) > 1 else []
+    for label, m in [("all", report.overall), *sizes, *sorted(report.splits.items())]:
         grid.rows.append([label, m.queries, round(m.r1, 2), round(m.r5, 2), round(m.ndcg10, 2), round(m.hit1, 2),
-                          round(m.latency_p50_ms, 3), round(m.latency_p95_ms, 3)])
+                          round(m.latency_p50_ms, 3), round(m.latency_p95_ms, 3), round(m.complete10, 2),
+                          round(m.coverage10, 2)])
     return grid
 
 

@@ -11,6 +11,12 @@ and its nDCG counts positions 1 and 3.
 - ``hit@1``: the first result belongs to some group.
 - ``ndcg@k``: DCG with gain 1 at the first position of each group, log2 discount, divided by
   the ideal DCG of min(groups, k) hits.
+- ``complete@k``: every group is in the top k (1 or 0). A request that needs three tools
+  is served only when the model is shown all three: recall@k gives it 2/3 for a list the
+  agent cannot finish its task with, complete@k gives it 0.
+- ``coverage@k``: the share of the groups in the top k, i.e. recall@k at the depth a model
+  is shown (reported beside complete@k so the two read together: a list can cover most
+  needed tools of every request and complete few).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["group_positions", "hit_at", "ndcg_at", "recall_at"]
+__all__ = ["complete_at", "coverage_at", "group_positions", "hit_at", "ndcg_at", "recall_at"]
 
 
 def group_positions(ranked: Sequence[str], groups: Sequence[frozenset[str]]) -> list[int]:
@@ -48,3 +54,13 @@ def ndcg_at(positions: Sequence[int], n_groups: int, k: int) -> float:
     dcg = sum(1.0 / math.log2(p + 2) for p in positions if p < k)
     ideal = sum(1.0 / math.log2(i + 2) for i in range(min(n_groups, k)))
     return dcg / ideal
+
+
+def complete_at(positions: Sequence[int], n_groups: int, k: int) -> float:
+    """1.0 when every one of the ``n_groups`` groups is in the top ``k`` (0 without groups)."""
+    return 1.0 if n_groups and sum(1 for p in positions if p < k) == n_groups else 0.0
+
+
+def coverage_at(positions: Sequence[int], n_groups: int, k: int) -> float:
+    """The share of the ``n_groups`` groups found in the top ``k``."""
+    return recall_at(positions, n_groups, k)

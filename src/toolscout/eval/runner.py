@@ -23,9 +23,9 @@ from ..progress import step
 from ..request import MAX_LIMIT
 from ..search.index import ToolIndex
 from .dataset import EvalQuery, load_queries, load_tools, load_usage_log
-from .metrics import group_positions, hit_at, ndcg_at, recall_at
+from .metrics import complete_at, coverage_at, group_positions, hit_at, ndcg_at, recall_at
 
-__all__ = ["EvalReport", "Metrics", "QueryRun", "evaluate", "run_eval"]
+__all__ = ["EvalReport", "Metrics", "QueryRun", "by_size", "evaluate", "run_eval", "size_of"]
 
 DEPTH = 10
 
@@ -41,6 +41,8 @@ class Metrics:
     hit1: float = 0.0
     latency_p50_ms: float = 0.0
     latency_p95_ms: float = 0.0
+    complete10: float = 0.0
+    coverage10: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,8 @@ class Metrics:
             "Hit@1": round(self.hit1, 2),
             "latency_p50_ms": round(self.latency_p50_ms, 3),
             "latency_p95_ms": round(self.latency_p95_ms, 3),
+            "complete@10": round(self.complete10, 2),
+            "coverage@10": round(self.coverage10, 2),
         }
 
 
@@ -64,6 +68,10 @@ class QueryRun:
     hit1: float
     ms: float
     split: str | None
+    complete10: float = 0.0
+    coverage10: float = 0.0
+    needed: int = 1
+    """How many tools (groups) the request needs: 1 single-tool, 2+ multi-tool."""
 
 
 @dataclass(slots=True)
@@ -74,6 +82,8 @@ class EvalReport:
     overall: Metrics
     splits: dict[str, Metrics] = field(default_factory=dict)
     runs: list[QueryRun] = field(default_factory=list)
+    sizes: dict[str, Metrics] = field(default_factory=dict)
+    """``single`` (requests needing one tool) and ``multi`` (two or more), when present."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +92,7 @@ class EvalReport:
             "tools": self.tools,
             **self.overall.to_dict(),
             "splits": {k: v.to_dict() for k, v in sorted(self.splits.items())},
+            "by_size": {k: v.to_dict() for k, v in sorted(self.sizes.items())},
         }
 
     def run_lines(self) -> Iterator[dict[str, Any]]:
@@ -110,7 +121,22 @@ def _aggregate(runs: list[QueryRun]) -> Metrics:
         hit1=100.0 * sum(r.hit1 for r in runs) / n,
         latency_p50_ms=statistics.median(ms),
         latency_p95_ms=_percentile(ms, 0.95),
+        complete10=100.0 * sum(r.complete10 for r in runs) / n,
+        coverage10=100.0 * sum(r.coverage10 for r in runs) / n,
     )
+
+
+def size_of(run: QueryRun) -> str:
+    """``single`` for a request that needs one tool, ``multi`` for two or more."""
+    return "multi" if run.needed > 1 else "single"
+
+
+def by_size(runs: list[QueryRun]) -> dict[str, Metrics]:
+    """The runs' metrics for single- and multi-tool requests apart (only the sizes present)."""
+    parts: dict[str, list[QueryRun]] = {}
+    for r in runs:
+        parts.setdefault(size_of(r), []).append(r)
+    return {k: _aggregate(v) for k, v in sorted(parts.items())}
 
 
 def score_ranking(query: EvalQuery, ranked: list[str], ms: float = 0.0) -> QueryRun:
@@ -125,6 +151,9 @@ def score_ranking(query: EvalQuery, ranked: list[str], ms: float = 0.0) -> Query
         hit1=hit_at(pos, 1),
         ms=ms,
         split=query.split,
+        complete10=complete_at(pos, len(groups), DEPTH),
+        coverage10=coverage_at(pos, len(groups), DEPTH),
+        needed=len(groups),
     )
 
 
@@ -151,6 +180,7 @@ def evaluate(queries: list[EvalQuery], rank: Ranking, *, dataset: str = "", sear
         overall=_aggregate(runs),
         splits={k: _aggregate(v) for k, v in by_split.items()},
         runs=runs,
+        sizes=by_size(runs),
     )
 
 

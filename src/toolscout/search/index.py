@@ -36,7 +36,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
@@ -50,6 +50,7 @@ from .keyword import KeywordBackend
 from .ranking import HitsRanking, Ranking, Ranks, ScoredTool
 from .regex import RegexBackend
 from .resolve import NameResolver, parse_select
+from .sets import rank_set
 from .signals import (
     Intent,
     QueryPrior,
@@ -61,6 +62,7 @@ from .signals import (
     finish,
 )
 from .sparse import release_freed_memory
+from .subintents import split_intents
 
 if TYPE_CHECKING:
     from ..catalog import Catalog, CatalogChange
@@ -94,6 +96,10 @@ def _numbering(vocab: np.ndarray) -> np.ndarray:
     return np.frombuffer(hashlib.blake2b(np.ascontiguousarray(vocab), digest_size=16).digest(), np.uint8)
 
 
+SET_DEPTH = 10
+"""How deep each sub-intent of a multi-step request is ranked before the lists are merged."""
+
+
 @dataclass(slots=True)
 class SearchOutcome:
     hits: list[ScoredTool]
@@ -101,6 +107,11 @@ class SearchOutcome:
     mode: str
     warnings: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    intents: list[str] = field(default_factory=list)
+    """The request's sub-intents when it has several (each hit's ``intent`` names the one it
+    answers); empty for a single-intent request."""
+    best: dict[str, str] = field(default_factory=dict)
+    """Each sub-intent's own best tool (its first hit searched alone)."""
 
 
 class ToolIndex:
@@ -146,6 +157,9 @@ class ToolIndex:
         self._platform_masks: dict[str, np.ndarray] = {}
         self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
         self._unsubscribe = catalog.subscribe(self._on_change)
+        self.co_usage: Callable[[], Mapping[str, Sequence[str]]] | None = None
+        """Tools sessions called together (name -> names), for completing a set of tools
+        (:mod:`~toolscout.search.sets`); the gateway sets it when it learns from usage."""
 
     @property
     def usage(self) -> UsagePrior | None:
@@ -491,6 +505,27 @@ class ToolIndex:
         return HitsRanking(mode, query, lambda text, n: ranked, mask)
 
     def _rank(
+        self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool, named: np.ndarray | None = None
+    ) -> SearchOutcome:
+        """``query`` ranked in ``mode``; a request with several sub-intents as one list that
+        covers them all (:mod:`~toolscout.search.sets`), a single-intent one as it always was."""
+        intents = split_intents(query) if limit > 1 and mode != "regex" else []
+        if len(intents) < 2:
+            return self._rank_one(query, mode, mask, limit, cut, named)
+        depth = max(limit, SET_DEPTH)
+        whole = self._rank_one(query, mode, mask, depth, False, named)
+        parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named).hits) for si in intents]
+        co = self.co_usage() if self.co_usage is not None else None
+        hits = rank_set(whole.hits, parts, limit, co_usage=co)
+        total = max([whole.total_matches, *(len(h) for _, h in parts)])
+        best = {si.text: found[0].tool.name for si, found in parts if found}
+        return SearchOutcome(hits, total, whole.mode, whole.warnings, intents=[si.text for si in intents], best=best)
+
+    def intents(self, query: str) -> list[str]:
+        """``query``'s sub-intents as set-aware ranking uses them (one: a single-intent request)."""
+        return [si.text for si in split_intents(query)]
+
+    def _rank_one(
         self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool, named: np.ndarray | None = None
     ) -> SearchOutcome:
         ranking = self._ranking(query, mode, mask, limit)

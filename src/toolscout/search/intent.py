@@ -34,17 +34,31 @@ _LEADING_CJK = re.compile(
 _TRAILING_CJK = re.compile(r"(?:一下|一下子)?(?:吗|呢|吧|好吗|可以吗|行吗)?[\s？?。！!]*$")
 
 
+# A verb inside the filler is the request's action ("find me jobs ...", "show me the
+# logs"): the filler around it goes, the verb stays (tools are named find_*, show_*; without
+# it a natural-language request lost its only action word).
+_KEPT_VERB = re.compile(r"\b(?:find|show)\b", re.I)
+
+
+def _is_cjk(char: str) -> bool:
+    return "\u3400" <= char <= "\u9fff"
+
+
 def strip_leading(query: str) -> str:
     """The request without leading question and politeness words ("can you please ...",
-    "能不能帮我 ...")."""
+    "能不能帮我 ..."); an action verb among them stays ("find me X" -> "find X")."""
     stripped = query
     for _ in range(3):  # "please, can you help me ..." peels in steps
-        shorter = _LEADING.sub("", stripped, count=1).strip(" ,?!.")
+        m = _LEADING.match(stripped)
+        if m is None:
+            break
+        verbs = _KEPT_VERB.findall(m.group(0))
+        shorter = " ".join([*verbs, stripped[m.end():]]).strip(" ,?!.")
         if shorter == stripped:
             break
         stripped = shorter
     stripped = stripped.rstrip("?!. ")
-    if stripped and "\u3400" <= stripped[0] <= "\u9fff":  # CJK: only then pay for the second pass
+    if stripped and _is_cjk(stripped[0]):  # CJK: only then pay for the second pass
         cjk = _TRAILING_CJK.sub("", _LEADING_CJK.sub("", stripped, count=1), count=1)
         stripped = cjk or stripped
     return stripped
@@ -102,6 +116,11 @@ _VERBS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"change|modify|edit|amend|rename|adjust", "update"),
         (r"look for|hunt for|query for|search for", "search"),
         (r"enumerate|show all|list all", "list"),
+        # telling someone is sending them something: tools say send_message, send_email
+        # ("notify", "alert" are tool names' own verbs; a word that is also a noun only
+        # before an object: "email it", not "email address")
+        (r"(?:tell|ping|dm)(?=\s+(?!(?:me|us)\b)\S)", "send"),
+        (r"(?:e-?mail|mail|message|text)(?=\s+(?:it|them|this|that|these|those|the|a|an|my|our|your|his|her|everyone|everybody|him)\b)", "send"),
     )
 )
 
@@ -116,7 +135,11 @@ def verb_variant(request: str) -> str | None:
     return None
 
 
-_NOW = re.compile(r"\b(?:right now|now|at the moment|currently)\b", re.I)
+# Only where it ends a question ("what time is it now", "who is online right now?") does
+# "now" ask for the current value; inside a sentence it narrates ("we are now working on a
+# quiz"), after a command it urges ("find me coupons now!").
+_NOW = re.compile(r"\b(?:right now|now|at the moment|currently)[\s?!.]*$", re.I)
+_QUESTION = re.compile(r"^(?i:what|which|who|whom|whose|where|when|how|is|are|do|does|can|could)\b|\?\s*$")
 
 _IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z][A-Za-z0-9]*(?:[_.:/-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
 
@@ -139,14 +162,19 @@ def identifiers(query: str) -> list[str]:
 
 def matching_text(query: str) -> str:
     """What keyword search should match for ``query``: its action when it carries a message
-    or quoted values (see :func:`message_action`), else the query without leading politeness
-    and question words (:func:`strip_leading`); plus the verb tool names use when it starts
+    or quoted values (see :func:`message_action`), else the query itself (a CJK one without
+    its leading politeness and question words: :func:`strip_leading`); plus the verb tool names use when it starts
     with an everyday one (see :func:`verb_variant`), and ``current`` when it asks about now
     (tools say ``get_current_time``, people say "what time is it now")."""
     stripped = strip_leading(" ".join(query.split()))
     action = message_action(stripped)
     verb = verb_variant(action or stripped)
-    text = action or stripped or query
+    # Filler is dropped from what is matched only in a CJK request: there each character is
+    # a term, so "能不能帮我" adds characters that match any description holding them. A
+    # Latin-script filler word is a word like any other, and IDF weighs it: descriptions say
+    # "helps you ...", "a way to ...", so dropping "help" and "way" lost natural-language
+    # requests their tool (issue 32: the keyword regression since 65f5f88).
+    text = action or (stripped if stripped and _is_cjk(stripped[0]) else query)
     if verb:
         text = f"{text} {verb.split()[0]}"
-    return f"{text} current" if _NOW.search(text) else text
+    return f"{text} current" if _NOW.search(query) and _QUESTION.search(query.strip()) else text

@@ -44,6 +44,9 @@ class ScoredTool:
     parts: tuple[tuple[str, float], ...] = ()
     """The score taken apart: the mode's own share, then each signal's (they add up to
     ``score``); a pinned tool's score is all its signal's."""
+    intent: str | None = None
+    """The sub-intent of a multi-step request this tool was found for
+    (:mod:`~toolscout.search.subintents`); ``None`` for a single-intent request."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -303,7 +303,15 @@
     for (const w of meta.warnings || []) out.push(h("div", { class: "warning" }, w));
     if (meta.loading) out.push(h("div", { class: "warning" }, "Still loading: ", Object.entries(meta.loading).map(([k, v]) => `${k} (${v})`).join(", ")));
     if (result.error) out.push(errorBox(result.error));
-    found.hits.forEach((hit, i) => out.push(hitCard(hit, i + 1, found.fields || Object.keys(FIELD_LABELS), format)));
+    // A request of several steps: its sub-intents, and on each hit the one it answers.
+    if (meta.sub_intents) out.push(h("div", { class: "sub-intents" }, h("strong", {}, "Sub-intents: "),
+      meta.sub_intents.map((s, i) => h("span", { class: "chip" }, `${i + 1}. ${s}`))));
+    found.hits.forEach((hit, i) => {
+      const card = hitCard(hit, i + 1, found.fields || Object.keys(FIELD_LABELS), format);
+      const answers = (refs[i] || {}).answers;
+      if (answers) card.querySelector(".chips").prepend(h("span", { class: "chip answers", title: "the sub-intent this tool answers" }, `answers: ${answers}`));
+      out.push(card);
+    });
     out.push(h("details", { class: "card" }, h("summary", {}, `The whole find_tools answer (${format})`), h("pre", { class: "schema" }, json(result))));
     return h("div", { class: "results" }, out);
   }
