@@ -17,6 +17,7 @@ from mcp import Client
 from pydantic.alias_generators import to_camel
 from typer.testing import CliRunner
 
+from _procs import free_port
 from toolscout.cli import app as cli
 from toolscout.errors import ConfigError
 from toolscout.server import app as app_module
@@ -109,8 +110,9 @@ def test_flag_defaults_are_the_field_defaults() -> None:
 )
 def test_flag_choices_are_the_fields_choices(flag: str, values: tuple[str, ...], tmp_path: Path, captured: list) -> None:
     path = write(tmp_path, {})
+    port = str(free_port())  # --transport http binds: never assume the default 8765 is free
     for value in values:
-        runner.invoke(cli, ["serve", "-c", str(path), flag, value, "--no-cache"])
+        runner.invoke(cli, ["serve", "-c", str(path), flag, value, "--no-cache", "--port", port])
     assert [getattr(c, flag[2:].replace("-", "_")) for c in captured] == list(values)
     refused = runner.invoke(cli, ["serve", "-c", str(path), flag, "bogus"])
     assert refused.exit_code == 2 and "bogus" in refused.output
@@ -132,11 +134,12 @@ def test_the_file_sets_what_no_flag_gives(tmp_path: Path) -> None:
 
 
 def test_flags_win_over_the_file(tmp_path: Path, captured: list[ServeConfig]) -> None:
-    path = write(tmp_path, {"transport": "http", "port": 9001, "stubs": True, "cache": "file.db"})
-    result = runner.invoke(cli, ["serve", "-c", str(path), "--port", "9002", "--cache", str(tmp_path / "flag.db")])
+    in_file, on_flag = free_port(), free_port()  # serve binds the flag's port: a free one, not a fixed one
+    path = write(tmp_path, {"transport": "http", "port": in_file, "stubs": True, "cache": "file.db"})
+    result = runner.invoke(cli, ["serve", "-c", str(path), "--port", str(on_flag), "--cache", str(tmp_path / "flag.db")])
     assert result.exit_code == 2 and "stopped by the test" in result.output
     config = captured[-1]
-    assert (config.transport, config.port, config.stubs) == ("http", 9002, True)  # file, flag, file
+    assert (config.transport, config.port, config.stubs) == ("http", on_flag, True)  # file, flag, file
     assert config.location == str(tmp_path / "flag.db")
 
 
@@ -186,7 +189,7 @@ def test_a_bad_setting_exits_2_naming_where_it_came_from(
 
 def test_a_rule_set_in_the_file_is_satisfied_by_a_flag(tmp_path: Path, captured: list[ServeConfig]) -> None:
     path = write(tmp_path, {"metrics": True})
-    result = runner.invoke(cli, ["serve", "-c", str(path), "--transport", "http"])
+    result = runner.invoke(cli, ["serve", "-c", str(path), "--transport", "http", "--port", str(free_port())])
     assert "stopped by the test" in result.output and captured[-1].metrics
 
 

@@ -48,7 +48,7 @@ def open_catalog(spec: str | os.PathLike[str], *, listen: bool = False, kind: st
     if not text.strip():
         raise ConfigError("no catalog given", hint=SPEC_HINT, spec=text)
     if text == DEMO:
-        return demo_catalog()
+        return demo_catalog(skills_and_agents=True)  # the catalog `toolscout demo` shows
     if is_store_url(text):  # a store by URL: open_store picks the engine from the scheme
         store = open_store(text)
         if isinstance(store, SharedStore):  # the shared catalog, as every replica on it serves it
