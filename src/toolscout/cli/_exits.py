@@ -79,7 +79,9 @@ def fail(code: str, message: str, hint: str = "", *, status: int | None = None) 
 
 
 def fail_with(exc: ToolscoutError) -> typer.Exit:
-    return fail(exc.code, exc.message, exc.hint)
+    from ._hints import for_a_person
+
+    return fail(exc.code, exc.message, for_a_person(exc.code, exc.hint, exc.details))
 
 
 def warn(message: str) -> None:
@@ -112,14 +114,18 @@ def choice(values: Iterable[str], *, optional: bool = False) -> Callable[[str | 
 
 
 def check_format(value: str | None) -> str | None:
-    """A host API format name (aliases such as ``claude`` included) or a usage error."""
-    if value is None:
-        return None
+    """One of the format names ``--help`` lists, or a usage error: the library's aliases
+    (``claude``) stay out of the CLI so that what help lists is what the CLI takes; a known
+    alias is refused with the name it stands for."""
+    if value is None or value in formats.FORMATS:
+        return value
     try:
-        formats.renderer(value)
+        meant = formats.renderer(value)
     except InvalidRequest:
-        raise typer.BadParameter(f"{value!r}; use one of: {', '.join(formats.FORMATS)}") from None
-    return value
+        meant = None
+    name = next((n for n in formats.FORMATS if formats.renderer(n) is meant), None) if meant else None
+    also = f" ({value!r} is {name!r})" if name else ""
+    raise typer.BadParameter(f"{value!r}; use one of: {', '.join(formats.FORMATS)}{also}")
 
 
 def check_writable(path: Path | None) -> Path | None:
