@@ -21,7 +21,7 @@ from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..storage import open_store
 from . import _logs, app
 from ._console import err, out
-from ._exits import USAGE, choice, fail, fail_with, warn
+from ._exits import USAGE, choice, fail, fail_with, plural, warn
 from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 from .catalog_commands import QueryEncoderOpt
 
@@ -49,8 +49,18 @@ def settings_of(ctx: typer.Context, *, only: tuple[str, ...] | None = None, rule
         for name, value in ctx.params.items()
         if getattr(ctx.get_parameter_source(name), "name", None) in GIVEN and (only is None or name in only)
     }
+    path, catalog = ctx.params.get("config"), ctx.params.get("catalog")
     try:
-        return ServeConfig.load(ctx.params["config"], given, rules=rules)
+        if path is None and catalog:  # `serve demo`: the catalog alone, no config file
+            return ServeConfig.merge({}, given, source=catalog, rules=rules)
+        if path is None:
+            raise fail(
+                "usage_error", "give a catalog to serve (serve demo, serve tools.yaml) or --config servers.json",
+                "toolscout serve demo", status=USAGE,
+            )
+        if catalog:
+            raise fail("usage_error", f"give either CATALOG ({catalog}) or --config, not both", status=USAGE)
+        return ServeConfig.load(path, given, rules=rules)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
 
@@ -58,7 +68,16 @@ def settings_of(ctx: typer.Context, *, only: tuple[str, ...] | None = None, rule
 @app.command()
 def serve(
     ctx: typer.Context,
-    config: ConfigOpt,
+    catalog: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[CATALOG]",
+            help="Serve this catalog without a config file: a declaration file, store, data directory or 'demo'.",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="JSON file in the mcpServers shape (or give a CATALOG).")
+    ] = None,
     transport: Annotated[str, typer.Option(callback=choice(("stdio", "http")), help="stdio or http.")] = "stdio",
     host: Annotated[str, typer.Option(help="HTTP bind address; non-loopback needs --token.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port (1-65535).")] = 8765,
@@ -232,6 +251,7 @@ def serve(
 
     \b
     Example: toolscout serve --config servers.json --transport http --port 8765
+    Example: toolscout serve demo   (the demo catalog, no config file)
     """
     settings = settings_of(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
     _logs.setup(logging.WARNING, json_lines=settings.log_json, verbose=settings.verbose)
@@ -241,7 +261,7 @@ def serve(
     _warn_degraded(served)
     if settings.transport == "stdio":
         if _on_terminal():  # a person started it; a client talking over the pipe sees nothing
-            _stdio_banner(config, served.aggregator)
+            _stdio_banner(config, catalog, served.aggregator)
         asyncio.run(served.serve())
         return
     try:
@@ -254,7 +274,7 @@ def serve(
     bearer = ", header 'Authorization: Bearer <token>'" if settings.token or settings.auth else ""
     err().print(
         f"toolscout MCP gateway on {settings.url}, HTTP API under /v1, web console at {base}/ui\n"
-        f"Serving find_tools and call_tool for {_upstreams(served.aggregator)} from {config}.\n"
+        f"Serving find_tools and call_tool for {_served(served)} from {config or catalog}.\n"
         f"Connect a client: streamable HTTP at {settings.url}{bearer}. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
@@ -307,17 +327,29 @@ def _upstreams(aggregator: Aggregator) -> str:
     return f"{len(rows)} source{'' if len(rows) == 1 else 's'}" + (f" ({shown})" if rows else "")
 
 
-def _stdio_banner(config: Path, aggregator: Aggregator) -> None:
+def _served(served: App) -> str:
+    """What the gateway serves: its upstreams, or a catalog's tools (``serve demo``)."""
+    if served.config.config is None:
+        return plural(len(served.gateway.catalog), "tool")
+    return _upstreams(served.aggregator)
+
+
+def _stdio_banner(config: Path | None, catalog: str | None, aggregator: Aggregator) -> None:
     """What a person who ran ``serve`` by hand needs: stdio is for a client to start the
     gateway itself, so say how to register it (on stderr: stdout is the protocol)."""
     me = Path(sys.argv[0])  # the client may not have this venv on its PATH: name the file
     command = str(me.absolute()) if me.name == "toolscout" else "toolscout"
-    entry = {"mcpServers": {"toolscout": {"command": command, "args": ["serve", "--config", str(config.resolve())]}}}
+    if config is not None:
+        args, source, what = ["serve", "--config", str(config.resolve())], f"--config {config}", _upstreams(aggregator)
+    else:
+        spec = str(catalog) if catalog == "demo" or "://" in str(catalog) else str(Path(str(catalog)).resolve())
+        args, source, what = ["serve", spec], spec, plural(len(aggregator.catalog), "tool")
+    entry = {"mcpServers": {"toolscout": {"command": command, "args": args}}}
     err().print(
-        f"toolscout MCP gateway on stdio: find_tools and call_tool for {_upstreams(aggregator)} from {config}.\n"
+        f"toolscout MCP gateway on stdio: find_tools and call_tool for {what} from {config or catalog}.\n"
         "It is waiting for an MCP client on stdin. Let your client start it; add to the client's MCP config:\n"
         f"  {json.dumps(entry)}\n"
-        f"Or serve over HTTP: toolscout serve --config {config} --transport http. Ctrl-C stops.",
+        f"Or serve over HTTP: toolscout serve {source} --transport http. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
 

@@ -90,7 +90,12 @@ def build_app(config: ServeConfig) -> App:
 def build_aggregator(config: ServeConfig) -> Aggregator:
     """The sources of ``config`` over its store, loaded (no upstream contacted yet): all
     ``toolscout servers`` needs, and the first step of :func:`build_app`."""
-    catalog, cache = _open_catalog_store(config.location, use_cache=not config.no_cache)
+    if config.catalog is not None and config.config is None:  # `serve demo`: a catalog, no upstreams
+        from ..sources.open import open_catalog
+
+        catalog, cache = open_catalog(config.catalog), None
+    else:
+        catalog, cache = _open_catalog_store(config.location, use_cache=not config.no_cache)
     aggregator = Aggregator(config.sources, catalog, cache=cache)
     if isinstance(catalog, SharedCatalog):  # tools another replica listed run on our upstreams
         catalog.handler_factory = aggregator.handler_for
