@@ -86,6 +86,9 @@ def test_every_serve_flag_is_a_field_and_every_field_a_flag() -> None:
     assert flags - fields == set(), "a serve flag without a ServeConfig field (add the field)"
     assert fields - flags == set(FILE_ONLY), "a ServeConfig field without a serve flag (add the flag)"
     for name, param in params.items():
+        if param.param_type_name == "argument":  # serve CATALOG: the one argument, named after its field
+            assert param.name == "catalog"
+            continue
         assert f"--{name.replace('_', '-')}" in param.opts, f"{name}: the flag is not named after the field"
 
 
@@ -100,7 +103,7 @@ def test_flag_defaults_are_the_field_defaults() -> None:
     for name, param in _serve_params().items():
         default = ServeConfig.model_fields[name].get_default(call_default_factory=True)
         flag = param.default if param.default is not None or not isinstance(default, list) else []
-        if name == "config":  # required: there is no default file
+        if name in ("config", "catalog"):  # either names what to serve: no default
             continue
         assert flag == default, f"--{name}: the flag's default {flag!r} is not the field's {default!r}"
 
@@ -155,7 +158,20 @@ def test_a_flags_environment_variable_wins_over_the_file(
 def test_store_wins_over_cache(tmp_path: Path) -> None:
     config = ServeConfig.load(write(tmp_path, {"cache": "c.db"}), {"store": "s.db"})
     assert config.location == "s.db"
-    assert ServeConfig.load(write(tmp_path, {})).location.endswith("mcp-gateway.db")  # named after the file
+    assert Path(ServeConfig.load(write(tmp_path, {})).location).name.startswith("mcp-gateway-")  # named after the file
+
+
+def test_two_projects_config_files_of_one_name_get_caches_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default cache is keyed by the config's full path: every project's servers.json
+    once shared ~/.cache/toolscout/mcp-servers.db (tool lists, and the audit log)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    first, second = (ServeConfig.load(write(d, {})).location for d in (one, two))
+    assert first != second and all(Path(p).parent == tmp_path / "xdg" / "toolscout" for p in (first, second))
+    assert ServeConfig.load(write(one, {})).location == first  # the same file, the same cache each time
 
 
 # -- bad values: exit 2, saying where ---------------------------------------------------------

@@ -4,9 +4,7 @@ directory holding ``tools.jsonl``, or ``demo`` for the catalog that ships with t
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -55,8 +53,9 @@ FormatOpt = Annotated[
 
 def _vector_cache() -> Store:
     """Embeddings of catalogs that have no store of their own: ``$XDG_CACHE_HOME/toolscout``."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolscout"
-    return open_store(base / "vectors.db")
+    from ..storage.paths import cache_dir
+
+    return open_store(cache_dir() / "vectors.db")
 
 
 def load_catalog(spec: str) -> Catalog:

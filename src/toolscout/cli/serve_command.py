@@ -27,7 +27,7 @@ from .catalog_commands import QueryEncoderOpt
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
 CacheOpt = Annotated[
-    str | None, typer.Option("--cache", help="Tool-list cache file (default: ~/.cache/toolscout/mcp-<config>.db).")
+    str | None, typer.Option("--cache", help="Tool-list cache file (default: ~/.cache/toolscout/mcp-<config>-<path hash>.db).")
 ]
 if TYPE_CHECKING:
     from ..server.app import App
@@ -374,7 +374,8 @@ def servers(
     from ..server.app import build_aggregator  # serve's own stack: upstreams, screen, ~150 ms
 
     try:  # the store serve would use: --cache, else the file's store or cache
-        aggregator = build_aggregator(settings_of(ctx, only=("cache",), rules=False))
+        settings = settings_of(ctx, only=("cache",), rules=False)
+        aggregator = build_aggregator(settings)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
 
@@ -396,7 +397,8 @@ def servers(
         return
     columns = [Column("server"), Column("transport"), Column("state"), Column("tools", right=True),
                Column("tool_list", "tool list"), Column("last_error", "last error")]
-    grid = Grid(columns)
+    cached = "no cache (--no-cache)" if aggregator.cache is None else f"tool lists cached in {settings.location}"
+    grid = Grid(columns, notes=[cached])
     for name, row in rows.items():
         fetched = row.get("fetched_at")
         age = f"{'cache' if row.get('from_cache') else 'live'}, {_age(fetched)}" if fetched else "-"
