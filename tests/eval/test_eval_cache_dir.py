@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _fake_embed import FakeEmbedder
 
+from _fake_embed import FakeEmbedder
 from toolscout import Catalog
 from toolscout.eval_compare import index_factory
 

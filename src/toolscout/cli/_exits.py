@@ -65,11 +65,17 @@ def exit_code(code: str) -> int:
     return USAGE if cls is not None and issubclass(cls, RequestError | ConfigError) else PROBLEM
 
 
+LAST_FAILURE: list[tuple[str, str, str]] = []
+"""The last failure :func:`fail` printed (code, message, hint): ``serve`` on stdio repeats it
+to the MCP client that started it (see ``_stdio_refusal``)."""
+
+
 def fail(code: str, message: str, hint: str = "", *, status: int | None = None) -> typer.Exit:
     """Print ``code: message`` and the hint on stderr; return the Exit to raise (its status
     from :func:`exit_code` unless given)."""
     from rich.text import Text
 
+    LAST_FAILURE[:] = [(code, message, hint)]
     line = Text(code, style="red")
     line.append(f": {message}")
     err().print(line, soft_wrap=True, highlight=False)

@@ -21,7 +21,7 @@ from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..storage import open_store
 from . import _logs, app
 from ._console import err, out
-from ._exits import USAGE, choice, fail, fail_with, plural, warn
+from ._exits import LAST_FAILURE, USAGE, choice, fail, fail_with, plural, warn
 from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 from .catalog_commands import QueryEncoderOpt
 
@@ -253,11 +253,18 @@ def serve(
     Example: toolscout serve --config servers.json --transport http --port 8765
     Example: toolscout serve demo   (the demo catalog, no config file)
     """
-    settings = settings_of(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
-    _logs.setup(logging.WARNING, json_lines=settings.log_json, verbose=settings.verbose)
-    if settings.transport == "http":  # before anything is built or printed: one line, no banner
-        _check_port(settings.bind, settings.port)
-    served = built(settings)
+    try:
+        settings = settings_of(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
+        _logs.setup(logging.WARNING, json_lines=settings.log_json, verbose=settings.verbose)
+        if settings.transport == "http":  # before anything is built or printed: one line, no banner
+            _check_port(settings.bind, settings.port)
+        served = built(settings)
+    except typer.Exit as stop:
+        if transport == "stdio" and not _on_terminal() and LAST_FAILURE:  # a client started us: tell it why
+            from ._stdio_refusal import refuse_over_stdio
+
+            refuse_over_stdio(*LAST_FAILURE[0])
+        raise stop from None
     _warn_degraded(served)
     if settings.transport == "stdio":
         if _on_terminal():  # a person started it; a client talking over the pipe sees nothing

@@ -122,10 +122,30 @@
         : null,
       details.suggestions && details.suggestions.length
         ? h("div", {}, "Did you mean: ", details.suggestions.map((s, i) => [i ? ", " : "", h("code", {}, s)])) : null,
+      ...sourceBanners(details),
       details.categories && Object.keys(details.categories).length
         ? h("div", { class: "muted" }, "Categories: ",
           Object.entries(details.categories).map(([c, n], i) => [i ? ", " : "", link(`${c} (${n})`, { category: c })]))
         : null);
+  }
+
+  // Sources not listed yet: still loading (will come), or failed (with the reason and the next
+  // retry; a failed source is never shown as "still loading").
+  function sourceBanners(meta) {
+    const out = [];
+    const entries = (m) => Object.entries(m || {}).map(([k, v]) => `${k} (${v})`).join("; ");
+    if (meta && meta.loading && Object.keys(meta.loading).length) out.push(h("div", { class: "warning" }, "Still loading: ", entries(meta.loading)));
+    if (meta && meta.failed && Object.keys(meta.failed).length) {
+      out.push(h("div", { class: "warning failed-sources" }, "Failed to load (their tools cannot be found until they are back): ", entries(meta.failed)));
+    }
+    return out;
+  }
+
+  function readinessNote(ready) {
+    const parts = [];
+    if (Object.keys(ready.pending || {}).length) parts.push("still listing: " + Object.keys(ready.pending).join(", "));
+    if (Object.keys(ready.failed || {}).length) parts.push("failed: " + Object.entries(ready.failed).map(([k, v]) => `${k} (${v})`).join("; "));
+    return parts.length ? parts.join(" · ") : null;
   }
 
   // -- views -------------------------------------------------------------------------------------
@@ -141,7 +161,7 @@
       stat("configured servers and sources", num(rows.length), rows.length ? `${upReady} ready, ${failed} failed` : "none configured"),
       stat("sources in the catalog", num(catalog.sources.length)),
       stat("flagged tools", num(catalog.facets.flagged), "tool-poisoning findings"),
-      stat("readiness", ready.status || "-", Object.keys(ready.pending || {}).length ? "still listing: " + Object.keys(ready.pending).join(", ") : null));
+      stat("readiness", ready.status || "-", readinessNote(ready)));
     const upstream = rows.length
       ? table(["server", "state", "kind", "transport", "tools", "skipped", "calls", "flagged", "quarantined", "tool list", "last error"],
         rows.map(([name, s]) => h("tr", {},
@@ -301,7 +321,7 @@
       refs.length < (result.total_matches || 0) ? h("span", { class: "muted" }, " · the rest fell below the limit or AutoCut's score gap") : null);
     out.push(head);
     for (const w of meta.warnings || []) out.push(h("div", { class: "warning" }, w));
-    if (meta.loading) out.push(h("div", { class: "warning" }, "Still loading: ", Object.entries(meta.loading).map(([k, v]) => `${k} (${v})`).join(", ")));
+    out.push(...sourceBanners(meta));
     if (result.error) out.push(errorBox(result.error));
     found.hits.forEach((hit, i) => out.push(hitCard(hit, i + 1, found.fields || Object.keys(FIELD_LABELS), format)));
     out.push(h("details", { class: "card" }, h("summary", {}, `The whole find_tools answer (${format})`), h("pre", { class: "schema" }, json(result))));
