@@ -16,11 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from _paths import ROOT
-from _procs import free_port, stop, wait_http
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
+
+from _paths import ROOT
+from _procs import free_port, stop, wait_http
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))
 EXAMPLE = ROOT / "examples" / "gateway"

@@ -250,6 +250,7 @@ ALLOWED_FUNCTION_IMPORTS: dict[str, int] = {
     "cli/audit_command.py": 4,  # the screen; the MCP aggregator, tool-list cache and config loader
     "cli/console_command.py": 1,  # server.console (fastapi)
     "cli/demo_command.py": 1,  # demo.view (rich)
+    "cli/install_command.py": 2,  # server.app and server.serve_config: the start-up check runs the serve stack
     "cli/serve_command.py": 3,  # server.serve_config, server.app (twice): the serve stack
     "server/mcp.py": 3,  # http_api, console and credentials_api (fastapi), off the stdio path
 }

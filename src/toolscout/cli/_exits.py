@@ -25,6 +25,7 @@ from typer.core import TyperGroup
 from .. import formats
 from ..errors import ConfigError, InvalidRequest, RequestError, ToolscoutError
 from ._console import err
+from ._hints import for_a_person
 
 __all__ = [
     "OK",
@@ -85,8 +86,6 @@ def fail(code: str, message: str, hint: str = "", *, status: int | None = None) 
 
 
 def fail_with(exc: ToolscoutError) -> typer.Exit:
-    from ._hints import for_a_person
-
     return fail(exc.code, exc.message, for_a_person(exc.code, exc.hint, exc.details))
 
 

@@ -18,6 +18,7 @@ from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
 from ..session import DEFAULT_THRESHOLD
 from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
+from ..storage.paths import cache_dir
 from ..tokens import count_tool_tokens, gateway_savings
 from . import app
 from ._console import err, out
@@ -53,8 +54,6 @@ FormatOpt = Annotated[
 
 def _vector_cache() -> Store:
     """Embeddings of catalogs that have no store of their own: ``$XDG_CACHE_HOME/toolscout``."""
-    from ..storage.paths import cache_dir
-
     return open_store(cache_dir() / "vectors.db")
 
 

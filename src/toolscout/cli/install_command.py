@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..errors import ToolscoutError
 from . import app
 from ._exits import USAGE, choice, fail, warn
 
@@ -122,9 +123,10 @@ def _check_it_starts(config: Path, timeout: float) -> None:
     import asyncio
     import contextlib
 
-    from ..errors import ToolscoutError
-    from ..server.app import build_aggregator
-    from ..server.serve_config import ServeConfig
+    from ..server.app import (
+        build_aggregator,  # serve's own stack (upstreams, ~150 ms): only when installing
+    )
+    from ..server.serve_config import ServeConfig  # serve's config models, likewise
 
     try:
         aggregator = build_aggregator(ServeConfig.load(config, {"no_cache": True}))

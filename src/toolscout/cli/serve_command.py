@@ -22,6 +22,7 @@ from ..storage import open_store
 from . import _logs, app
 from ._console import err, out
 from ._exits import LAST_FAILURE, USAGE, choice, fail, fail_with, plural, warn
+from ._stdio_refusal import refuse_over_stdio
 from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 from .catalog_commands import QueryEncoderOpt
 
@@ -261,8 +262,6 @@ def serve(
         served = built(settings)
     except typer.Exit as stop:
         if transport == "stdio" and not _on_terminal() and LAST_FAILURE:  # a client started us: tell it why
-            from ._stdio_refusal import refuse_over_stdio
-
             refuse_over_stdio(*LAST_FAILURE[0])
         raise stop from None
     _warn_degraded(served)

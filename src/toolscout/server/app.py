@@ -33,6 +33,7 @@ from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.config import GatewayConfig
 from ..sources.mcp.per_user import CredentialBroker
+from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
 from .auth import TokenVerifier
 from .mcp import GatewayServer
@@ -91,8 +92,6 @@ def build_aggregator(config: ServeConfig) -> Aggregator:
     """The sources of ``config`` over its store, loaded (no upstream contacted yet): all
     ``toolscout servers`` needs, and the first step of :func:`build_app`."""
     if config.catalog is not None and config.config is None:  # `serve demo`: a catalog, no upstreams
-        from ..sources.open import open_catalog
-
         catalog, cache = open_catalog(config.catalog), None
     else:
         catalog, cache = _open_catalog_store(config.location, use_cache=not config.no_cache)
