@@ -17,15 +17,15 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
 
-from .. import formats
-from ..errors import ConfigError, InvalidRequest, RequestError, ToolscoutError
 from ._console import err
-from ._hints import for_a_person
+
+if TYPE_CHECKING:
+    from ..errors import ToolscoutError
 
 __all__ = [
     "OK",
@@ -50,8 +50,10 @@ USAGE = 2
 @cache
 def _classes() -> dict[str, type[ToolscoutError]]:
     """Error code -> the most general class using it (``invalid_request`` is RequestError's)."""
+    from .. import errors  # pydantic, ~250 ms: off the path of --help and completion (cli/_lazy.py)
+
     found: dict[str, type[ToolscoutError]] = {}
-    todo: list[type[ToolscoutError]] = [ToolscoutError]
+    todo: list[type[ToolscoutError]] = [errors.ToolscoutError]
     while todo:
         cls = todo.pop(0)
         found.setdefault(cls.code, cls)
@@ -63,7 +65,8 @@ def exit_code(code: str) -> int:
     """USAGE for errors the user fixes in the command or its inputs (request and config
     errors), PROBLEM for everything else (lookups, upstream failures, policy)."""
     cls = _classes().get(code)
-    return USAGE if cls is not None and issubclass(cls, RequestError | ConfigError) else PROBLEM
+    usage = tuple(c for c in _classes().values() if c.code in ("invalid_request", "config_error"))
+    return USAGE if cls is not None and issubclass(cls, usage) else PROBLEM
 
 
 LAST_FAILURE: list[tuple[str, str, str]] = []
@@ -86,6 +89,8 @@ def fail(code: str, message: str, hint: str = "", *, status: int | None = None) 
 
 
 def fail_with(exc: ToolscoutError) -> typer.Exit:
+    from ._hints import for_a_person  # the error classes (pydantic): loaded once an error exists
+
     return fail(exc.code, exc.message, for_a_person(exc.code, exc.hint, exc.details))
 
 
@@ -122,11 +127,13 @@ def check_format(value: str | None) -> str | None:
     """One of the format names ``--help`` lists, or a usage error: the library's aliases
     (``claude``) stay out of the CLI so that what help lists is what the CLI takes; a known
     alias is refused with the name it stands for."""
+    from .. import formats  # the renderers and their models: only for a command that takes --format
+
     if value is None or value in formats.FORMATS:
         return value
     try:
         meant = formats.renderer(value)
-    except InvalidRequest:
+    except _classes()["invalid_request"]:
         meant = None
     name = next((n for n in formats.FORMATS if formats.renderer(n) is meant), None) if meant else None
     also = f" ({value!r} is {name!r})" if name else ""

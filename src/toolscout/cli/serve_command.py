@@ -252,7 +252,7 @@ def serve(
 
     \b
     Example: toolscout serve --config servers.json --transport http --port 8765
-    Example: toolscout serve demo   (the demo catalog, no config file)
+    Example: toolscout serve demo
     """
     try:
         settings = settings_of(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
