@@ -320,6 +320,33 @@ def _warn_degraded(served: App) -> None:
         warn(f"session store {shared.where} does not answer yet; stateful calls get session_store_unavailable until it does.")
     if served.config.embed and served.gateway.hybrid is None:
         warn("--embed needs toolscout[embed] (pip install 'toolscout[embed]'); serving keyword search.")
+    auth = served.config.auth
+    if auth is not None:
+        problem = _issuer_problem(auth.issuer)
+        if problem:
+            warn(
+                f"the issuer {auth.issuer} cannot be reached ({problem}): every request with a token gets 503 "
+                "issuer_unavailable until it answers (/v1/ready says so). To try the team gateway on one machine, "
+                "start a local issuer: python3 scripts/local_issuer.py (docs/team-gateway.md)."
+            )
+
+
+def _issuer_problem(issuer: str, timeout: float = 3.0) -> str | None:
+    """Why the issuer's metadata cannot be read now (``None``: it answers). A placeholder
+    issuer (``https://login.example.com``) would otherwise only show as 401s and 503s."""
+    import httpx  # pulls in rich: only for a gateway with auth
+
+    base = issuer.rstrip("/")
+    problem = "no answer"
+    for path in ("/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"):
+        try:
+            reply = httpx.get(base + path, timeout=timeout)
+        except httpx.HTTPError as exc:
+            return f"{type(exc).__name__}: {exc}"[:200]
+        if reply.status_code == 200:
+            return None
+        problem = f"{path} answered HTTP {reply.status_code}"
+    return problem
 
 
 def _on_terminal() -> bool:
