@@ -60,9 +60,10 @@
       note ? h("div", { class: "note" }, note) : null);
 
   function table(headers, rows, cls) {
-    return h("table", { class: cls || "" },
+    // In a wrapper that scrolls sideways: columns keep their words whole (console.css).
+    return h("div", { class: "table-wrap" }, h("table", { class: cls || "" },
       h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
-      h("tbody", {}, rows));
+      h("tbody", {}, rows)));
   }
 
   // -- state in the hash ---------------------------------------------------------------------
@@ -320,6 +321,11 @@
       h("span", { class: "muted" }, ` · ${fixed(meta.execution_time_ms, 2)} ms · ${meta.search_type || "-"} search`),
       refs.length < (result.total_matches || 0) ? h("span", { class: "muted" }, " · the rest fell below the limit or AutoCut's score gap") : null);
     out.push(head);
+    if (refs.length) {
+      out.push(h("p", { class: "muted scale-note" },
+        "relevance (0 to 1) is the relevance_score the model receives; score is the ranker's raw total (the sum of the score parts below). ",
+        "Both rank the tools in the same order; only their scales differ, and a score is comparable only within one search."));
+    }
     for (const w of meta.warnings || []) out.push(h("div", { class: "warning" }, w));
     out.push(...sourceBanners(meta));
     if (result.error) out.push(errorBox(result.error));
@@ -358,10 +364,10 @@
       h("div", { class: "hit-head" },
         h("span", { class: "rank" }, `#${rank}`),
         h("h3", {}, link(hit.name, { tool: hit.name }, "catalog")),
-        h("div", { class: "relevance", title: "relevance_score sent to the model" },
+        h("div", { class: "relevance", title: "relevance (0 to 1): the relevance_score the model receives" },
           h("div", { class: "meter" }, h("span", { style: { width: `${Math.round(100 * hit.relevance)}%` } })),
           h("span", {}, `relevance ${fixed(hit.relevance)}`)),
-        h("span", { class: "muted" }, hit.score !== null ? `score ${fixed(hit.score, 3)}` : ""),
+        h("span", { class: "muted", title: "score: the ranker's raw total, the sum of the score parts below" }, hit.score !== null ? `score ${fixed(hit.score, 3)}` : ""),
         link("call", { tool: hit.name }, "call")),
       h("p", { class: "summary" }, hit.summary),
       h("div", { class: "chips" }, signals, badge(hit.server), hit.category ? badge(hit.category) : null,
