@@ -105,3 +105,20 @@ def test_install_names_an_upstream_that_does_not_list_and_still_installs(tmp_pat
     assert done.returncode == 0, done.stderr
     assert "warning: gone did not list its tools" in done.stderr and "0 of 1 sources ready" in done.stderr
     assert json.loads(target.read_text())["mcpServers"]["toolscout"]["args"][0] == "serve"
+
+
+def test_audit_log_piped_is_plain_with_whole_tool_names(tmp_path: Path) -> None:
+    import time
+
+    from toolscout.audit import AuditLog, AuditRecord
+    from toolscout.storage import open_store
+
+    long_name = "github_create_pull_request_review_comment_reply"
+    with open_store(str(tmp_path / "gw.db")) as store:
+        AuditLog(store).record(AuditRecord(time.time() - 5, "alice", "user", long_name, "allowed", "ok", 12.0))
+    config = _write(tmp_path, {"mcpServers": {}, "store": str(tmp_path / "gw.db")})
+    shown = cli("audit-log", "-c", str(config), "--since", "1h")
+    assert shown.returncode == 0, shown.stderr
+    assert not BOX & set(shown.stdout) and long_name in shown.stdout  # never github_cre…
+    header, row = shown.stdout.splitlines()[:2]
+    assert header.split()[:4] == ["time", "(UTC)", "principal", "tool"] and "alice" in row

@@ -20,7 +20,7 @@ from ..errors import ToolscoutError
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..storage import open_store
 from . import _logs, app
-from ._console import err, out
+from ._console import err
 from ._exits import LAST_FAILURE, USAGE, choice, fail, fail_with, plural, warn
 from ._stdio_refusal import refuse_over_stdio
 from ._tables import Column, CsvOpt, Grid, NlOpt, emit
@@ -486,14 +486,12 @@ def audit_log(
         for record in records:
             typer.echo(json.dumps(record.to_dict(), ensure_ascii=False))
         return
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table("time (UTC)", "principal", "tool", "decision", "outcome", "ms", "replica")
+    columns = [Column("time", "time (UTC)"), Column("principal"), Column("tool"), Column("decision"),
+               Column("outcome"), Column("ms", right=True), Column("replica")]
+    grid = Grid(columns)  # boxed on a terminal; plain, whole values when piped (| cat, | grep)
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r.time))
-        cells = (when, r.principal, r.tool, r.decision, r.outcome, f"{r.duration_ms:.0f}", r.replica)
-        table.add_row(*(Text(str(c)) for c in cells))
-    out().print(table)
+        grid.rows.append([when, r.principal, r.tool, r.decision, r.outcome, f"{r.duration_ms:.0f}", r.replica])
+    emit(grid)
     if not records:
         err().print(f"no audit records since {since}", markup=False, highlight=False)
