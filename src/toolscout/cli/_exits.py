@@ -38,6 +38,7 @@ __all__ = [
     "exit_code",
     "fail",
     "fail_with",
+    "kinds_counted",
     "plural",
     "warn",
 ]
@@ -101,6 +102,15 @@ def warn(message: str) -> None:
     line = Text("warning", style="yellow")
     line.append(f": {message}")
     err().print(line, soft_wrap=True, highlight=False)
+
+
+def kinds_counted(entries: Iterable[Any]) -> str:
+    """``316 tools, 2 skills, 2 agents``: a catalog's entries by kind (skills and agents are
+    found only when a search asks for them, so a bare total would mislead)."""
+    from collections import Counter
+
+    kinds = Counter(getattr(e, "kind", "tool") for e in entries)
+    return ", ".join(plural(n, kind) for kind, n in kinds.most_common()) or plural(0, "tool")
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

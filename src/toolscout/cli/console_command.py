@@ -10,15 +10,14 @@ from __future__ import annotations
 import asyncio
 import secrets
 import socket
-from collections import Counter
 from typing import Annotated
 
 import typer
 
-from ..catalog import Catalog
 from ..errors import ToolscoutError
 from ..gateway import Gateway
 from . import app
+from ._exits import kinds_counted
 from .catalog_commands import CatalogArg, open_catalog
 
 HOST = "127.0.0.1"
@@ -68,7 +67,7 @@ def console(
     asgi = local_app(Gateway(cat), token=secret, host=HOST)
     server = uvicorn.Server(uvicorn.Config(asgi, log_level="warning", lifespan="on"))
     base = f"http://{HOST}:{bound}"
-    typer.echo(f"toolscout console for {catalog} ({_counts(cat)}): {base}/ui/#token={secret}", color=False)
+    typer.echo(f"toolscout console for {catalog} ({kinds_counted(cat)}): {base}/ui/#token={secret}", color=False)
     typer.echo(f"HTTP API under {base}/v1 (Authorization: Bearer <token>); Ctrl-C stops.", color=False)
     try:
         asyncio.run(server.serve(sockets=[sock]))
@@ -76,10 +75,3 @@ def console(
         pass
     finally:
         sock.close()
-
-
-def _counts(cat: Catalog) -> str:
-    """``316 tools, 2 skills, 2 agents``: each kind counted apart (skills and agents are
-    found only when a search asks for them)."""
-    kinds = Counter(t.kind for t in cat)
-    return ", ".join(f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in kinds.most_common())

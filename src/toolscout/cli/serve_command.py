@@ -21,7 +21,7 @@ from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..storage import open_store
 from . import _logs, app
 from ._console import err
-from ._exits import LAST_FAILURE, USAGE, choice, fail, fail_with, plural, warn
+from ._exits import LAST_FAILURE, USAGE, choice, fail, fail_with, kinds_counted, warn
 from ._stdio_refusal import refuse_over_stdio
 from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 from .catalog_commands import QueryEncoderOpt
@@ -363,7 +363,7 @@ def _upstreams(aggregator: Aggregator) -> str:
 def _served(served: App) -> str:
     """What the gateway serves: its upstreams, or a catalog's tools (``serve demo``)."""
     if served.config.config is None:
-        return plural(len(served.gateway.catalog), "tool")
+        return kinds_counted(served.gateway.catalog)
     return _upstreams(served.aggregator)
 
 
@@ -376,7 +376,7 @@ def _stdio_banner(config: Path | None, catalog: str | None, aggregator: Aggregat
         args, source, what = ["serve", "--config", str(config.resolve())], f"--config {config}", _upstreams(aggregator)
     else:
         spec = str(catalog) if catalog == "demo" or "://" in str(catalog) else str(Path(str(catalog)).resolve())
-        args, source, what = ["serve", spec], spec, plural(len(aggregator.catalog), "tool")
+        args, source, what = ["serve", spec], spec, kinds_counted(aggregator.catalog)
     entry = {"mcpServers": {"toolscout": {"command": command, "args": args}}}
     err().print(
         f"toolscout MCP gateway on stdio: find_tools and call_tool for {what} from {config or catalog}.\n"
