@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import os
 import shutil
 import sys
@@ -20,7 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import ToolscoutError
-from . import app
+from . import _logs, app
 from ._exits import USAGE, choice, fail, warn
 
 CLIENTS = ("claude-desktop", "cursor", "vscode", "claude-code")
@@ -83,8 +84,6 @@ def install(
     """
     if not config.is_file():
         raise fail("config_error", f"no gateway config at {str(config)!r}", "Pass the mcpServers JSON file that 'toolscout serve --config' reads.")
-    if check:
-        _check_it_starts(config, timeout)
     target = file or config_file(client)
     key = "servers" if client == "vscode" else "mcpServers"
     before = target.read_text(encoding="utf-8") if target.is_file() else ""
@@ -94,6 +93,8 @@ def install(
         raise fail("config_error", f"{target} is not valid JSON ({exc}); left unchanged", "Fix or move the file, then run install again.") from None
     if not isinstance(data, dict) or not isinstance(data.get(key, {}), dict):
         raise fail("config_error", f"{target}: expected a JSON object with an object under {key!r}; left unchanged")
+    if check:  # after the client's file is known good: the cheap refusals come first
+        _check_it_starts(config, timeout)
     entry = _entry(client, config)
     if data.get(key, {}).get(name) == entry:
         typer.echo(f"{name} is already in {target}; nothing to change.")
@@ -128,6 +129,7 @@ def _check_it_starts(config: Path, timeout: float) -> None:
     )
     from ..server.serve_config import ServeConfig  # serve's config models, likewise
 
+    _logs.setup(logging.ERROR)  # upstream retries are summed up below, not logged one by one
     try:
         aggregator = build_aggregator(ServeConfig.load(config, {"no_cache": True}))
     except ToolscoutError as exc:
