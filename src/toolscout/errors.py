@@ -42,6 +42,7 @@ developer, because it means the program itself is wrong.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -80,6 +81,8 @@ __all__ = [
     "UnknownTool",
     "UpstreamStarting",
     "UpstreamUnavailable",
+    "source_lines",
+    "split_pending",
 ]
 
 
@@ -116,9 +119,7 @@ class ErrorInfo(BaseModel):
         if categories:
             shown = categories if isinstance(categories, list) else [f"{k} ({v})" for k, v in categories.items()]
             lines.append("Categories: " + ", ".join(map(str, shown[:20])))
-        loading = details.get("loading")
-        if loading:
-            lines.append("Still loading: " + ", ".join(f"{k} ({v})" for k, v in dict(loading).items()))
+        lines += source_lines(details.get("loading") or {}, details.get("failed") or {})
         return "\n".join(lines)
 
 
@@ -383,3 +384,29 @@ class UpstreamStarting(UpstreamUnavailable):
 
     code = "upstream_starting"
     default_hint = "Retry in a few seconds: the server that may offer this tool is still starting."
+
+
+def split_pending(pending: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Sources not yet listed, split into those still loading (``starting``, ``listing
+    tools``) and those that failed, each failed one with its reason and next retry
+    (``failed: <cause>; retry in N s`` becomes ``<cause>; retry in N s``). A failed source is
+    not "still loading": a host whose name does not resolve will not load in a moment."""
+    loading: dict[str, str] = {}
+    failed: dict[str, str] = {}
+    for name, reason in pending.items():
+        if reason.startswith("failed"):
+            failed[name] = reason.removeprefix("failed").lstrip(":").strip() or "failed"
+        else:
+            loading[name] = reason
+    return loading, failed
+
+
+def source_lines(loading: Mapping[str, str], failed: Mapping[str, str]) -> list[str]:
+    """The lines every text rendering adds for sources not listed yet: still loading, failed."""
+    lines = []
+    if loading:
+        lines.append("Still loading: " + ", ".join(f"{k} ({v})" for k, v in loading.items()))
+    if failed:
+        lines.append("Failed to load (their tools cannot be found until they are back): "
+                     + "; ".join(f"{k} ({v})" for k, v in failed.items()))
+    return lines

@@ -24,6 +24,7 @@ from .request import SEARCH_TYPES
 from .search.hybrid import enable_hybrid
 from .search.index import ToolIndex
 from .storage import open_store
+from .storage.paths import cache_dir
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -33,7 +34,14 @@ __all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_r
 SEMANTIC_MODES = ("hybrid", "semantic")
 
 
-DEFAULT_VECTORS = Path.home() / ".cache" / "toolscout" / "eval-vectors.db"
+DEFAULT_VECTORS = Path("$XDG_CACHE_HOME/toolscout/eval-vectors.db")
+"""Stands for :func:`default_vectors`, read when an index is made: a path fixed at import
+time would ignore an ``XDG_CACHE_HOME`` set later (and did)."""
+
+
+def default_vectors() -> Path:
+    """``eval-vectors.db`` in the user's cache directory (``$XDG_CACHE_HOME/toolscout``)."""
+    return cache_dir() / "eval-vectors.db"
 
 
 def index_factory(
@@ -41,13 +49,14 @@ def index_factory(
 ) -> Callable[[BaseCatalog], ToolIndex]:
     """A ToolIndex factory for ``run_eval``: adds the embedding modes when they are asked for.
 
-    Vectors are cached in ``store_path`` (default under ``~/.cache/toolscout``), so a second
+    Vectors are cached in ``store_path`` (default under ``$XDG_CACHE_HOME/toolscout``, else ``~/.cache/toolscout``), so a second
     evaluation of the same data embeds nothing; ``None`` keeps them in memory only.
     """
     def make(catalog: BaseCatalog) -> ToolIndex:
         index = ToolIndex(catalog)
         if search_type in SEMANTIC_MODES:
-            store = open_store(store_path) if store_path else None
+            path = default_vectors() if store_path == DEFAULT_VECTORS else store_path
+            store = open_store(path) if path else None
             enable_hybrid(index, embedder, store=store)
         return index
 

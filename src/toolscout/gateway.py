@@ -51,6 +51,7 @@ from .errors import (
     ToolscoutError,
     ToolTimeout,
     UnknownTool,
+    split_pending,
 )
 from .find_cache import FindCache, normalise_query
 from .learning import UsageLearner
@@ -689,7 +690,8 @@ class Gateway:
                 suggestions=list(dict.fromkeys(s for n in names for s in self.suggest(n, allow=allow))),
             )
         categories = self.visible_categories(allow)
-        extra: dict[str, Any] = {"loading": dict(pending)} if pending else {}
+        loading, failed = split_pending(pending)  # a failed source is reported as failed, not as loading
+        extra: dict[str, Any] = {k: v for k, v in (("loading", loading), ("failed", failed)) if v}
         if request.category and request.category not in categories:
             return NoMatch(
                 f"no category named {request.category!r}",
@@ -698,7 +700,9 @@ class Gateway:
             )
         hint = (
             "Some tool sources are still loading; search again in a moment."
-            if pending
+            if loading
+            else "Some tool sources failed to load (see below); describe the task in other words, or pick a category."
+            if failed
             else "Describe the task in other words, or pick a category."
         )
         names = self._all_names(allow)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import formats
-from .errors import ErrorInfo, ToolscoutError
+from .errors import ErrorInfo, ToolscoutError, source_lines, split_pending
 from .model import Tool
 from .request import FindRequest, shown
 
@@ -138,8 +138,11 @@ class FindResult:
         }
         if self.warnings:
             meta["warnings"] = list(self.warnings)
-        if self.pending:
-            meta["loading"] = dict(self.pending)
+        loading, failed = split_pending(self.pending)
+        if loading:
+            meta["loading"] = loading
+        if failed:
+            meta["failed"] = failed
         if self.intents:
             meta["sub_intents"] = list(self.intents)
         return meta
@@ -171,8 +174,7 @@ class FindResult:
         lines = [head, *rows]
         if self.warnings:
             lines.append("note: " + "; ".join(self.warnings))
-        if self.pending:
-            lines.append("still loading: " + ", ".join(f"{k} ({v})" for k, v in self.pending.items()))
+        lines += source_lines(*split_pending(self.pending))
         return "\n".join(lines)
 
 

@@ -19,17 +19,17 @@ import gzip
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import MissingExtra
 from .formats import render_many
 from .model import Tool
 
-__all__ = ["TokenReport", "count_tokens", "count_tool_tokens", "encoding", "savings_report"]
+__all__ = ["TokenReport", "count_tokens", "count_tool_tokens", "encoding", "gateway_savings", "savings_report"]
 
 # sha256 of the *uncompressed* rank files, as pinned by tiktoken's own loader.
 _SHA256 = {
@@ -185,3 +185,23 @@ def savings_report(
         found_per_search=found_per_search,
         after_searches=meta + round(per_tool * revealed),
     )
+
+
+class _Offers(Protocol):
+    """What :func:`gateway_savings` needs of a gateway (kept structural: this module sits
+    below the gateway)."""
+
+    @property
+    def catalog(self) -> Iterable[Tool]: ...
+
+    def meta_tools(self, format: str = "generic", *, call_tool: bool = False) -> list[dict[str, Any]]: ...
+
+
+def gateway_savings(
+    gateway: _Offers, format: str, *, searches: int = 3, found_per_search: int = 5, call_tool: bool = False
+) -> TokenReport:
+    """The one token count of a catalog in a format, for every command that shows one
+    (``toolscout demo``, ``toolscout tokens``, the console): its tools (skills and agents cost
+    tokens only once found) against the meta-tools this gateway offers for it."""
+    tools = [t for t in gateway.catalog if t.kind == "tool"]
+    return savings_report(tools, gateway.meta_tools(format, call_tool=call_tool), format, found_per_search, searches)

@@ -87,3 +87,19 @@ def test_the_default_bar_is_drawn_on_a_terminal_stderr_only() -> None:
         drawn += chunk
     os.close(primary)
     assert out == b"done\n" and b"embedding 9 tools" in drawn
+
+
+def test_a_gateway_with_embeddings_reports_loading_the_model_and_embedding_its_tools(recorder: Recorder) -> None:
+    """Issue 34: a reporter saw no step during ``Gateway(embeddings=...)`` (a 316-tool catalog
+    was under the old 512-text threshold, and loading the model was no step at all)."""
+    from _fake_embed import FakeEmbedder
+    from toolscout import Catalog, Gateway
+
+    catalog = Catalog()
+    catalog.add_definitions([{"name": f"tool_{i}", "description": f"Does thing number {i}.", "input_schema": {"type": "object"}} for i in range(20)])
+    gateway = Gateway(catalog, embeddings=FakeEmbedder(dim=64))
+    gateway.find_tools("thing number 3", search_type="hybrid")
+    starts = [event for kind, event in recorder.events if kind == "start"]
+    assert ("loading the embedding model", None) in starts
+    assert any(label.startswith("embedding 20 tools") and total == 20 for label, total in starts)
+    assert sum(1 for kind, _ in recorder.events if kind == "close") == len(starts)  # every step ends

@@ -207,7 +207,7 @@ async def test_search_shows_each_scores_parts_and_every_format(gateway_url: tupl
     result = body["result"]
     for meta in (result["search_metadata"], expected["search_metadata"]):
         meta.pop("execution_time_ms")
-        meta.pop("loading")  # "broken" is retried: its "retry in N s" moves on
+        meta.pop("failed")  # "broken" failed and is retried: its "retry in N s" moves on
     assert result == expected  # exactly what find_tools answers, in the chosen format
     top = body["hits"][0]
     assert top["name"] == "math_add" and top["signals"] == ["keyword"] and top["why"].startswith("keyword: ")
@@ -456,12 +456,12 @@ def console_process() -> Iterator[tuple[subprocess.Popen[str], str]]:
 def test_console_command_serves_a_local_catalog(console_process: tuple[subprocess.Popen[str], str]) -> None:
     _proc, line = console_process
     found = re.search(r"(http://127\.0\.0\.1:\d+)/ui/#token=([\w-]{32})$", line.strip())
-    assert found and "316 tools" in line, line
+    assert found and "316 tools, 2 skills, 2 agents" in line, line
     base, token = found.groups()
     with httpx.Client() as http:
         assert http.get(f"{base}/ui/api/catalog").status_code == 401  # a random token by default
         auth = {"Authorization": f"Bearer {token}"}
-        assert http.get(f"{base}/ui/api/catalog", headers=auth).json()["total"] == 316
+        assert http.get(f"{base}/ui/api/catalog", headers=auth).json()["total"] == 320  # the demo catalog as `toolscout demo` shows it: tools, skills and agents
         assert http.get(f"{base}/ui/").status_code == 200
         called = http.post(f"{base}/v1/call", headers=auth, json={"name": "weather_current", "arguments": {"city": "Oslo"}})
         assert called.status_code == 200

@@ -255,7 +255,9 @@ async def test_readiness_waits_for_first_listings_and_servers_never_show_secrets
             ready = await http.get("/v1/ready")
             assert ready.status_code == 200
             body = ReadyResponse.model_validate(ready.json())
-            assert body.status == "ready" and body.pending == {} and set(body.failed) == {"gone", "remote"}
+            # serving (200), but degraded: each failed source named with its reason and next retry
+            assert body.status == "degraded" and body.pending == {} and set(body.failed) == {"gone", "remote"}
+            assert "toolscout-test-binary" in body.failed["gone"] and "retry in" in body.failed["gone"]
             assert body.tools == 6
 
             servers = await http.get("/v1/servers")

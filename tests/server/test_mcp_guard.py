@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
+from _procs import free_port
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
@@ -160,7 +161,8 @@ def _serve_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> t
     cfg = tmp_path / "servers.json"
     cfg.write_text(json.dumps({"mcpServers": {"up": fake("normal")}}))
     cache = str(tmp_path / "cache.db")
-    result = CliRunner().invoke(cli, ["serve", "-c", str(cfg), "--cache", cache, "--transport", "http", *args])
+    port = str(free_port())  # serve binds --port first: never assume the default 8765 is free
+    result = CliRunner().invoke(cli, ["serve", "-c", str(cfg), "--cache", cache, "--transport", "http", "--port", port, *args])
     return result, configs
 
 
@@ -169,7 +171,7 @@ def test_cli_wires_the_guard_for_any_loopback_notation(tmp_path: Path, monkeypat
         tmp_path, monkeypatch, "--host", "[::1]", "--allow-origin", "https://app.example.com", "--allow-host", "gw.example"
     )
     assert result.exit_code == 0, result.output
-    assert configs[0].host == "::1" and "http://[::1]:8765/mcp" in result.output  # no token needed: loopback
+    assert configs[0].host == "::1" and f"http://[::1]:{configs[0].port}/mcp" in result.output  # no token needed: loopback
     app = configs[0].app
     assert isinstance(app, HostOriginGuard) and app.loopback
     assert _refused(asyncio.run(_post(app, {"Host": "evil.example"})), "forbidden_host")

@@ -226,7 +226,7 @@ def test_serve_refuses_sessions_it_cannot_use(tmp_path: Path) -> None:
 
     cfg = tmp_path / "servers.json"
     cfg.write_text(json.dumps({"mcpServers": {"up": fake("normal")}}))
-    base = ["serve", "-c", str(cfg), "--no-cache"]
+    base = ["serve", "-c", str(cfg), "--no-cache", "--port", str(free_port())]  # http binds it first: a free one
     stdio = CliRunner().invoke(app, [*base, "--sessions", "redis://127.0.0.1:1/0"])
     assert stdio.exit_code == 2 and "--sessions needs --transport http" in stdio.output
     wrong = CliRunner().invoke(app, [*base, "--transport", "http", "--sessions", "http://user:secret@cache.test/"])

@@ -16,6 +16,7 @@ from mcp import Client
 from pydantic.alias_generators import to_camel
 from typer.testing import CliRunner
 
+from _procs import free_port
 from toolscout.cli import app as cli
 from toolscout.errors import ConfigError
 from toolscout.server import app as app_module
@@ -83,6 +84,9 @@ def test_every_serve_flag_is_a_field_and_every_field_a_flag() -> None:
     assert flags - fields == set(), "a serve flag without a ServeConfig field (add the field)"
     assert fields - flags == set(FILE_ONLY), "a ServeConfig field without a serve flag (add the flag)"
     for name, param in params.items():
+        if param.param_type_name == "argument":  # serve CATALOG: the one argument, named after its field
+            assert param.name == "catalog"
+            continue
         assert f"--{name.replace('_', '-')}" in param.opts, f"{name}: the flag is not named after the field"
 
 
@@ -97,7 +101,7 @@ def test_flag_defaults_are_the_field_defaults() -> None:
     for name, param in _serve_params().items():
         default = ServeConfig.model_fields[name].get_default(call_default_factory=True)
         flag = param.default if param.default is not None or not isinstance(default, list) else []
-        if name == "config":  # required: there is no default file
+        if name in ("config", "catalog"):  # either names what to serve: no default
             continue
         assert flag == default, f"--{name}: the flag's default {flag!r} is not the field's {default!r}"
 
@@ -107,8 +111,9 @@ def test_flag_defaults_are_the_field_defaults() -> None:
 )
 def test_flag_choices_are_the_fields_choices(flag: str, values: tuple[str, ...], tmp_path: Path, captured: list) -> None:
     path = write(tmp_path, {})
+    port = str(free_port())  # --transport http binds: never assume the default 8765 is free
     for value in values:
-        runner.invoke(cli, ["serve", "-c", str(path), flag, value, "--no-cache"])
+        runner.invoke(cli, ["serve", "-c", str(path), flag, value, "--no-cache", "--port", port])
     assert [getattr(c, flag[2:].replace("-", "_")) for c in captured] == list(values)
     refused = runner.invoke(cli, ["serve", "-c", str(path), flag, "bogus"])
     assert refused.exit_code == 2 and "bogus" in refused.output
@@ -130,11 +135,12 @@ def test_the_file_sets_what_no_flag_gives(tmp_path: Path) -> None:
 
 
 def test_flags_win_over_the_file(tmp_path: Path, captured: list[ServeConfig]) -> None:
-    path = write(tmp_path, {"transport": "http", "port": 9001, "stubs": True, "cache": "file.db"})
-    result = runner.invoke(cli, ["serve", "-c", str(path), "--port", "9002", "--cache", str(tmp_path / "flag.db")])
+    in_file, on_flag = free_port(), free_port()  # serve binds the flag's port: a free one, not a fixed one
+    path = write(tmp_path, {"transport": "http", "port": in_file, "stubs": True, "cache": "file.db"})
+    result = runner.invoke(cli, ["serve", "-c", str(path), "--port", str(on_flag), "--cache", str(tmp_path / "flag.db")])
     assert result.exit_code == 2 and "stopped by the test" in result.output
     config = captured[-1]
-    assert (config.transport, config.port, config.stubs) == ("http", 9002, True)  # file, flag, file
+    assert (config.transport, config.port, config.stubs) == ("http", on_flag, True)  # file, flag, file
     assert config.location == str(tmp_path / "flag.db")
 
 
@@ -150,7 +156,20 @@ def test_a_flags_environment_variable_wins_over_the_file(
 def test_store_wins_over_cache(tmp_path: Path) -> None:
     config = ServeConfig.load(write(tmp_path, {"cache": "c.db"}), {"store": "s.db"})
     assert config.location == "s.db"
-    assert ServeConfig.load(write(tmp_path, {})).location.endswith("mcp-gateway.db")  # named after the file
+    assert Path(ServeConfig.load(write(tmp_path, {})).location).name.startswith("mcp-gateway-")  # named after the file
+
+
+def test_two_projects_config_files_of_one_name_get_caches_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default cache is keyed by the config's full path: every project's servers.json
+    once shared ~/.cache/toolscout/mcp-servers.db (tool lists, and the audit log)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    first, second = (ServeConfig.load(write(d, {})).location for d in (one, two))
+    assert first != second and all(Path(p).parent == tmp_path / "xdg" / "toolscout" for p in (first, second))
+    assert ServeConfig.load(write(one, {})).location == first  # the same file, the same cache each time
 
 
 # -- bad values: exit 2, saying where ---------------------------------------------------------
@@ -184,7 +203,7 @@ def test_a_bad_setting_exits_2_naming_where_it_came_from(
 
 def test_a_rule_set_in_the_file_is_satisfied_by_a_flag(tmp_path: Path, captured: list[ServeConfig]) -> None:
     path = write(tmp_path, {"metrics": True})
-    result = runner.invoke(cli, ["serve", "-c", str(path), "--transport", "http"])
+    result = runner.invoke(cli, ["serve", "-c", str(path), "--transport", "http", "--port", str(free_port())])
     assert "stopped by the test" in result.output and captured[-1].metrics
 
 

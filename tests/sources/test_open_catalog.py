@@ -11,7 +11,7 @@ import pytest
 import toolscout
 from toolscout.catalog import Catalog, CatalogChange
 from toolscout.catalog_base import BaseCatalog
-from toolscout.errors import ConfigError, StoreError
+from toolscout.errors import ConfigError
 from toolscout.model import Tool
 from toolscout.replica import SharedCatalog, sync_source
 from toolscout.sources.open import open_catalog
@@ -104,5 +104,5 @@ def test_an_unknown_url_names_its_scheme_but_not_its_password() -> None:
 
 def test_a_file_that_is_no_catalog_says_so(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(StoreError):
+    with pytest.raises(ConfigError, match="is not a catalog"):  # not "delete it and save again": it is not a store
         open_catalog(tmp_path / "notes.txt")

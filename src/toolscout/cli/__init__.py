@@ -13,11 +13,11 @@ from typing import Annotated
 import typer
 
 from .. import __version__
-from ._exits import OneStyleGroup
+from ._lazy import LazyRootGroup
 
 app = typer.Typer(
     name="toolscout",
-    cls=OneStyleGroup,
+    cls=LazyRootGroup,  # each command's module loads when that command runs (fast --help, completion)
     no_args_is_help=True,
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
@@ -44,17 +44,7 @@ def _main(
     """
 
 
-# Command modules register themselves on import (keep this list sorted).
-from . import (  # noqa: E402,F401
-    audit_command,
-    call_command,
-    catalog_commands,
-    console_command,
-    demo_command,
-    eval_command,
-    install_command,
-    serve_command,
-    vault_command,
-)
+# Command modules register themselves on :data:`app` when imported; the root group imports
+# each on first use (``_lazy.COMMANDS`` lists them).
 
 __all__ = ["app"]

@@ -17,14 +17,15 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
 
-from .. import formats
-from ..errors import ConfigError, InvalidRequest, RequestError, ToolscoutError
 from ._console import err
+
+if TYPE_CHECKING:
+    from ..errors import ToolscoutError
 
 __all__ = [
     "OK",
@@ -37,6 +38,7 @@ __all__ = [
     "exit_code",
     "fail",
     "fail_with",
+    "kinds_counted",
     "plural",
     "warn",
 ]
@@ -49,8 +51,10 @@ USAGE = 2
 @cache
 def _classes() -> dict[str, type[ToolscoutError]]:
     """Error code -> the most general class using it (``invalid_request`` is RequestError's)."""
+    from .. import errors  # pydantic, ~250 ms: off the path of --help and completion (cli/_lazy.py)
+
     found: dict[str, type[ToolscoutError]] = {}
-    todo: list[type[ToolscoutError]] = [ToolscoutError]
+    todo: list[type[ToolscoutError]] = [errors.ToolscoutError]
     while todo:
         cls = todo.pop(0)
         found.setdefault(cls.code, cls)
@@ -62,7 +66,13 @@ def exit_code(code: str) -> int:
     """USAGE for errors the user fixes in the command or its inputs (request and config
     errors), PROBLEM for everything else (lookups, upstream failures, policy)."""
     cls = _classes().get(code)
-    return USAGE if cls is not None and issubclass(cls, RequestError | ConfigError) else PROBLEM
+    usage = tuple(c for c in _classes().values() if c.code in ("invalid_request", "config_error"))
+    return USAGE if cls is not None and issubclass(cls, usage) else PROBLEM
+
+
+LAST_FAILURE: list[tuple[str, str, str]] = []
+"""The last failure :func:`fail` printed (code, message, hint): ``serve`` on stdio repeats it
+to the MCP client that started it (see ``_stdio_refusal``)."""
 
 
 def fail(code: str, message: str, hint: str = "", *, status: int | None = None) -> typer.Exit:
@@ -70,6 +80,7 @@ def fail(code: str, message: str, hint: str = "", *, status: int | None = None) 
     from :func:`exit_code` unless given)."""
     from rich.text import Text
 
+    LAST_FAILURE[:] = [(code, message, hint)]
     line = Text(code, style="red")
     line.append(f": {message}")
     err().print(line, soft_wrap=True, highlight=False)
@@ -79,7 +90,9 @@ def fail(code: str, message: str, hint: str = "", *, status: int | None = None) 
 
 
 def fail_with(exc: ToolscoutError) -> typer.Exit:
-    return fail(exc.code, exc.message, exc.hint)
+    from ._hints import for_a_person  # the error classes (pydantic): loaded once an error exists
+
+    return fail(exc.code, exc.message, for_a_person(exc.code, exc.hint, exc.details))
 
 
 def warn(message: str) -> None:
@@ -89,6 +102,15 @@ def warn(message: str) -> None:
     line = Text("warning", style="yellow")
     line.append(f": {message}")
     err().print(line, soft_wrap=True, highlight=False)
+
+
+def kinds_counted(entries: Iterable[Any]) -> str:
+    """``316 tools, 2 skills, 2 agents``: a catalog's entries by kind (skills and agents are
+    found only when a search asks for them, so a bare total would mislead)."""
+    from collections import Counter
+
+    kinds = Counter(getattr(e, "kind", "tool") for e in entries)
+    return ", ".join(plural(n, kind) for kind, n in kinds.most_common()) or plural(0, "tool")
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -112,14 +134,20 @@ def choice(values: Iterable[str], *, optional: bool = False) -> Callable[[str | 
 
 
 def check_format(value: str | None) -> str | None:
-    """A host API format name (aliases such as ``claude`` included) or a usage error."""
-    if value is None:
-        return None
+    """One of the format names ``--help`` lists, or a usage error: the library's aliases
+    (``claude``) stay out of the CLI so that what help lists is what the CLI takes; a known
+    alias is refused with the name it stands for."""
+    from .. import formats  # the renderers and their models: only for a command that takes --format
+
+    if value is None or value in formats.FORMATS:
+        return value
     try:
-        formats.renderer(value)
-    except InvalidRequest:
-        raise typer.BadParameter(f"{value!r}; use one of: {', '.join(formats.FORMATS)}") from None
-    return value
+        meant = formats.renderer(value)
+    except _classes()["invalid_request"]:
+        meant = None
+    name = next((n for n in formats.FORMATS if formats.renderer(n) is meant), None) if meant else None
+    also = f" ({value!r} is {name!r})" if name else ""
+    raise typer.BadParameter(f"{value!r}; use one of: {', '.join(formats.FORMATS)}{also}")
 
 
 def check_writable(path: Path | None) -> Path | None:

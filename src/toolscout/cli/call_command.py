@@ -19,6 +19,7 @@ from ..request import CallRequest
 from . import app
 from ._console import out
 from ._exits import USAGE, fail, fail_with
+from ._hints import for_a_person
 from .catalog_commands import load_catalog
 from .serve_command import built, settings_of
 
@@ -116,4 +117,4 @@ def _print(result: CallResult, as_json: bool) -> None:
             typer.echo(result.text())
     if result.error is not None:
         error = result.error
-        raise fail(error.code, error.message, error.hint or "")
+        raise fail(error.code, error.message, for_a_person(error.code, error.hint or "", error.details))

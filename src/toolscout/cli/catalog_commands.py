@@ -4,9 +4,7 @@ directory holding ``tools.jsonl``, or ``demo`` for the catalog that ships with t
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -20,7 +18,8 @@ from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
 from ..session import DEFAULT_THRESHOLD
 from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
-from ..tokens import count_tool_tokens, savings_report
+from ..storage.paths import cache_dir
+from ..tokens import count_tool_tokens, gateway_savings
 from . import app
 from ._console import err, out
 from ._exits import OneStyleGroup, check_format, choice, fail, fail_with, plural, warn
@@ -55,8 +54,7 @@ FormatOpt = Annotated[
 
 def _vector_cache() -> Store:
     """Embeddings of catalogs that have no store of their own: ``$XDG_CACHE_HOME/toolscout``."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolscout"
-    return open_store(base / "vectors.db")
+    return open_store(cache_dir() / "vectors.db")
 
 
 def load_catalog(spec: str) -> Catalog:
@@ -229,21 +227,19 @@ def tokens(
     """
     cat = load_catalog(catalog)
     gateway = Gateway(cat)
-    report = savings_report(
-        list(cat), gateway.meta_tools(format), format, found_per_search=per_search, searches=searches
-    )
+    report = gateway_savings(gateway, format, searches=searches, found_per_search=per_search)
     if as_json:
         out().print_json(json.dumps(report.to_dict()))
         return
     columns = [Column("sent", "what is sent"), Column("tokens", right=True, show=lambda v: f"{v:,}"),
                Column("share", "of the static list", right=True)]
-    title = f"Tool-definition tokens, {plural(len(cat), 'tool')}, {format} format (o200k)"
+    title = f"Tool-definition tokens, {plural(report.tools, 'tool')}, {format} format (o200k)"
     emit(Grid(columns, [list(row) for row in report.rows()], title=title), nl=nl, as_csv=as_csv)
     if nl or as_csv:
         return
     if report.to_dict()["estimate"]:
         out().print(f"{format} counts are o200k estimates of the JSON definitions.", style="dim")
-    if len(cat) < DEFAULT_THRESHOLD or report.meta_only >= report.static:
+    if report.tools < DEFAULT_THRESHOLD or report.meta_only >= report.static:
         out().print(
             f"Tool search does not pay off below about {DEFAULT_THRESHOLD} tools: the meta-tools alone cost "
             f"{report.meta_only:,} tokens, the whole list {report.static:,}. Send these tools directly "

@@ -17,6 +17,7 @@ import typer
 from ..errors import ToolscoutError
 from ..gateway import Gateway
 from . import app
+from ._exits import kinds_counted
 from .catalog_commands import CatalogArg, open_catalog
 
 HOST = "127.0.0.1"
@@ -66,7 +67,7 @@ def console(
     asgi = local_app(Gateway(cat), token=secret, host=HOST)
     server = uvicorn.Server(uvicorn.Config(asgi, log_level="warning", lifespan="on"))
     base = f"http://{HOST}:{bound}"
-    typer.echo(f"toolscout console for {catalog} ({len(cat)} tools): {base}/ui/#token={secret}", color=False)
+    typer.echo(f"toolscout console for {catalog} ({kinds_counted(cat)}): {base}/ui/#token={secret}", color=False)
     typer.echo(f"HTTP API under {base}/v1 (Authorization: Bearer <token>); Ctrl-C stops.", color=False)
     try:
         asyncio.run(server.serve(sockets=[sock]))

@@ -92,7 +92,8 @@ Shell completion: `toolscout --install-completion` (bash, zsh, fish, PowerShell)
 your shell's startup file; `toolscout --show-completion` prints the script instead.
 
 `CATALOG` may also be a gateway's tool-list cache (`serve --cache FILE`, by default
-`~/.cache/toolscout/mcp-<config>.db`): `toolscout search ~/.cache/toolscout/mcp-servers.db
+`$XDG_CACHE_HOME/toolscout/mcp-<config>-<hash of the config's full path>.db`, which
+`toolscout servers -c servers.json` names on its last line): `toolscout search FILE
 "query"` searches the upstream servers' tools as last listed, with no server running (named
 `{server}_{tool}`).
 

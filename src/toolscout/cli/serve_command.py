@@ -20,14 +20,15 @@ from ..errors import ToolscoutError
 from ..server.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..storage import open_store
 from . import _logs, app
-from ._console import err, out
-from ._exits import USAGE, choice, fail, fail_with, warn
+from ._console import err
+from ._exits import LAST_FAILURE, USAGE, choice, fail, fail_with, kinds_counted, warn
+from ._stdio_refusal import refuse_over_stdio
 from ._tables import Column, CsvOpt, Grid, NlOpt, emit
 from .catalog_commands import QueryEncoderOpt
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="JSON file in the mcpServers shape.")]
 CacheOpt = Annotated[
-    str | None, typer.Option("--cache", help="Tool-list cache file (default: ~/.cache/toolscout/mcp-<config>.db).")
+    str | None, typer.Option("--cache", help="Tool-list cache file (default: ~/.cache/toolscout/mcp-<config>-<path hash>.db).")
 ]
 if TYPE_CHECKING:
     from ..server.app import App
@@ -49,8 +50,18 @@ def settings_of(ctx: typer.Context, *, only: tuple[str, ...] | None = None, rule
         for name, value in ctx.params.items()
         if getattr(ctx.get_parameter_source(name), "name", None) in GIVEN and (only is None or name in only)
     }
+    path, catalog = ctx.params.get("config"), ctx.params.get("catalog")
     try:
-        return ServeConfig.load(ctx.params["config"], given, rules=rules)
+        if path is None and catalog:  # `serve demo`: the catalog alone, no config file
+            return ServeConfig.merge({}, given, source=catalog, rules=rules)
+        if path is None:
+            raise fail(
+                "usage_error", "give a catalog to serve (serve demo, serve tools.yaml) or --config servers.json",
+                "toolscout serve demo", status=USAGE,
+            )
+        if catalog:
+            raise fail("usage_error", f"give either CATALOG ({catalog}) or --config, not both", status=USAGE)
+        return ServeConfig.load(path, given, rules=rules)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
 
@@ -58,7 +69,16 @@ def settings_of(ctx: typer.Context, *, only: tuple[str, ...] | None = None, rule
 @app.command()
 def serve(
     ctx: typer.Context,
-    config: ConfigOpt,
+    catalog: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[CATALOG]",
+            help="Serve this catalog without a config file: a declaration file, store, data directory or 'demo'.",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="JSON file in the mcpServers shape (or give a CATALOG).")
+    ] = None,
     transport: Annotated[str, typer.Option(callback=choice(("stdio", "http")), help="stdio or http.")] = "stdio",
     host: Annotated[str, typer.Option(help="HTTP bind address; non-loopback needs --token.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port (1-65535).")] = 8765,
@@ -232,16 +252,22 @@ def serve(
 
     \b
     Example: toolscout serve --config servers.json --transport http --port 8765
+    Example: toolscout serve demo
     """
-    settings = settings_of(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
-    _logs.setup(logging.WARNING, json_lines=settings.log_json, verbose=settings.verbose)
-    if settings.transport == "http":  # before anything is built or printed: one line, no banner
-        _check_port(settings.bind, settings.port)
-    served = built(settings)
+    try:
+        settings = settings_of(ctx)  # every option above, through ServeConfig: each flag is also a config-file key
+        _logs.setup(logging.WARNING, json_lines=settings.log_json, verbose=settings.verbose)
+        if settings.transport == "http":  # before anything is built or printed: one line, no banner
+            _check_port(settings.bind, settings.port)
+        served = built(settings)
+    except typer.Exit as stop:
+        if transport == "stdio" and not _on_terminal() and LAST_FAILURE:  # a client started us: tell it why
+            refuse_over_stdio(*LAST_FAILURE[0])
+        raise stop from None
     _warn_degraded(served)
     if settings.transport == "stdio":
         if _on_terminal():  # a person started it; a client talking over the pipe sees nothing
-            _stdio_banner(config, served.aggregator)
+            _stdio_banner(config, catalog, served.aggregator)
         asyncio.run(served.serve())
         return
     try:
@@ -254,7 +280,7 @@ def serve(
     bearer = ", header 'Authorization: Bearer <token>'" if settings.token or settings.auth else ""
     err().print(
         f"toolscout MCP gateway on {settings.url}, HTTP API under /v1, web console at {base}/ui\n"
-        f"Serving find_tools and call_tool for {_upstreams(served.aggregator)} from {config}.\n"
+        f"Serving find_tools and call_tool for {_served(served)} from {config or catalog}.\n"
         f"Connect a client: streamable HTTP at {settings.url}{bearer}. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
@@ -294,6 +320,33 @@ def _warn_degraded(served: App) -> None:
         warn(f"session store {shared.where} does not answer yet; stateful calls get session_store_unavailable until it does.")
     if served.config.embed and served.gateway.hybrid is None:
         warn("--embed needs toolscout[embed] (pip install 'toolscout[embed]'); serving keyword search.")
+    auth = served.config.auth
+    if auth is not None:
+        problem = _issuer_problem(auth.issuer)
+        if problem:
+            warn(
+                f"the issuer {auth.issuer} cannot be reached ({problem}): every request with a token gets 503 "
+                "issuer_unavailable until it answers (/v1/ready says so). To try the team gateway on one machine, "
+                "start a local issuer: python3 scripts/local_issuer.py (docs/team-gateway.md)."
+            )
+
+
+def _issuer_problem(issuer: str, timeout: float = 3.0) -> str | None:
+    """Why the issuer's metadata cannot be read now (``None``: it answers). A placeholder
+    issuer (``https://login.example.com``) would otherwise only show as 401s and 503s."""
+    import httpx  # pulls in rich: only for a gateway with auth
+
+    base = issuer.rstrip("/")
+    problem = "no answer"
+    for path in ("/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"):
+        try:
+            reply = httpx.get(base + path, timeout=timeout)
+        except httpx.HTTPError as exc:
+            return f"{type(exc).__name__}: {exc}"[:200]
+        if reply.status_code == 200:
+            return None
+        problem = f"{path} answered HTTP {reply.status_code}"
+    return problem
 
 
 def _on_terminal() -> bool:
@@ -307,17 +360,29 @@ def _upstreams(aggregator: Aggregator) -> str:
     return f"{len(rows)} source{'' if len(rows) == 1 else 's'}" + (f" ({shown})" if rows else "")
 
 
-def _stdio_banner(config: Path, aggregator: Aggregator) -> None:
+def _served(served: App) -> str:
+    """What the gateway serves: its upstreams, or a catalog's tools (``serve demo``)."""
+    if served.config.config is None:
+        return kinds_counted(served.gateway.catalog)
+    return _upstreams(served.aggregator)
+
+
+def _stdio_banner(config: Path | None, catalog: str | None, aggregator: Aggregator) -> None:
     """What a person who ran ``serve`` by hand needs: stdio is for a client to start the
     gateway itself, so say how to register it (on stderr: stdout is the protocol)."""
     me = Path(sys.argv[0])  # the client may not have this venv on its PATH: name the file
     command = str(me.absolute()) if me.name == "toolscout" else "toolscout"
-    entry = {"mcpServers": {"toolscout": {"command": command, "args": ["serve", "--config", str(config.resolve())]}}}
+    if config is not None:
+        args, source, what = ["serve", "--config", str(config.resolve())], f"--config {config}", _upstreams(aggregator)
+    else:
+        spec = str(catalog) if catalog == "demo" or "://" in str(catalog) else str(Path(str(catalog)).resolve())
+        args, source, what = ["serve", spec], spec, kinds_counted(aggregator.catalog)
+    entry = {"mcpServers": {"toolscout": {"command": command, "args": args}}}
     err().print(
-        f"toolscout MCP gateway on stdio: find_tools and call_tool for {_upstreams(aggregator)} from {config}.\n"
+        f"toolscout MCP gateway on stdio: find_tools and call_tool for {what} from {config or catalog}.\n"
         "It is waiting for an MCP client on stdin. Let your client start it; add to the client's MCP config:\n"
         f"  {json.dumps(entry)}\n"
-        f"Or serve over HTTP: toolscout serve --config {config} --transport http. Ctrl-C stops.",
+        f"Or serve over HTTP: toolscout serve {source} --transport http. Ctrl-C stops.",
         markup=False, highlight=False, soft_wrap=True,
     )
 
@@ -342,7 +407,8 @@ def servers(
     from ..server.app import build_aggregator  # serve's own stack: upstreams, screen, ~150 ms
 
     try:  # the store serve would use: --cache, else the file's store or cache
-        aggregator = build_aggregator(settings_of(ctx, only=("cache",), rules=False))
+        settings = settings_of(ctx, only=("cache",), rules=False)
+        aggregator = build_aggregator(settings)
     except ToolscoutError as exc:
         raise fail_with(exc) from None
 
@@ -364,7 +430,8 @@ def servers(
         return
     columns = [Column("server"), Column("transport"), Column("state"), Column("tools", right=True),
                Column("tool_list", "tool list"), Column("last_error", "last error")]
-    grid = Grid(columns)
+    cached = "no cache (--no-cache)" if aggregator.cache is None else f"tool lists cached in {settings.location}"
+    grid = Grid(columns, notes=[cached])
     for name, row in rows.items():
         fetched = row.get("fetched_at")
         age = f"{'cache' if row.get('from_cache') else 'live'}, {_age(fetched)}" if fetched else "-"
@@ -419,14 +486,12 @@ def audit_log(
         for record in records:
             typer.echo(json.dumps(record.to_dict(), ensure_ascii=False))
         return
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table("time (UTC)", "principal", "tool", "decision", "outcome", "ms", "replica")
+    columns = [Column("time", "time (UTC)"), Column("principal"), Column("tool"), Column("decision"),
+               Column("outcome"), Column("ms", right=True), Column("replica")]
+    grid = Grid(columns)  # boxed on a terminal; plain, whole values when piped (| cat, | grep)
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r.time))
-        cells = (when, r.principal, r.tool, r.decision, r.outcome, f"{r.duration_ms:.0f}", r.replica)
-        table.add_row(*(Text(str(c)) for c in cells))
-    out().print(table)
+        grid.rows.append([when, r.principal, r.tool, r.decision, r.outcome, f"{r.duration_ms:.0f}", r.replica])
+    emit(grid)
     if not records:
         err().print(f"no audit records since {since}", markup=False, highlight=False)

@@ -34,10 +34,18 @@ def demo_tools() -> list[Tool]:
     return [Tool.from_dict(r) for r in _records()]
 
 
-def demo_catalog() -> Catalog:
-    """A fresh catalog of the demo tools, every one with a handler."""
+def demo_catalog(*, skills_and_agents: bool = False) -> Catalog:
+    """A fresh catalog of the demo tools, every one with a handler; with
+    ``skills_and_agents`` also the demo's two Agent Skills and two A2A agent cards (found only
+    when a search asks for their kind). ``toolscout demo`` and every ``CATALOG`` argument
+    ``demo`` use that full one, so a figure such as the meta-tools' token count is the same
+    in every command (their ``find_tools`` offers a ``kinds`` parameter)."""
     tools = demo_tools()
     handlers = {t.name: REAL_HANDLERS.get(t.name) or simulated_handler(t) for t in tools}
     catalog = Catalog()
     catalog.extend(tools, handlers=handlers)
+    if skills_and_agents:
+        with resources.as_file(resources.files(__name__)) as here:
+            catalog.load_skills(here / "skills")
+            catalog.load_agents(here / "agents")
     return catalog

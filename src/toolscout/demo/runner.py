@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from ..catalog import Catalog
@@ -20,7 +19,7 @@ from ..gateway import FindResult, Gateway
 from ..learning import UsageLearner
 from ..model import CallResult
 from ..session import Session
-from ..tokens import savings_report
+from ..tokens import gateway_savings
 from . import demo_catalog
 
 __all__ = ["CALLS", "SEARCHES", "run_demo"]
@@ -96,16 +95,14 @@ def _call(gateway: Gateway, call: Call) -> dict[str, Any]:
 
 
 def _tokens(gateway: Gateway, format: str) -> dict[str, Any]:
-    tools = [t for t in gateway.catalog if t.kind == "tool"]  # skills and agents cost tokens only when found
-    report = savings_report(tools, gateway.meta_tools(format), format)
+    report = gateway_savings(gateway, format)  # the same figures as `toolscout tokens demo`
     return {**report.to_dict(), "rows": [list(r) for r in report.rows()]}
 
 
 def run_demo(*, format: str = "openai", query: str | None = None, limit: int = 5) -> dict[str, Any]:
     """Run the scripted session (or one ``query``) over the demo catalog; JSON-ready output."""
     started = time.perf_counter()
-    catalog = demo_catalog()
-    _add_skills_and_agents(catalog)
+    catalog = demo_catalog(skills_and_agents=True)
     loaded = time.perf_counter()
     gateway = Gateway(catalog)
     gateway.index.refresh()  # build the index now, so search timings are searches only
@@ -114,6 +111,7 @@ def run_demo(*, format: str = "openai", query: str | None = None, limit: int = 5
     categories = catalog.categories()
     run: dict[str, Any] = {
         "format": format,
+        "query": query,
         "catalog": {
             "tools": kinds["tool"],
             "skills": kinds["skill"],
@@ -160,9 +158,3 @@ def _learning(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-def _add_skills_and_agents(catalog: Catalog) -> None:
-    """The demo's two Agent Skills folders and two A2A agent cards, shipped beside it: found
-    only when a search asks for their kind, like in any catalog."""
-    with resources.as_file(resources.files(__package__)) as here:
-        catalog.load_skills(here / "skills")
-        catalog.load_agents(here / "agents")

@@ -1,4 +1,6 @@
-"""Draw a :func:`~toolscout.demo.runner.run_demo` result in the terminal with rich."""
+"""Draw a :func:`~toolscout.demo.runner.run_demo` result: boxed with rich on a terminal,
+plain lines when piped (``toolscout demo | cat``, a CI log): a box squeezed into 80 columns
+splits names and JSON across lines, which ``grep`` then cannot find."""
 
 from __future__ import annotations
 
@@ -15,29 +17,63 @@ __all__ = ["show_demo"]
 
 
 def show_demo(run: dict[str, Any], console: Console) -> None:
-    console.print(_header(run))
-    console.print(_searches(run))
+    boxed = console.is_terminal
+    show = console.print if boxed else (lambda part: _print_plain(part, console))
+    show(_header(run))
+    show(_searches(run))
     first = next((s for s in run["searches"] if s["tools"]), None)
     if first is not None:
         name = first["tool_references"][0]["tool_name"]
         schema = json.dumps(first["tools"][0], ensure_ascii=False)
-        console.print(
-            Panel(
-                Syntax(schema, "json", theme="ansi_dark", word_wrap=True),
-                title=f"what the model receives for {name} ({run['format']} format)",
-                title_align="left",
-                border_style="dim",
+        title = f"what the model receives for {name} ({run['format']} format)"
+        if boxed:
+            console.print(
+                Panel(Syntax(schema, "json", theme="ansi_dark", word_wrap=True), title=title, title_align="left", border_style="dim")
             )
-        )
+        else:
+            _echo(console, f"{title}\n{schema}\n")
     if run["calls"]:
-        console.print(_calls(run))
+        show(_calls(run))
     if run.get("learning"):
-        console.print(_learning(run["learning"]))
-    console.print(_tokens(run))
-    console.print(
-        f"[dim]Done in {run['elapsed_ms'] / 1000:.2f} s, offline. Try: "
-        "toolscout demo --query 'open a jira ticket' --format anthropic[/dim]"
-    )
+        show(_learning(run["learning"]))
+    show(_tokens(run))
+    done = Text(f"Done in {run['elapsed_ms'] / 1000:.2f} s, offline. Try: {next_step(run)}", style="dim")
+    console.print(done) if boxed else _echo(console, done.plain)
+
+
+def next_step(run: dict[str, Any]) -> str:
+    """A command the reader has not just run: the scripted demo suggests a query of their
+    own; after ``--query`` the next step is their own catalog or a client."""
+    if run.get("query") is None:
+        return "toolscout demo --query 'open a jira ticket' --format anthropic"
+    return "toolscout serve demo (an MCP client over stdio) or toolscout console demo (the web console)"
+
+
+def _echo(console: Console, text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True, crop=False)
+
+
+def _text(cell: Any) -> str:
+    """A cell's text on one line (a multi-line cell's lines joined with ``; ``)."""
+    text = cell.plain if isinstance(cell, Text) else str(cell)
+    return "; ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _print_plain(part: Panel | Table, console: Console) -> None:
+    """A panel's text, or a table as a title, a header and one line per row, columns
+    separated by `` | ``; nothing wrapped or cut, whatever the width."""
+    if isinstance(part, Panel):
+        body = part.renderable
+        texts = body.renderables if isinstance(body, Group) else [body]
+        _echo(console, "\n".join(_text(t) if isinstance(t, Text) else str(t) for t in texts) + "\n")
+        return
+    lines = [_text(part.title)] if part.title else []
+    lines.append(" | ".join(_text(c.header) for c in part.columns))
+    rows = zip(*(c._cells for c in part.columns), strict=True)
+    lines += [" | ".join(_text(cell) for cell in row) for row in rows]
+    if part.caption:
+        lines.append(_text(part.caption))
+    _echo(console, "\n".join(lines) + "\n")
 
 
 def _header(run: dict[str, Any]) -> Panel:

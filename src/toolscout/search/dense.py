@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DenseBackend"]
 
-_PROGRESS_FROM = 512  # show a progress bar only when this many texts need embedding
+_PROGRESS_FROM = 1  # any embedding is a step: the reporter shows it only once it runs a second
 
 
 class DenseBackend:

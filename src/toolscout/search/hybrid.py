@@ -33,6 +33,7 @@ dense similarities; ``hybrid``: the keyword side, before fusion) before the cut.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import threading
@@ -44,6 +45,7 @@ import numpy as np
 
 from .. import embed
 from ..errors import EmbeddingUnavailable, MissingExtra
+from ..progress import step
 from .base import Hit, top_docs
 from .dense import DenseBackend
 from .intent import message_action, strip_leading, verb_variant
@@ -419,8 +421,11 @@ def enable_hybrid(
     ``"static"`` a wordpiece table distilled from it (fastest, far less exact); any other
     spec or an :class:`~toolscout.embed.Embedder` of the same vector space is used as given.
     """
-    model = embed.load_embedder(embedder)  # looked up when called: tests stand a model in for it
-    queries = embed.load_query_encoder(query_encoder, model, store)
+    # Loading the model and building the int8 query encoder take seconds on a cold cache: a
+    # step, so a terminal shows it (after a second) and a reporter of the caller's sees it.
+    with step("loading the embedding model") if progress is not False else contextlib.nullcontext():
+        model = embed.load_embedder(embedder)  # looked up when called: tests stand a model in for it
+        queries = embed.load_query_encoder(query_encoder, model, store)
     search = HybridSearch(index, DenseBackend(model, store, progress=progress, query_embedder=queries))
     index.register_mode("semantic", search.semantic)
     index.register_mode("hybrid", search.hybrid)

@@ -34,6 +34,7 @@ from ..security.results import ResultScreen
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.per_user import CredentialBroker
+from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
 from .mcp import GatewayServer
 from .serve_config import ServeConfig
@@ -90,7 +91,10 @@ def build_app(config: ServeConfig) -> App:
 def build_aggregator(config: ServeConfig) -> Aggregator:
     """The sources of ``config`` over its store, loaded (no upstream contacted yet): all
     ``toolscout servers`` needs, and the first step of :func:`build_app`."""
-    catalog, cache = _open_catalog_store(config.location, use_cache=not config.no_cache)
+    if config.catalog is not None and config.config is None:  # `serve demo`: a catalog, no upstreams
+        catalog, cache = open_catalog(config.catalog), None
+    else:
+        catalog, cache = _open_catalog_store(config.location, use_cache=not config.no_cache)
     aggregator = Aggregator(config.sources, catalog, cache=cache)
     if isinstance(catalog, SharedCatalog):  # tools another replica listed run on our upstreams
         catalog.handler_factory = aggregator.handler_for

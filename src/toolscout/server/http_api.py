@@ -38,7 +38,7 @@ from ..access.audit import parse_since
 from ..access.auth import principal_of_scope
 from ..access.principal import edge_context
 from ..context import CallContext
-from ..errors import ErrorInfo, InvalidRequest, ToolscoutError
+from ..errors import ErrorInfo, InvalidRequest, ToolscoutError, split_pending
 from ..model import CallResult
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES, CallRequest, shown
 from ..results import refused_find
@@ -238,11 +238,15 @@ class SessionStoreState(BaseModel):
 
 
 class ReadyResponse(BaseModel):
-    status: Literal["ready", "starting", "unavailable"]
+    status: Literal["ready", "starting", "degraded", "unavailable"] = Field(
+        description="ready: every source listed; degraded: serving, but some source failed (see failed); "
+        "starting: some source is still on its first listing; unavailable: a shared store is unreachable."
+    )
     tools: int = Field(description="Tools in the catalog.")
     pending: dict[str, str] = Field(default_factory=dict, description="Sources still on their first listing.")
     failed: dict[str, str] = Field(
-        default_factory=dict, description="Sources whose first listing failed (retried in the background)."
+        default_factory=dict,
+        description="Sources whose first listing failed, each with its reason and next retry (retried in the background).",
     )
     store: CatalogStoreState | None = Field(
         default=None, description="With --store postgresql://...: the shared catalog's state."
@@ -459,14 +463,14 @@ def create_app(
     )
     async def ready() -> Response:
         """Readiness: 200 once every source has listed its tools once (or failed to, and is
-        retried in the background) and the shared stores answer, else 503: ``starting``
+        retried in the background: ``degraded``, naming each failed source with its reason and
+        next retry) and the shared stores answer, else 503: ``starting``
         names the sources still loading, ``unavailable`` a store that cannot be reached
         (PostgreSQL: this replica no longer follows the shared catalog; Redis: stateful
         sessions fail). Recovers by itself when the store is back."""
-        waiting = pending()
-        starting = {k: v for k, v in waiting.items() if v in _STARTING}
-        failed = {k: v for k, v in waiting.items() if k not in starting}
-        body: dict[str, Any] = {"status": "starting" if starting else "ready", "tools": len(gateway.catalog)}
+        starting, failed = split_pending(pending())
+        status = "starting" if starting else "degraded" if failed else "ready"  # degraded: serving, some source down
+        body: dict[str, Any] = {"status": status, "tools": len(gateway.catalog)}
         body.update(pending=starting, failed=failed)
         down = False
         if isinstance(gateway.catalog, Follower):  # a catalog following a shared store

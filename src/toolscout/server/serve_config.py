@@ -37,7 +37,7 @@ from ..deferral import DeferRule
 from ..errors import ConfigError
 from ..request import dialect
 from ..sources.mcp.cache import default_cache_path
-from ..sources.mcp.config import GatewayConfig, load_config
+from ..sources.mcp.config import GatewayConfig, load_config, parse_config
 from .guard import is_loopback
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -50,8 +50,9 @@ TRANSPORTS: tuple[str, ...] = get_args(Transport)
 MODELS: tuple[str, ...] = get_args(Model)
 QUERY_ENCODERS: tuple[str, ...] = get_args(QueryEncoder)
 
-FLAG_ONLY = frozenset({"config"})
-"""Fields with a flag but no file key: ``--config`` names the file itself."""
+FLAG_ONLY = frozenset({"config", "catalog"})
+"""Fields with a flag but no file key: ``--config`` names the file itself; ``CATALOG`` (the
+argument of ``serve demo``) serves a catalog without any file."""
 FILE_ONLY: frozenset[str] = frozenset()
 """Fields with a file key but no flag (none: keep it that way)."""
 
@@ -76,6 +77,7 @@ class ServeConfig(BaseModel):
     )
 
     config: Path | None = None
+    catalog: str | None = None
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=1, le=65535)
@@ -234,9 +236,11 @@ class ServeConfig(BaseModel):
     def sources(self) -> GatewayConfig:
         """The gateway's sources: as loaded with these settings, else read from :attr:`config`."""
         if self._sources is None:
-            if self.config is None:
-                raise ConfigError("no config file to serve", hint="Pass --config servers.json.")
-            self._sources = load_config(self.config)
+            if self.config is None and self.catalog is None:
+                raise ConfigError("no config file to serve", hint="Pass --config servers.json, or a catalog: serve demo.")
+            self._sources = (
+                load_config(self.config) if self.config is not None else parse_config({"mcpServers": {}}, source=str(self.catalog))
+            )
         return self._sources
 
     @property

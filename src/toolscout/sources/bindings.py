@@ -34,7 +34,7 @@ from urllib.parse import quote
 from ..errors import InvalidArguments, ToolFailed
 from ..model import Tool
 from .declarations import BINDING
-from .source_config import expand_env
+from .source_config import expand_env, unset_variable
 
 __all__ = ["BindingProblem", "bind"]
 
@@ -115,7 +115,7 @@ def _http(name: str, template: Mapping[str, Any], environ: dict[str, str], timeo
         headers = {k: expand_env(v, environ, f"{name}.http.headers.{k}") for k, v in (template.get("headers") or {}).items()}
     except KeyError as exc:
         field, variable = exc.args
-        raise BindingProblem(field, f"environment variable {variable} is not set") from None
+        raise BindingProblem(field, unset_variable(variable)) from None
     has_body = "body" in template
     body = template.get("body")
     shown = url.split("?", 1)[0]

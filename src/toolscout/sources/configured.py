@@ -59,6 +59,7 @@ from .source_config import (
     PythonSource,
     SkillsSource,
     SourceEntry,
+    unset_variable,
 )
 
 if TYPE_CHECKING:
@@ -582,7 +583,7 @@ def _headers(entry: OpenAPISource) -> dict[str, str]:
         return entry.resolved_headers(dict(os.environ))
     except KeyError as exc:
         field_name, variable = exc.args
-        raise _Problem(field_name, f"environment variable {variable} is not set") from None
+        raise _Problem(field_name, unset_variable(variable)) from None
 
 
 def _parse_document(text: str, where: str, *, json_first: bool) -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..catalog import Catalog
+from ..catalog import DECLARATION_SUFFIXES, Catalog
 from ..demo import demo_catalog
 from ..errors import ConfigError
 from ..replica import SharedCatalog
@@ -23,6 +23,8 @@ from .files import tools_file
 from .mcp.offline import cached_tools
 
 __all__ = ["DEMO", "SPEC_HINT", "open_catalog"]
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
 
 DEMO = "demo"
 SPEC_HINT = (
@@ -48,7 +50,7 @@ def open_catalog(spec: str | os.PathLike[str], *, listen: bool = False, kind: st
     if not text.strip():
         raise ConfigError("no catalog given", hint=SPEC_HINT, spec=text)
     if text == DEMO:
-        return demo_catalog()
+        return demo_catalog(skills_and_agents=True)  # the catalog `toolscout demo` shows
     if is_store_url(text):  # a store by URL: open_store picks the engine from the scheme
         store = open_store(text)
         if isinstance(store, SharedStore):  # the shared catalog, as every replica on it serves it
@@ -63,7 +65,23 @@ def open_catalog(spec: str | os.PathLike[str], *, listen: bool = False, kind: st
     path = tools_file(text)
     if path is None:
         raise ConfigError(f"no catalog at {text!r}", hint=SPEC_HINT, spec=text)
+    if path.suffix not in DECLARATION_SUFFIXES and not _is_sqlite(path):
+        raise ConfigError(  # not "delete it and save again": it is someone's file, not a damaged store
+            f"{text} is not a catalog: neither a declaration file (.yaml, .yml, .json, .jsonl) nor a toolscout store",
+            hint=SPEC_HINT,
+            spec=text,
+        )
     catalog = Catalog.open(path)
     if not len(catalog) and catalog.store is not None:  # a gateway's cache: the upstreams' tool lists
         catalog._adopt(cached_tools(catalog.store))
     return catalog
+
+
+def _is_sqlite(path: os.PathLike[str]) -> bool:
+    """Whether the file starts as an SQLite database does (an empty file counts: a new store)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_SQLITE_HEADER))
+    except OSError:
+        return True  # let the store's own open say what is wrong
+    return not head or head == _SQLITE_HEADER

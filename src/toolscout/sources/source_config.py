@@ -278,3 +278,13 @@ def expand_env(value: str, environ: dict[str, str], field: str) -> str:
         return environ[name]
 
     return _ENV.sub(one, value)
+
+
+def unset_variable(variable: str) -> str:
+    """What to say of a ``${VAR}`` the environment lacks: its name, and how to set it where
+    the gateway starts (a shell, or the MCP client's entry that starts the gateway)."""
+    return (
+        f"environment variable {variable} is not set; set it where the gateway starts "
+        f"(export {variable}=... in the shell, or \"env\": {{\"{variable}\": \"...\"}} in the MCP client's "
+        "entry for toolscout)"
+    )

@@ -46,13 +46,16 @@ async def test_a_failed_upstream_is_named_in_the_result(tmp_path: Path) -> None:
         async with Client(server.lowlevel, mode="auto") as client:
             found = await client.call_tool("find_tools", {"query": "add two integers"})
             missing = await client.call_tool("find_tools", {"query": "quantum teleport a llama"})
-        loading = found.structured_content["search_metadata"]["loading"]
-        assert set(loading) == {"gone"} and loading["gone"].startswith("failed: ")
-        assert "still loading: gone (failed" in found.content[0].text
-        # No match while a source failed: said in the error's details and its text.
+        # A failed source is reported as failed, with its reason (and next retry), never as loading.
+        meta = found.structured_content["search_metadata"]
+        assert "loading" not in meta and set(meta["failed"]) == {"gone"} and "no-such-binary" in meta["failed"]["gone"]
+        assert "Failed to load (their tools cannot be found until they are back): gone (" in found.content[0].text
+        assert "loading" not in found.content[0].text.lower()
+        # No match while a source failed: said in the error's details and its text, with a hint
+        # that does not promise the source will load in a moment.
         error = missing.structured_content["error"]
-        assert error["code"] == "no_match" and "gone" in error["details"]["loading"]
-        assert "Still loading: gone" in missing.content[0].text
+        assert error["code"] == "no_match" and "gone" in error["details"]["failed"] and "loading" not in error["details"]
+        assert "Failed to load" in missing.content[0].text and "in a moment" not in missing.content[0].text
     finally:
         starting.cancel()
         await aggregator.aclose()

@@ -35,7 +35,7 @@ from ...access.auth import principal_of_scope
 from ...context import CallContext
 from ...errors import ToolscoutError
 from ...security import findings_of
-from ...tokens import count_tool_tokens, savings_report
+from ...tokens import count_tool_tokens, gateway_savings
 from ..capabilities import visible_servers
 from ..guard import BearerGuard, HostOriginGuard
 from ..http_api import EDGE, SERVER_FIELDS, JSONResponse, create_app, mount
@@ -261,9 +261,7 @@ class _TokenCache:
     def get(self, gateway: Gateway, format: str, searches: int, per_search: int, call_tool: bool) -> dict[str, Any]:
         key = (id(gateway.catalog), gateway.catalog.generation, format, searches, per_search, call_tool)
         if key != self._key:
-            tools = list(gateway.catalog)
-            meta = gateway.meta_tools(format, call_tool=call_tool)
-            report = savings_report(tools, meta, format, found_per_search=per_search, searches=searches)
+            report = gateway_savings(gateway, format, searches=searches, found_per_search=per_search, call_tool=call_tool)
             self._value = {
                 **report.to_dict(),
                 "rows": [{"label": label, "tokens": n, "share": share} for label, n, share in report.rows()],

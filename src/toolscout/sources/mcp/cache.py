@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...storage import open_store
+from ...storage.paths import cache_dir, keyed_name
 
 __all__ = ["CachedList", "ToolListCache", "default_cache_path"]
 
@@ -70,7 +71,9 @@ class ToolListCache:
 
 
 def default_cache_path(config_path: str | os.PathLike[str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/toolscout/mcp-<name>.db``: one cache per config file."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolscout"
-    stem = Path(config_path).stem if config_path else "gateway"
-    return base / f"mcp-{stem}.db"
+    """``$XDG_CACHE_HOME/toolscout/mcp-<name>-<hash of its full path>.db``: one cache per
+    config file, so two projects' ``servers.json`` keep apart their tool lists (and the audit
+    log, when no store is set)."""
+    if not config_path:
+        return cache_dir() / "mcp-gateway.db"
+    return cache_dir() / keyed_name("mcp", config_path)

@@ -355,4 +355,7 @@ def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
         raise ConfigError(f"{p}: the top level must be an object with 'mcpServers'", path=str(p))
     config = parse_config(data, source=str(p))
     config._path = p.resolve()
+    for server in config.servers.values():  # a relative cwd starts where the config's other paths do
+        if server.cwd and not Path(server.cwd).expanduser().is_absolute():
+            server.cwd = str(config.base_dir / server.cwd)
     return config

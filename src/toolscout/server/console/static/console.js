@@ -60,9 +60,10 @@
       note ? h("div", { class: "note" }, note) : null);
 
   function table(headers, rows, cls) {
-    return h("table", { class: cls || "" },
+    // In a wrapper that scrolls sideways: columns keep their words whole (console.css).
+    return h("div", { class: "table-wrap" }, h("table", { class: cls || "" },
       h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
-      h("tbody", {}, rows));
+      h("tbody", {}, rows)));
   }
 
   // -- state in the hash ---------------------------------------------------------------------
@@ -122,10 +123,30 @@
         : null,
       details.suggestions && details.suggestions.length
         ? h("div", {}, "Did you mean: ", details.suggestions.map((s, i) => [i ? ", " : "", h("code", {}, s)])) : null,
+      ...sourceBanners(details),
       details.categories && Object.keys(details.categories).length
         ? h("div", { class: "muted" }, "Categories: ",
           Object.entries(details.categories).map(([c, n], i) => [i ? ", " : "", link(`${c} (${n})`, { category: c })]))
         : null);
+  }
+
+  // Sources not listed yet: still loading (will come), or failed (with the reason and the next
+  // retry; a failed source is never shown as "still loading").
+  function sourceBanners(meta) {
+    const out = [];
+    const entries = (m) => Object.entries(m || {}).map(([k, v]) => `${k} (${v})`).join("; ");
+    if (meta && meta.loading && Object.keys(meta.loading).length) out.push(h("div", { class: "warning" }, "Still loading: ", entries(meta.loading)));
+    if (meta && meta.failed && Object.keys(meta.failed).length) {
+      out.push(h("div", { class: "warning failed-sources" }, "Failed to load (their tools cannot be found until they are back): ", entries(meta.failed)));
+    }
+    return out;
+  }
+
+  function readinessNote(ready) {
+    const parts = [];
+    if (Object.keys(ready.pending || {}).length) parts.push("still listing: " + Object.keys(ready.pending).join(", "));
+    if (Object.keys(ready.failed || {}).length) parts.push("failed: " + Object.entries(ready.failed).map(([k, v]) => `${k} (${v})`).join("; "));
+    return parts.length ? parts.join(" · ") : null;
   }
 
   // -- views -------------------------------------------------------------------------------------
@@ -141,7 +162,7 @@
       stat("configured servers and sources", num(rows.length), rows.length ? `${upReady} ready, ${failed} failed` : "none configured"),
       stat("sources in the catalog", num(catalog.sources.length)),
       stat("flagged tools", num(catalog.facets.flagged), "tool-poisoning findings"),
-      stat("readiness", ready.status || "-", Object.keys(ready.pending || {}).length ? "still listing: " + Object.keys(ready.pending).join(", ") : null));
+      stat("readiness", ready.status || "-", readinessNote(ready)));
     const upstream = rows.length
       ? table(["server", "state", "kind", "transport", "tools", "skipped", "calls", "flagged", "quarantined", "tool list", "last error"],
         rows.map(([name, s]) => h("tr", {},
@@ -300,8 +321,13 @@
       h("span", { class: "muted" }, ` · ${fixed(meta.execution_time_ms, 2)} ms · ${meta.search_type || "-"} search`),
       refs.length < (result.total_matches || 0) ? h("span", { class: "muted" }, " · the rest fell below the limit or AutoCut's score gap") : null);
     out.push(head);
+    if (refs.length) {
+      out.push(h("p", { class: "muted scale-note" },
+        "relevance (0 to 1) is the relevance_score the model receives; score is the ranker's raw total (the sum of the score parts below). ",
+        "Both rank the tools in the same order; only their scales differ, and a score is comparable only within one search."));
+    }
     for (const w of meta.warnings || []) out.push(h("div", { class: "warning" }, w));
-    if (meta.loading) out.push(h("div", { class: "warning" }, "Still loading: ", Object.entries(meta.loading).map(([k, v]) => `${k} (${v})`).join(", ")));
+    out.push(...sourceBanners(meta));
     if (result.error) out.push(errorBox(result.error));
     // A request of several steps: its sub-intents, and on each hit the one it answers.
     if (meta.sub_intents) out.push(h("div", { class: "sub-intents" }, h("strong", {}, "Sub-intents: "),
@@ -346,10 +372,10 @@
       h("div", { class: "hit-head" },
         h("span", { class: "rank" }, `#${rank}`),
         h("h3", {}, link(hit.name, { tool: hit.name }, "catalog")),
-        h("div", { class: "relevance", title: "relevance_score sent to the model" },
+        h("div", { class: "relevance", title: "relevance (0 to 1): the relevance_score the model receives" },
           h("div", { class: "meter" }, h("span", { style: { width: `${Math.round(100 * hit.relevance)}%` } })),
           h("span", {}, `relevance ${fixed(hit.relevance)}`)),
-        h("span", { class: "muted" }, hit.score !== null ? `score ${fixed(hit.score, 3)}` : ""),
+        h("span", { class: "muted", title: "score: the ranker's raw total, the sum of the score parts below" }, hit.score !== null ? `score ${fixed(hit.score, 3)}` : ""),
         link("call", { tool: hit.name }, "call")),
       h("p", { class: "summary" }, hit.summary),
       h("div", { class: "chips" }, signals, badge(hit.server), hit.category ? badge(hit.category) : null,
