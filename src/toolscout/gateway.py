@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import approval, formats
 from ._sync import run_sync
+from .accounting.telemetry import stage
 from .audit import AuditRecord, Recorder, emit, mask_secrets
 from .catalog_base import BaseCatalog
 from .context import CallContext, using
@@ -345,7 +346,8 @@ class Gateway:
         ctx = _with(ctx, "find", allow=allow) if allow is not None else ctx or _NO_CONTEXT
         if not isinstance(request, FindRequest):
             try:
-                request = self._parse_find(request)
+                with stage("parse"):
+                    request = self._parse_find(request)
             except RequestError as exc:
                 return refused_find(request, exc)
         result = self._search(request, ctx.allow, loaded, autocut)

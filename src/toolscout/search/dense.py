@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..accounting.telemetry import stage
 from ..embed.base import Embedder, check_vectors
 from ..embed.cache import BlobStore, VectorCache
 from ..embed.text import tool_text
@@ -103,7 +104,8 @@ class DenseBackend:
         todo = [q for q in dict.fromkeys(queries) if q not in found]
         if todo:
             try:
-                vectors = self.query_embedder.embed(todo)
+                with stage("embedding"):
+                    vectors = self.query_embedder.embed(todo)
             except EmbeddingUnavailable:
                 raise
             except Exception as exc:  # an endpoint that is down, a broken session

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
 import numpy as np
 
+from ..accounting.telemetry import stage
 from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
 from ..model import KINDS, Tool, profiles_of
 from .autocut import DEFAULT_RULE
@@ -421,6 +422,21 @@ class ToolIndex:
         ``InvalidRequest`` (unknown mode). ``kinds`` filters ranked results only: an exact
         name or ``select:`` finds an entry of any kind (the caller named it).
         """
+        with stage("search"):
+            return self._search(query, limit, mode, category, allow, exclude, platform, autocut, kinds)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        category: str | None,
+        allow: Callable[[Tool], bool] | None,
+        exclude: Collection[str],
+        platform: str | None,
+        autocut: bool,
+        kinds: Collection[str] | None,
+    ) -> SearchOutcome:
         start = time.perf_counter()
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("the query is empty", categories=self.categories())
