@@ -8,7 +8,14 @@ from collections.abc import Iterator
 import pytest
 
 from toolscout.accounting import telemetry
-from toolscout.accounting.telemetry import collect, incoming, outgoing, parse_traceparent, stage, staged
+from toolscout.accounting.telemetry import (
+    collect,
+    incoming,
+    outgoing,
+    parse_traceparent,
+    stage,
+    staged,
+)
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = "00f067aa0ba902b7"
@@ -23,9 +30,8 @@ def test_everything_off_is_one_shared_no_op() -> None:
 
 def test_collect_records_each_stage_and_sums_repeats() -> None:
     with collect() as stages:
-        with stage("search"):
-            with stage("embedding"):
-                pass
+        with stage("search"), stage("embedding"):
+            pass
         with stage("embedding"):
             pass
         telemetry.record("upstream", 0.25)
@@ -128,11 +134,10 @@ def spans() -> Iterator[object]:
 
 
 def test_stages_are_spans_of_the_clients_trace(spans: object) -> None:
-    with incoming({"traceparent": TRACEPARENT}, "tools/call find_tools"):
-        with stage("search"):
-            with stage("dense"):
-                pass
-            sent = outgoing({})
+    with incoming({"traceparent": TRACEPARENT}, "tools/call find_tools"), stage("search"):
+        with stage("dense"):
+            pass
+        sent = outgoing({})
     finished = {s.name: s for s in spans.get_finished_spans()}  # type: ignore[attr-defined]
     assert set(finished) == {"tools/call find_tools", "toolscout.search", "toolscout.dense"}
     assert {format(s.context.trace_id, "032x") for s in finished.values()} == {TRACE}
