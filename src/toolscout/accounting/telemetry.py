@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
+import os
 import re
 import threading
 import time
@@ -50,6 +51,7 @@ __all__ = [
     "add_hook",
     "collect",
     "disable_tracing",
+    "enable_from_env",
     "enable_tracing",
     "incoming",
     "outgoing",
@@ -249,6 +251,19 @@ def enable_tracing(provider: Any = None) -> None:
     with _lock:
         _tracer = tracer
         _update()
+
+
+ENV = "TOOLSCOUT_OTEL"
+"""Set to ``1`` to make ``toolscout serve`` trace with the process's global tracer provider
+(e.g. under ``opentelemetry-instrument``, which configures exporters from ``OTEL_*``)."""
+
+
+def enable_from_env(environ: Mapping[str, str] | None = None) -> bool:
+    """:func:`enable_tracing` when :data:`ENV` says so; whether tracing is on."""
+    value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        enable_tracing()
+    return tracing()
 
 
 def disable_tracing() -> None:

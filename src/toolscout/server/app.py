@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..accounting import telemetry
 from ..audit import AuditLog, JsonLines
 from ..catalog import Catalog
 from ..credentials import Vault, load_keys
@@ -62,6 +63,7 @@ class App:
             host=c.host, token=c.token, allow_origins=c.allow_origin, allow_hosts=c.allow_host, metrics=c.metrics
         )
         trace_mcp(self.server)  # a client's trace context, from _meta or the headers (docs/telemetry.md)
+        telemetry.enable_from_env()  # TOOLSCOUT_OTEL=1: stages as OpenTelemetry spans
         return TraceContextMiddleware(app)
 
     async def serve(self, asgi: Any = None) -> None:
@@ -70,6 +72,7 @@ class App:
         c = self.config
         if c.transport == "stdio":
             trace_mcp(self.server)
+            telemetry.enable_from_env()
             await run_with(self.aggregator, lambda: self.server.serve_stdio(max_message_bytes=c.max_message_bytes))
             return
         # The HTTP transport only: the stdio path never loads the HTTP server (tests/cli/test_startup.py).
