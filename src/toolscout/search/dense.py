@@ -136,9 +136,11 @@ class DenseBackend:
             return np.zeros(0, dtype=np.float32)
         texts = list(dict.fromkeys(map(_squash, [query, *variants])))
         vectors = self.query_vectors(texts).astype(np.float32, copy=False)
-        if len(texts) == 1:
-            return self._similarities(vectors[0])
-        return np.max([self._similarities(v) for v in vectors], axis=0)
+        with stage("dense"):
+            best = self._similarities(vectors[0])
+            for v in vectors[1:]:
+                np.maximum(best, self._similarities(v), out=best)
+        return best
 
     def _similarities(self, vector: np.ndarray) -> np.ndarray:
         """Exact cosines, or from a large catalog's ANN graph the nearest docs' (others -inf)."""

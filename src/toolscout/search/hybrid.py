@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import embed
+from ..accounting.telemetry import stage
 from ..errors import EmbeddingUnavailable, MissingExtra
 from .base import Hit, top_docs
 from .dense import DenseBackend
@@ -345,7 +346,8 @@ class HybridRanking(Ranking):
         search, query, mask = self._search, self.query, self._mask
         kw = search.index.backend("keyword")
         rescore = self if self.rescores else None  # its ``apply`` is the signals' rescoring
-        kd, ks = keyword_input(kw, self.text, mask, prior=rescore)  # type: ignore[arg-type]
+        with stage("keyword"):
+            kd, ks = keyword_input(kw, self.text, mask, prior=rescore)  # type: ignore[arg-type]
         keyword = [Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)]
         self._keyword = (kd, ks, kw.max_score(self.text) or 1.0)
         self._fused = {h.doc: {"keyword": h.score} for h in keyword}  # until the dense side answers
@@ -357,9 +359,10 @@ class HybridRanking(Ranking):
         if dense is None:
             return keyword, len(keyword)
         dd, ds = dense
-        exact, fuzzy = search._names(variants, mask)
-        fused: dict[int, dict[str, float]] = {}
-        hits = fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy, parts=fused)
+        with stage("fusion"):
+            exact, fuzzy = search._names(variants, mask)
+            fused: dict[int, dict[str, float]] = {}
+            hits = fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy, parts=fused)
         self._fused = fused
         return hits, len(hits)
 
