@@ -41,7 +41,7 @@ CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
 CHUNK = 25
 
 
-def _worker(queries: int) -> None:
+def _worker(queries: int, mode: str) -> None:
     """Serve chunks of queries from stdin ("<start> <stop>"), one JSON line of timings each."""
     from search_quality import DEFAULT_DATA
     from toolscout import gateway as gateway_module
@@ -56,8 +56,12 @@ def _worker(queries: int) -> None:
         from toolscout.store import Store  # type: ignore[no-redef]
 
     tools = load_tools(DEFAULT_DATA / "toolpool" / "tools.jsonl")
-    texts = [q.query for q in load_queries(DEFAULT_DATA / "toolpool" / "queries.jsonl")][1::12][:queries]
-    gateway = Gateway(Catalog(tools), embeddings=True, vector_store=Store(CACHE))
+    texts = [q.query for q in load_queries(DEFAULT_DATA / "toolpool" / "queries.jsonl")]
+    texts = texts[1::12][:queries] if mode == "hybrid" else texts[:queries]
+    if mode == "hybrid":
+        gateway = Gateway(Catalog(tools), embeddings=True, vector_store=Store(CACHE))
+    else:
+        gateway = Gateway(Catalog(tools))
     gateway.find_tools("warm up the index", limit=5)
     spent: dict[str, float] = defaultdict(float)
 
@@ -75,9 +79,10 @@ def _worker(queries: int) -> None:
 
         setattr(owner, name, timed)
 
-    dense = gateway.hybrid.dense
-    wrap(dense.query_embedder, "embed", "embedding")
-    wrap(dense, "_similarities", "dense product")
+    if mode == "hybrid":
+        dense = gateway.hybrid.dense
+        wrap(dense.query_embedder, "embed", "embedding")
+        wrap(dense, "_similarities", "dense product")
     wrap(hybrid, "keyword_input", "keyword leg")
     wrap(hybrid, "fuse", "fusion")
     wrap(index_module, "finish", "ranking (finish)")
@@ -90,17 +95,17 @@ def _worker(queries: int) -> None:
         for q in texts[start:stop]:
             spent.clear()
             c0, t0 = time.process_time(), time.perf_counter()
-            gateway.find_tools(q, limit=5)
+            gateway.find_tools(q, limit=5, search_type=mode)
             wall, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
             rows.append({"wall": wall, "cpu": cpu, **{k: v * 1000 for k, v in spent.items()}})
         print(json.dumps(rows), flush=True)
 
 
-def _start(tree: str, queries: int) -> subprocess.Popen[str]:
+def _start(tree: str, queries: int, mode: str) -> subprocess.Popen[str]:
     src = ROOT / "src" if tree == "." else Path(tree) / "src"
     env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{Path(__file__).parent}"}
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--worker", "--queries", str(queries)], env=env, text=True,
+        [sys.executable, __file__, "--worker", "--queries", str(queries), "--mode", mode], env=env, text=True,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
     )
     assert proc.stdout is not None
@@ -128,20 +133,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trees", default="672a837,.", help="revisions (or '.' for this checkout), comma-separated")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--mode", default="hybrid", choices=["hybrid", "keyword"])
+    parser.add_argument("--rounds", type=int, default=1, help="passes over the queries (keyword: the same queries again)")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        _worker(args.queries)
+        _worker(args.queries, args.mode)
         return
     trees = args.trees.split(",")
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         paths = {t: ("." if t == "." else str(_checkout(t, Path(tmp)))) for t in trees}
         try:
-            workers = {t: _start(paths[t], args.queries) for t in trees}
+            workers = {t: _start(paths[t], args.queries, args.mode) for t in trees}
             rows: dict[str, list[dict[str, float]]] = {t: [] for t in trees}
-            for start in range(0, args.queries, CHUNK):
+            chunks = [s for _ in range(args.rounds) for s in range(0, args.queries, CHUNK)]
+            for start in chunks:
                 for t in trees:
                     w = workers[t]
                     assert w.stdin is not None and w.stdout is not None
@@ -179,9 +187,17 @@ in chunks of {CHUNK} queries, each in its own process. Load average {load0:.1f} 
 `ranking`; `render` is the schemas for the reply.
 """
     print(body)
+    title = "Hybrid find_tools with never-seen queries: latency by stage (issue 36)"
+    if args.mode == "keyword":
+        title = "Keyword find_tools at 13.6k tools: latency by version (issue 36)"
+        body = "\n".join(lines) + (
+            f"\n\nThe first {args.queries} toolpool queries, {args.rounds} passes, `Gateway.find_tools(query, limit=5, "
+            f"search_type=\"keyword\")` at 13,619 tools, versions taking turns in chunks of {CHUNK} queries, each in its "
+            f"own process. Load average {load0:.1f} at start, {load1:.1f} at end on 2 shared cores.\n"
+        )
     if not args.no_write:
-        write_section("hybrid_latency", "Hybrid find_tools with never-seen queries: latency by stage (issue 36)",
-                      f"python benchmarks/hybrid_latency.py --trees {args.trees}", body)
+        write_section(f"{args.mode}_latency", title,
+                      f"python benchmarks/hybrid_latency.py --mode {args.mode} --trees {args.trees} --queries {args.queries} --rounds {args.rounds}", body)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Prometheus metrics for ``toolscout serve --metrics``: counted at the surfaces, never in
-the search path.
+"""Prometheus metrics for ``toolscout serve --metrics``: counted at the surfaces, plus the
+stage timings toolscout's code reports (:mod:`toolscout.accounting.telemetry`).
 
 Find and call latency and errors are observed where a request enters and leaves (the
 HTTP API's handlers, the MCP server's dispatch); upstream states and tool counts are read
