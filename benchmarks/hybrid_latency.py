@@ -177,6 +177,13 @@ def main() -> None:
     for k in stages:
         cells = [f"{stats[t][k][0]:.2f} / {stats[t][k][1]:.2f} / {stats[t][k][2]:.2f}" if k in stats[t] else "-" for t in trees]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    last = rows[trees[-1]]
+    walls = [r["wall"] for r in last]
+    pick = int(np.argmin([abs(w - float(np.median(walls))) for w in walls]))  # a typical query of the last version
+    lines += ["", f"One query, #{pick} (the last version's median wall time), in every version (ms):", "",
+              "| stage | " + " | ".join(label[t] for t in trees) + " |", "|---|" + "---|" * len(trees)]
+    for k in ["wall", "cpu", *stages]:
+        lines.append(f"| {k} | " + " | ".join(f"{rows[t][pick][k]:.2f}" if k in rows[t][pick] else "-" for t in trees) + " |")
     body = "\n".join(lines) + f"""
 
 {args.queries} never-seen toolpool queries (every 12th from the second), `Gateway.find_tools(query, limit=5)`
