@@ -172,6 +172,8 @@ def main() -> None:
         s = stats[t]
         lines.append(f"| {label[t]} | {s['wall'][1]:.1f} / {s['wall'][2]:.1f} | {s['cpu'][1]:.1f} / {s['cpu'][2]:.1f} |")
     stages = ["embedding", "dense product", "keyword leg", "fusion", "ranking (finish)", "index.search", "render"]
+    if args.mode == "keyword":
+        stages = ["ranking (finish)", "index.search", "render"]
     head = "| stage, wall ms (mean / p50 / p95) | " + " | ".join(label[t] for t in trees) + " |"
     lines += ["", head, "|---|" + "---|" * len(trees)]
     for k in stages:
@@ -193,7 +195,6 @@ in chunks of {CHUNK} queries, each in its own process. Load average {load0:.1f} 
 `ranking (finish)` holds the keyword leg, the embedding, the dense product and the fusion; `index.search` holds
 `ranking`; `render` is the schemas for the reply.
 """
-    print(body)
     title = "Hybrid find_tools with never-seen queries: latency by stage (issue 36)"
     if args.mode == "keyword":
         title = "Keyword find_tools at 13.6k tools: latency by version (issue 36)"
@@ -202,6 +203,7 @@ in chunks of {CHUNK} queries, each in its own process. Load average {load0:.1f} 
             f"search_type=\"keyword\")` at 13,619 tools, versions taking turns in chunks of {CHUNK} queries, each in its "
             f"own process. Load average {load0:.1f} at start, {load1:.1f} at end on 2 shared cores.\n"
         )
+    print(body)
     if not args.no_write:
         write_section(f"{args.mode}_latency", title,
                       f"python benchmarks/hybrid_latency.py --mode {args.mode} --trees {args.trees} --queries {args.queries} --rounds {args.rounds}", body)
