@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # who is calling and with what: the call context every handler receives, a source's result type
     ("context", ("toolscout.context", "toolscout.calls")),
     # what it cost: token counts, the session ledger
-    ("accounting", ("toolscout.tokens", "toolscout.ledger")),
+    ("accounting", ("toolscout.accounting", "toolscout.tokens", "toolscout.ledger")),
     # who is calling and what they may do (principal, rules, approval, credentials, token
     # verification, audit), tool screening, and the one guard every operation runs through
     ("access", (

@@ -35,6 +35,7 @@ from .access.guard import Guard
 from .access.identity import voter_of
 from .access.policy import Policy
 from .access.visibility import Allow, Visibility
+from .accounting.telemetry import stage
 from .catalog_base import BaseCatalog
 from .context import CallContext, using
 from .errors import (
@@ -341,7 +342,8 @@ class Gateway:
         ctx = ctx or _NO_CONTEXT
         if not isinstance(request, FindRequest):
             try:
-                request = self._parse_find(request)
+                with stage("parse"):
+                    request = self._parse_find(request)
             except RequestError as exc:
                 if isinstance(exc, EmptyQuery) and ctx.allow is not None:  # name only what this caller may see
                     exc = EmptyQuery(exc.message, hint=exc.hint, categories=self.visible_categories(ctx.allow))

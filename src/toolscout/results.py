@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import formats
+from .accounting.telemetry import stage
 from .errors import ErrorInfo, ToolscoutError, source_lines, split_pending
 from .model import Tool
 from .request import FindRequest, shown
@@ -125,7 +126,8 @@ class FindResult:
 
     def render(self, format: str) -> FindResult:
         """Fill :attr:`tools` with the schemas to send, in ``format`` (returns ``self``)."""
-        self.tools = [formats.render(t, format) for t in self.to_send()]
+        with stage("render"):
+            self.tools = [formats.render(t, format) for t in self.to_send()]
         self.format = format
         return self
 

@@ -125,6 +125,9 @@ def build(mode: str) -> Server[Any]:
         if name == "headers_seen":
             request = getattr(ctx, "request", None)
             seen = dict(request.headers) if request is not None else {}
+            meta = params.meta if isinstance(params.meta, dict) else {}
+            if "traceparent" in meta:  # trace context sent in the request (tests/sources/mcp)
+                seen["_meta.traceparent"] = str(meta["traceparent"])
             return {"content": [{"type": "text", "text": json.dumps(seen)}]}
         if name == "crash":
             os._exit(3)

@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..accounting import telemetry
 from ..context import CallContext, current, using
 from ..errors import PolicyDenied, ToolscoutError
 from ..model import CallResult, Tool
@@ -111,9 +112,21 @@ class Guard:
         self.visibility = visibility
         self.recorders = recorders
         self.screen_mode = screen_mode
-        self.on_stage = on_stage
+        self._on_stage = on_stage
         self.keep_arguments = keep_arguments
         self.__handlers: dict[str, Handler] = {}
+
+    @property
+    def on_stage(self) -> StageHook | None:
+        """Who sees each stage's duration: the hook set here, else the process's stage
+        timings (:mod:`toolscout.accounting.telemetry`: /metrics, traces) while anyone listens."""
+        if self._on_stage is not None:
+            return self._on_stage
+        return _to_telemetry if telemetry.active() else None
+
+    @on_stage.setter
+    def on_stage(self, hook: StageHook | None) -> None:
+        self._on_stage = hook
 
     def register(self, kind: str, handler: Handler) -> None:
         """Make ``handler`` the one runner of ``kind``; only :meth:`run` ever calls it."""
@@ -249,3 +262,12 @@ def relay_through(guard: Guard, server: str) -> Callable[[str, dict[str, Any], A
         return answer
 
     return relay
+
+
+_TELEMETRY_NAMES = {"visible": "visibility", "approve": "approval", "screen": "screening"}
+
+
+def _to_telemetry(stage: str, seconds: float) -> None:
+    """A guard stage under the name the request path's timings use (``visible`` is
+    ``visibility`` there; ``run`` is the handler or upstream call)."""
+    telemetry.record(_TELEMETRY_NAMES.get(stage, stage), seconds)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..accounting.telemetry import stage
 from ..embed.base import Embedder, check_vectors
 from ..embed.cache import BlobStore, VectorCache
 from ..embed.text import tool_text
@@ -103,7 +104,8 @@ class DenseBackend:
         todo = [q for q in dict.fromkeys(queries) if q not in found]
         if todo:
             try:
-                vectors = self.query_embedder.embed(todo)
+                with stage("embedding"):
+                    vectors = self.query_embedder.embed(todo)
             except EmbeddingUnavailable:
                 raise
             except Exception as exc:  # an endpoint that is down, a broken session
@@ -116,6 +118,11 @@ class DenseBackend:
                 while len(self._queries) > self._query_cache_size:
                     self._queries.popitem(last=False)
         return np.stack([found[q] for q in queries]) if queries else np.zeros((0, self.embedder.dim), np.float32)
+
+    def warm(self, queries: Sequence[str]) -> None:
+        """Put ``queries`` in the query LRU, those not there yet in one encoder call (the
+        texts several searches of one request will ask for; keys as :meth:`scores` makes them)."""
+        self.query_vectors(list(dict.fromkeys(map(_squash, queries))))
 
     def prime_queries(self, queries: list[str]) -> None:
         """Embed many queries at once (batched, through the vector cache) into the query LRU:
@@ -134,9 +141,11 @@ class DenseBackend:
             return np.zeros(0, dtype=np.float32)
         texts = list(dict.fromkeys(map(_squash, [query, *variants])))
         vectors = self.query_vectors(texts).astype(np.float32, copy=False)
-        if len(texts) == 1:
-            return self._similarities(vectors[0])
-        return np.max([self._similarities(v) for v in vectors], axis=0)
+        with stage("dense"):
+            best = self._similarities(vectors[0])
+            for v in vectors[1:]:
+                np.maximum(best, self._similarities(v), out=best)
+        return best
 
     def _similarities(self, vector: np.ndarray) -> np.ndarray:
         """Exact cosines, or from a large catalog's ANN graph the nearest docs' (others -inf)."""

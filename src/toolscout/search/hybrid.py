@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import embed
+from ..accounting.telemetry import stage
 from ..errors import EmbeddingUnavailable, MissingExtra
 from ..progress import step
 from .base import Hit, top_docs
@@ -256,6 +257,17 @@ class HybridSearch:
                 self._built = tools
             return self._error
 
+    def prime(self, queries: list[str]) -> None:
+        """Embed every text the dense leg will ask for across ``queries`` (each query and its
+        clause variants) in one encoder call; the searches then find them in the LRU."""
+        if self._ensure() is not None:
+            return
+        texts = [t for q in queries for t in (q, *(v.text for v in rewrite(q) if v.kind in _DENSE_VARIANTS))]
+        try:
+            self.dense.warm(texts)
+        except EmbeddingUnavailable:
+            return  # each search then reports it with its own warning
+
     def _names(self, variants: Sequence[Variant], mask: np.ndarray) -> tuple[list[int], list[int]]:
         """Docs named exactly, and docs with a close name, by identifiers in the query."""
         exact: list[int] = []
@@ -347,7 +359,8 @@ class HybridRanking(Ranking):
         search, query, mask = self._search, self.query, self._mask
         kw = search.index.backend("keyword")
         rescore = self if self.rescores else None  # its ``apply`` is the signals' rescoring
-        kd, ks = keyword_input(kw, self.text, mask, prior=rescore)  # type: ignore[arg-type]
+        with stage("keyword"):
+            kd, ks = keyword_input(kw, self.text, mask, prior=rescore)  # type: ignore[arg-type]
         keyword = [Hit(int(d), float(s), "keyword") for d, s in zip(kd[:limit], ks[:limit], strict=True)]
         self._keyword = (kd, ks, kw.max_score(self.text) or 1.0)
         self._fused = {h.doc: {"keyword": h.score} for h in keyword}  # until the dense side answers
@@ -359,9 +372,10 @@ class HybridRanking(Ranking):
         if dense is None:
             return keyword, len(keyword)
         dd, ds = dense
-        exact, fuzzy = search._names(variants, mask)
-        fused: dict[int, dict[str, float]] = {}
-        hits = fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy, parts=fused)
+        with stage("fusion"):
+            exact, fuzzy = search._names(variants, mask)
+            fused: dict[int, dict[str, float]] = {}
+            hits = fuse(FusionInput(kd, ks, dd, ds), limit, exact=exact, fuzzy=fuzzy, parts=fused)
         self._fused = fused
         return hits, len(hits)
 
@@ -429,6 +443,7 @@ def enable_hybrid(
     search = HybridSearch(index, DenseBackend(model, store, progress=progress, query_embedder=queries))
     index.register_mode("semantic", search.semantic)
     index.register_mode("hybrid", search.hybrid)
+    index.register_primer(search.prime)
     return search
 
 

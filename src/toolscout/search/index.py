@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
 import numpy as np
 
+from ..accounting.telemetry import stage
 from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
 from ..model import KINDS, Tool, profiles_of
 from .autocut import DEFAULT_RULE
@@ -138,6 +139,7 @@ class ToolIndex:
         """What the finishing step applies after every mode's ranking, in order
         (:mod:`~toolscout.search.signals`); add to it to add a signal to every mode."""
         self._modes: dict[str, Ranker] = {}
+        self._primers: list[Callable[[list[str]], None]] = []
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()  # one rebuild at a time, taken before _lock
         self.wait_for_rebuild = True
@@ -334,6 +336,11 @@ class ToolIndex:
             raise ValueError(f"mode {name!r} is built in")
         self._modes[name] = ranker
 
+    def register_primer(self, primer: Callable[[list[str]], None]) -> None:
+        """``primer(queries)`` readies what a mode needs for several queries at once (the
+        dense leg embeds a request and its sub-intents in one encoder call, not one each)."""
+        self._primers.append(primer)
+
     def modes(self) -> list[str]:
         return ["auto", "keyword", "regex", *self._modes]
 
@@ -435,6 +442,21 @@ class ToolIndex:
         ``InvalidRequest`` (unknown mode). ``kinds`` filters ranked results only: an exact
         name or ``select:`` finds an entry of any kind (the caller named it).
         """
+        with stage("search"):
+            return self._search(query, limit, mode, category, allow, exclude, platform, autocut, kinds)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        category: str | None,
+        allow: Callable[[Tool], bool] | None,
+        exclude: Collection[str],
+        platform: str | None,
+        autocut: bool,
+        kinds: Collection[str] | None,
+    ) -> SearchOutcome:
         start = time.perf_counter()
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("the query is empty", categories=self.categories())
@@ -513,6 +535,9 @@ class ToolIndex:
         if len(intents) < 2:
             return self._rank_one(query, mode, mask, limit, cut, named)
         depth = max(limit, SET_DEPTH)
+        if mode != "keyword":
+            for prime in self._primers:
+                prime([query, *(si.text for si in intents)])
         whole = self._rank_one(query, mode, mask, depth, False, named)
         parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named).hits) for si in intents]
         co = self.co_usage() if self.co_usage is not None else None

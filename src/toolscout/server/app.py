@@ -25,6 +25,7 @@ from ..access.audit import AuditLog, JsonLines
 from ..access.auth import TokenVerifier
 from ..access.credentials import Vault, load_keys
 from ..access.guard import relay_through
+from ..accounting import telemetry
 from ..catalog import Catalog
 from ..gateway import Gateway
 from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
@@ -38,6 +39,7 @@ from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
 from .mcp import GatewayServer
 from .serve_config import ServeConfig
+from .tracing import TraceContextMiddleware, trace_mcp
 
 __all__ = ["App", "ServeConfig", "build_aggregator", "build_app", "run_with"]
 
@@ -58,15 +60,20 @@ class App:
         or ``allow_host``, :class:`~toolscout.errors.MissingExtra` for ``metrics`` without
         its extra."""
         c = self.config
-        return self.server.http_app(
+        app = self.server.http_app(
             host=c.host, token=c.token, allow_origins=c.allow_origin, allow_hosts=c.allow_host, metrics=c.metrics
         )
+        trace_mcp(self.server)  # a client's trace context, from _meta or the headers (docs/telemetry.md)
+        telemetry.enable_from_env()  # TOOLSCOUT_OTEL=1: stages as OpenTelemetry spans
+        return TraceContextMiddleware(app)
 
     async def serve(self, asgi: Any = None) -> None:
         """Serve on the configured transport until stopped (``asgi``: an HTTP app already
         made by :meth:`asgi`, so its errors can be reported before anything starts)."""
         c = self.config
         if c.transport == "stdio":
+            trace_mcp(self.server)
+            telemetry.enable_from_env()
             await run_with(self.aggregator, lambda: self.server.serve_stdio(max_message_bytes=c.max_message_bytes))
             return
         # The HTTP transport only: the stdio path never loads the HTTP server (tests/cli/test_startup.py).

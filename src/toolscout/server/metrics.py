@@ -1,5 +1,5 @@
-"""Prometheus metrics for ``toolscout serve --metrics``: counted at the surfaces, never in
-the search path.
+"""Prometheus metrics for ``toolscout serve --metrics``: counted at the surfaces, plus the
+stage timings toolscout's code reports (:mod:`toolscout.accounting.telemetry`).
 
 Find and call latency and errors are observed where a request enters and leaves (the
 HTTP API's handlers, the MCP server's dispatch); upstream states and tool counts are read
@@ -13,13 +13,16 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..accounting import telemetry
 from ..errors import MissingExtra
 from ..meta_tools import FIND_NAMES
 
-__all__ = ["BUCKETS", "Metrics"]
+__all__ = ["BUCKETS", "STAGE_BUCKETS", "Metrics"]
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Seconds: a find takes about a millisecond, a call to a slow upstream up to its timeout."""
+STAGE_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 30.0)
+"""Seconds: a search stage takes tens of microseconds to milliseconds, an upstream call up to its timeout."""
 STATES = ("idle", "connecting", "ready", "failed", "closed", "disabled")
 
 
@@ -73,7 +76,18 @@ class Metrics:
             ["result"],
             registry=self.registry,
         )
+        self.stages = Histogram(
+            "toolscout_stage_seconds",
+            "Time spent in each stage of a request (parse, search, embedding, dense, fusion, render, "
+            "visibility, validation, approval, credentials, upstream, screening, audit).",
+            ["stage"],
+            buckets=STAGE_BUCKETS,
+            registry=self.registry,
+        )
         self.registry.register(_StateCollector(self))
+        # Every stage toolscout times (toolscout.accounting.telemetry), for as long as these
+        # metrics live: held weakly, so a discarded app stops the timing it turned on.
+        telemetry.add_hook(self.observe_stage, weak=True)
 
     # -- observing --------------------------------------------------------------------
     def observe(self, surface: str, op: str, seconds: float, code: str | None = None) -> None:
@@ -83,6 +97,10 @@ class Metrics:
             histogram.labels(surface).observe(seconds)
         if code:
             self.error(surface, op, code)
+
+    def observe_stage(self, name: str, seconds: float) -> None:
+        """One stage of a request ended (the telemetry hook)."""
+        self.stages.labels(name).observe(seconds)
 
     def error(self, surface: str, op: str, code: str) -> None:
         self.errors.labels(surface, op, code).inc()

@@ -11,6 +11,7 @@ import pytest
 
 from _wait import until
 from mcp_fixtures import fake
+from toolscout.accounting import telemetry
 from toolscout.catalog import Catalog
 from toolscout.errors import ToolTimeout, UpstreamUnavailable
 from toolscout.model import CallResult, DeferPolicy
@@ -176,3 +177,18 @@ async def test_upstream_killed_while_idle_is_restarted_on_next_call() -> None:
         assert again.text() == "revived" and int((await agg.catalog.handler("crashy_pid")({})).text()) != pid
     finally:
         await agg.aclose()
+
+
+async def test_a_calls_trace_context_goes_upstream_in_its_meta() -> None:
+    traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    agg = make({"normal": fake("normal")})
+    try:
+        await agg.start()
+        seen = agg.catalog.handler("normal_headers_seen")
+        with telemetry.incoming({"traceparent": traceparent}):
+            traced = await seen({})
+        plain = await seen({})
+    finally:
+        await agg.aclose()
+    assert json.loads(traced.value["content"][0]["text"])["_meta.traceparent"] == traceparent
+    assert "_meta.traceparent" not in json.loads(plain.value["content"][0]["text"])

@@ -46,6 +46,7 @@ from enum import StrEnum
 from http import HTTPStatus
 from typing import IO, Any
 
+from ...accounting import telemetry
 from ...context import ProgressFn, Relay, current
 from ...errors import ToolscoutError, ToolTimeout, UpstreamUnavailable
 from . import negotiation
@@ -604,7 +605,11 @@ class Upstream:
         """
         self.calls += 1
         limit = timeout if timeout is not None else self.config.timeout
-        return await self._request("tools/call", {"name": tool, "arguments": arguments}, limit, progress)
+        params: dict[str, Any] = {"name": tool, "arguments": arguments}
+        trace = telemetry.outgoing()  # the client's trace goes on upstream (docs/telemetry.md)
+        if trace:
+            params["_meta"] = dict(trace)
+        return await self._request("tools/call", params, limit, progress)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Any other request (resources, prompts, completions), raw, with this server's timeout;

@@ -1,0 +1,213 @@
+"""Hybrid ``find_tools`` with never-seen queries at 13.6k tools: latency and where it goes, by stage.
+
+Each version (``--trees``: a git revision checked out into a temporary worktree, or ``.`` for
+this checkout) runs in its own long-lived worker process over the toolpool catalog (vectors
+from the benchmark cache, ``~/.cache/toolscout-bench/vectors.db``) with the default query
+encoder. The queries (200 toolpool queries, every 12th from the second: none of them seen
+before by any worker) go out in chunks of 25, the versions taking turns chunk by chunk, so
+a change of load on the shared machine hits every version alike. Each query is one
+``Gateway.find_tools(query, limit=5)``: parse, search (keyword leg, embedding, dense, fusion,
+signals, AutoCut) and rendering.
+
+Stages are timed the same way in every version, by wrapping the functions each version has
+(the query encoder's ``embed``, the dense product, the keyword leg, the fusion, the finishing
+step, the rendering); the rest of ``find_tools`` is ``other``. Wall time is what a caller
+waits for; CPU time (the process's, the encoder's helper thread included) is what the query
+costs, which a loaded machine inflates less.
+
+    .venv/bin/python benchmarks/hybrid_latency.py --trees 65f5f88,672a837,. [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import write_section
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
+CHUNK = 25
+
+
+def _worker(queries: int, mode: str) -> None:
+    """Serve chunks of queries from stdin ("<start> <stop>"), one JSON line of timings each."""
+    from search_quality import DEFAULT_DATA
+    from toolscout import gateway as gateway_module
+    from toolscout.catalog import Catalog
+    from toolscout.eval.dataset import load_queries, load_tools
+    from toolscout.gateway import Gateway
+    from toolscout.search import hybrid
+    from toolscout.search import index as index_module
+    try:
+        from toolscout.storage import SQLiteStore as Store
+    except ImportError:  # before the storage package (65f5f88)
+        from toolscout.store import Store  # type: ignore[no-redef]
+
+    tools = load_tools(DEFAULT_DATA / "toolpool" / "tools.jsonl")
+    texts = [q.query for q in load_queries(DEFAULT_DATA / "toolpool" / "queries.jsonl")]
+    texts = texts[1::12][:queries] if mode == "hybrid" else texts[:queries]
+    if mode == "hybrid":
+        gateway = Gateway(Catalog(tools), embeddings=True, vector_store=Store(CACHE))
+    else:
+        gateway = Gateway(Catalog(tools))
+    gateway.find_tools("warm up the index", limit=5)
+    spent: dict[str, float] = defaultdict(float)
+
+    def wrap(owner: object, name: str, label: str) -> None:
+        fn = getattr(owner, name, None)
+        if fn is None:  # an older version without this function: the stage reads "-"
+            return
+
+        def timed(*args: object, **kwargs: object) -> object:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - t0
+
+        setattr(owner, name, timed)
+
+    if mode == "hybrid":
+        dense = gateway.hybrid.dense
+        wrap(dense.query_embedder, "embed", "embedding")
+        wrap(dense, "_similarities", "dense product")
+    wrap(hybrid, "keyword_input", "keyword leg")
+    wrap(hybrid, "fuse", "fusion")
+    wrap(index_module, "finish", "ranking (finish)")
+    wrap(gateway_module.FindResult, "render", "render")
+    wrap(gateway.index, "search", "index.search")
+    print(json.dumps({"ready": len(tools)}), flush=True)
+    for line in sys.stdin:
+        start, stop = map(int, line.split())
+        rows = []
+        for q in texts[start:stop]:
+            spent.clear()
+            c0, t0 = time.process_time(), time.perf_counter()
+            gateway.find_tools(q, limit=5, search_type=mode)
+            wall, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
+            rows.append({"wall": wall, "cpu": cpu, **{k: v * 1000 for k, v in spent.items()}})
+        print(json.dumps(rows), flush=True)
+
+
+def _start(tree: str, queries: int, mode: str) -> subprocess.Popen[str]:
+    src = ROOT / "src" if tree == "." else Path(tree) / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{Path(__file__).parent}"}
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--worker", "--queries", str(queries), "--mode", mode], env=env, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    json.loads(proc.stdout.readline())
+    return proc
+
+
+def _checkout(rev: str, into: Path) -> Path:
+    target = into / rev
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(target), rev], check=True, capture_output=True)
+    return target
+
+
+def _stats(rows: list[dict[str, float]]) -> dict[str, tuple[float, float, float]]:
+    """(mean, p50, p95) per measure; a stage a query skipped counts 0."""
+    keys = sorted({k for r in rows for k in r})
+    out = {}
+    for k in keys:
+        values = [r.get(k, 0.0) for r in rows]
+        out[k] = (float(np.mean(values)), float(np.percentile(values, 50)), float(np.percentile(values, 95)))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--trees", default="672a837,.", help="revisions (or '.' for this checkout), comma-separated")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--mode", default="hybrid", choices=["hybrid", "keyword"])
+    parser.add_argument("--rounds", type=int, default=1, help="passes over the queries (keyword: the same queries again)")
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        _worker(args.queries, args.mode)
+        return
+    trees = args.trees.split(",")
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {t: ("." if t == "." else str(_checkout(t, Path(tmp)))) for t in trees}
+        try:
+            workers = {t: _start(paths[t], args.queries, args.mode) for t in trees}
+            rows: dict[str, list[dict[str, float]]] = {t: [] for t in trees}
+            chunks = [s for _ in range(args.rounds) for s in range(0, args.queries, CHUNK)]
+            for start in chunks:
+                for t in trees:
+                    w = workers[t]
+                    assert w.stdin is not None and w.stdout is not None
+                    w.stdin.write(f"{start} {start + CHUNK}\n")
+                    w.stdin.flush()
+                    rows[t] += json.loads(w.stdout.readline())
+            for w in workers.values():
+                assert w.stdin is not None
+                w.stdin.close()
+                w.wait()
+        finally:
+            for t in trees:
+                if t != ".":
+                    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", paths[t]], check=False, capture_output=True)
+    load1 = os.getloadavg()[0]
+    label = {t: ("this tree" if t == "." else t) for t in trees}
+    stats = {t: _stats(rows[t]) for t in trees}
+    lines = ["| version | wall p50 / p95 (ms) | CPU p50 / p95 (ms) |", "|---|---|---|"]
+    for t in trees:
+        s = stats[t]
+        lines.append(f"| {label[t]} | {s['wall'][1]:.1f} / {s['wall'][2]:.1f} | {s['cpu'][1]:.1f} / {s['cpu'][2]:.1f} |")
+    stages = ["embedding", "dense product", "keyword leg", "fusion", "ranking (finish)", "index.search", "render"]
+    if args.mode == "keyword":
+        stages = ["ranking (finish)", "index.search", "render"]
+    head = "| stage, wall ms (mean / p50 / p95) | " + " | ".join(label[t] for t in trees) + " |"
+    lines += ["", head, "|---|" + "---|" * len(trees)]
+    for k in stages:
+        cells = [f"{stats[t][k][0]:.2f} / {stats[t][k][1]:.2f} / {stats[t][k][2]:.2f}" if k in stats[t] else "-" for t in trees]
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    last = rows[trees[-1]]
+    walls = [r["wall"] for r in last]
+    pick = int(np.argmin([abs(w - float(np.median(walls))) for w in walls]))  # a typical query of the last version
+    lines += ["", f"One query, #{pick} (the last version's median wall time), in every version (ms):", "",
+              "| stage | " + " | ".join(label[t] for t in trees) + " |", "|---|" + "---|" * len(trees)]
+    for k in ["wall", "cpu", *stages]:
+        lines.append(f"| {k} | " + " | ".join(f"{rows[t][pick][k]:.2f}" if k in rows[t][pick] else "-" for t in trees) + " |")
+    body = "\n".join(lines) + f"""
+
+{args.queries} never-seen toolpool queries (every 12th from the second), `Gateway.find_tools(query, limit=5)`
+at 13,619 tools, hybrid (the default with the `embed` extra, default query encoder), versions taking turns
+in chunks of {CHUNK} queries, each in its own process. Load average {load0:.1f} at start, {load1:.1f} at end on
+2 shared cores: wall times include waiting for a core; CPU time is the process's. Stages nest:
+`ranking (finish)` holds the keyword leg, the embedding, the dense product and the fusion; `index.search` holds
+`ranking`; `render` is the schemas for the reply.
+"""
+    title = "Hybrid find_tools with never-seen queries: latency by stage (issue 36)"
+    if args.mode == "keyword":
+        title = "Keyword find_tools at 13.6k tools: latency by version (issue 36)"
+        body = "\n".join(lines) + (
+            f"\n\nThe first {args.queries} toolpool queries, {args.rounds} passes, `Gateway.find_tools(query, limit=5, "
+            f"search_type=\"keyword\")` at 13,619 tools, versions taking turns in chunks of {CHUNK} queries, each in its "
+            f"own process. Load average {load0:.1f} at start, {load1:.1f} at end on 2 shared cores.\n"
+        )
+    print(body)
+    if not args.no_write:
+        write_section(f"{args.mode}_latency", title,
+                      f"python benchmarks/hybrid_latency.py --mode {args.mode} --trees {args.trees} --queries {args.queries} --rounds {args.rounds}", body)
+
+
+if __name__ == "__main__":
+    main()
