@@ -31,7 +31,7 @@ pytest_plugins = ["_postgres", "_redis"]
 # conformance suites, the multilingual models, hypothesis fuzzing of every source kind. They
 # are marked here in one list (not in each file) and deselected by default (pyproject's
 # addopts: -m "not slow"); `pytest -m slow` runs them, and CI does so after the main suite
-# (`bash scripts/test --slow`, which .ci/run calls). Nothing is dropped: every test runs in CI.
+# (`bash scripts/test`, which .ci/run calls). Nothing is dropped: every test runs in CI.
 SLOW: tuple[str, ...] = (
     "tests/embed/test_query_encoders.py::test_int8_query_encoders_are_near_the_model_and_built_once",
     "tests/embed/test_query_encoders.py::test_search_and_serve_take_the_query_encoder_option",
