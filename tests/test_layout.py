@@ -274,7 +274,7 @@ ALLOWED_FUNCTION_IMPORTS: dict[str, int] = {
     "cli/console_command.py": 1,  # server.console (fastapi)
     "cli/demo_command.py": 1,  # demo.view (rich)
     "cli/serve_command.py": 3,  # server.serve_config, server.app (twice): the serve stack
-    "server/mcp.py": 3,  # http_api, console and credentials_api (fastapi), off the stdio path
+    "server/app.py": 3,  # http_api, console and credentials_api (fastapi), off the stdio path
 }
 
 

@@ -11,7 +11,7 @@ FastAPI does the routing and builds the OpenAPI document (``/v1/openapi.json``) 
 pydantic models below. Only whoever serves HTTP imports this module: never the stdio path.
 
 :func:`create_app` serves a :class:`~toolscout.gateway.Gateway` alone (mount it in your own
-service); :meth:`GatewayServer.http_app <toolscout.server.mcp.GatewayServer.http_app>`
+service); :func:`toolscout.server.app.http_app`
 serves it next to ``/mcp`` on one port, behind the same guards.
 """
 
@@ -287,7 +287,7 @@ def create_app(
     audit_log: Any = None,
 ) -> FastAPI:
     """The ``/v1`` API over ``gateway`` as an ASGI app (no MCP, no guards: mount it behind
-    your own auth, or serve it with :meth:`GatewayServer.http_app`).
+    your own auth, or serve it with :func:`toolscout.server.app.http_app`).
 
     ``aggregator`` (an MCP :class:`~toolscout.sources.mcp.aggregator.Aggregator`) adds its
     servers to ``/v1/servers`` and readiness; ``metrics`` adds ``/metrics`` and counts every
