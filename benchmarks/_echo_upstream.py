@@ -3,7 +3,8 @@
 Kept apart from the test fixtures (which move as the tests are reorganised) and free of
 toolscout imports, so the "before" and "after" gateways forward to exactly the same upstream.
 
-    python benchmarks/_echo_upstream.py
+    python benchmarks/_echo_upstream.py              # stdio
+    python benchmarks/_echo_upstream.py --http 0     # streamable HTTP on a free port (prints it)
 """
 
 from __future__ import annotations
@@ -23,19 +24,25 @@ ECHO = {
 }
 
 
-async def _list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-    return {"tools": [ECHO]}
+async def _list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    # typed results: the SDK fills in what each protocol version needs (2026-07-28's cache fields)
+    return types.ListToolsResult(tools=[types.Tool.model_validate(ECHO)])
 
 
-async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
+async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     if params.name != "echo":
-        return {"content": [{"type": "text", "text": f"unknown tool {params.name}"}], "isError": True}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"unknown tool {params.name}")], is_error=True)
     text = str((params.arguments or {}).get("text"))
-    return {"content": [{"type": "text", "text": text}], "isError": False}
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=False)
 
 
 def main() -> None:
+    import sys
+
     server = Server("echo-upstream", version="1.0", on_list_tools=_list_tools, on_call_tool=_call_tool)
+    if "--http" in sys.argv:
+        _serve_http(server, int(sys.argv[sys.argv.index("--http") + 1]))
+        return
     options = server.create_initialization_options(NotificationOptions())
 
     async def run() -> None:
@@ -43,6 +50,19 @@ def main() -> None:
             await server.run(read, write, options)
 
     anyio.run(run)
+
+
+def _serve_http(server: Server, port: int) -> None:
+    """Serve at ``/mcp`` on 127.0.0.1:``port`` and print the bound port on stdout."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", port))
+    print(sock.getsockname()[1], flush=True)
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
 
 
 if __name__ == "__main__":

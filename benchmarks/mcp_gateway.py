@@ -42,6 +42,7 @@ from mcp_fixtures.asgi import serving  # noqa: E402
 from mcp_fixtures.fake_upstream import tools_for  # noqa: E402
 from toolscout.catalog import Catalog  # noqa: E402
 from toolscout.gateway import Gateway  # noqa: E402
+from toolscout.server.app import http_app  # noqa: E402
 from toolscout.server.mcp import GatewayServer  # noqa: E402
 from toolscout.sources.mcp.aggregator import Aggregator  # noqa: E402
 from toolscout.sources.mcp.cache import ToolListCache  # noqa: E402
@@ -194,7 +195,7 @@ async def sessions(n: int) -> dict[str, Any]:
         catalog.add_function(lambda count=1, i=i: f"{i}x{count}", name=f"widget_{i:03d}", description=f"Operate widget {i:03d}.")
     server = GatewayServer(Gateway(catalog), max_revealed=8)
     leaks = errors = 0
-    async with serving(server.http_app()) as url:
+    async with serving(http_app(server)) as url:
 
         async def one(i: int) -> None:
             nonlocal leaks, errors

@@ -276,7 +276,7 @@ ALLOWED_FUNCTION_IMPORTS: dict[str, int] = {
     "cli/demo_command.py": 1,  # demo.view (rich)
     "cli/install_command.py": 2,  # server.app and server.serve_config: the start-up check runs the serve stack
     "cli/serve_command.py": 3,  # server.serve_config, server.app (twice): the serve stack
-    "server/mcp.py": 3,  # http_api, console and credentials_api (fastapi), off the stdio path
+    "server/app.py": 3,  # http_api, console and credentials_api (fastapi), off the stdio path
 }
 
 

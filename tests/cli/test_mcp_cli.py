@@ -14,7 +14,7 @@ from mcp_fixtures import fake
 from mcp_fixtures.fake_upstream import tools_for
 from toolscout.cli import app
 from toolscout.model import Annotations, Tool
-from toolscout.server.mcp import least_permissive
+from toolscout.server.mcp_results import least_permissive
 from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.sources.mcp.config import parse_config
 from toolscout.storage import SQLiteStore as Store

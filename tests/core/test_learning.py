@@ -265,7 +265,7 @@ async def test_events_through_the_mcp_server() -> None:
         await conversation()
     assert _ranked(gw)[0] == "post_message"  # one caller, however many connections
     for i in range(5):
-        server.local = Principal(f"user-{i}", "user")
+        server.router.local = Principal(f"user-{i}", "user")
         await conversation()
     assert _ranked(gw)[0] == "send_email"
     async with Client(server.lowlevel, mode="legacy") as client:
@@ -297,14 +297,14 @@ async def test_stateless_clients_that_name_their_conversation_are_learned_from()
         bad = await client.call_tool("find_tools", {"query": QUERY}, meta={"toolscout/session": "x" * 500})  # type: ignore[arg-type]
         assert not bad.is_error  # an unusable name is ignored, not an error
         assert _ranked(gw)[0] == "post_message"
-        assert len(server.tagged) == 5
+        assert len(server.router.tagged) == 5
         for i in range(5):  # five callers, each naming a conversation
-            server.local = Principal(f"user-{i}", "user")
+            server.router.local = Principal(f"user-{i}", "user")
             meta = {"toolscout/session": "conversation"}
             await client.call_tool("find_tools", {"query": QUERY}, meta=meta)  # type: ignore[arg-type]
             await client.call_tool("call_tool", {"name": "send_email", "arguments": {}}, meta=meta)  # type: ignore[arg-type]
     assert _ranked(gw)[0] == "send_email"
-    assert len(server.tagged) == 10  # one caller never continues another's conversation
+    assert len(server.router.tagged) == 10  # one caller never continues another's conversation
 
 
 def test_learner_keeps_no_arguments_and_decays() -> None:

@@ -226,7 +226,7 @@ async def test_an_upstreams_sampling_request_is_screened_before_the_clients_mode
     import mcp_types as types
 
     from mcp_fixtures import fake
-    from toolscout.server.app import ServeConfig, build_app, run_with
+    from toolscout.server.app import ServeConfig, build_app, http_app, run_with
 
     path = tmp_path / "gateway.json"
     path.write_text(json.dumps({"mcpServers": {"loc": fake("relay")}, "screenResults": True}))
@@ -241,7 +241,7 @@ async def test_an_upstreams_sampling_request_is_screened_before_the_clients_mode
         from mcp_fixtures.asgi import serving
 
         await built.aggregator.refresh("loc")
-        async with serving(built.server.http_app(console=False)) as base, \
+        async with serving(http_app(built.server, console=False)) as base, \
                 Client(f"{base}/mcp", mode="legacy", sampling_callback=model) as client:
             result = await client.call_tool("call_tool", {"name": "loc_sample", "arguments": {"prompt": "Summarise. " + INJECTED}})
             asked.append(f"RESULT {_text(result)}")
@@ -274,8 +274,9 @@ async def test_v1_servers_and_capabilities_do_not_name_a_hidden_server(hidden: S
     import httpx
 
     from mcp_fixtures.asgi import serving
+    from toolscout.server.app import http_app
 
-    async with serving(hidden.server.http_app(console=False)) as base, httpx.AsyncClient(base_url=base) as http:
+    async with serving(http_app(hidden.server, console=False)) as base, httpx.AsyncClient(base_url=base) as http:
         servers = (await http.get("/v1/servers")).json()
         caps = (await http.get("/v1/capabilities")).json()
         call = (await http.post("/v1/call", json={"name": "web_page", "arguments": {}})).json()
@@ -287,8 +288,9 @@ async def test_v1_call_marks_an_upstream_result(warn: Served) -> None:
     import httpx
 
     from mcp_fixtures.asgi import serving
+    from toolscout.server.app import http_app
 
-    async with serving(warn.server.http_app(console=False)) as base, httpx.AsyncClient(base_url=base) as http:
+    async with serving(http_app(warn.server, console=False)) as base, httpx.AsyncClient(base_url=base) as http:
         page = (await http.post("/v1/call", json={"name": "web_page", "arguments": {}})).json()
         data = (await http.post("/v1/call", json={"name": "web_data", "arguments": {}})).json()
     for result in (page, data):
@@ -319,7 +321,7 @@ async def test_an_upstreams_elicitation_is_screened_before_the_user_reads_it(tmp
 
     from mcp_fixtures import fake
     from mcp_fixtures.asgi import serving
-    from toolscout.server.app import ServeConfig, build_app, run_with
+    from toolscout.server.app import ServeConfig, build_app, http_app, run_with
 
     path = tmp_path / "gateway.json"
     path.write_text(json.dumps({"mcpServers": {"loc": fake("relay")}, "screenResults": True}))
@@ -332,7 +334,7 @@ async def test_an_upstreams_elicitation_is_screened_before_the_user_reads_it(tmp
 
     async def talk() -> None:
         await built.aggregator.refresh("loc")
-        async with serving(built.server.http_app(console=False)) as base, \
+        async with serving(http_app(built.server, console=False)) as base, \
                 Client(f"{base}/mcp", mode="legacy", elicitation_callback=user) as client:
             await client.call_tool("call_tool", {"name": "loc_ask", "arguments": {"question": "Proceed? " + INJECTED}})
 

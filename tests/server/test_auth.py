@@ -31,6 +31,7 @@ from _team import serve as _serve
 from toolscout.access.audit import AuditLog, JsonLines
 from toolscout.access.auth import AuthConfig, TokenVerifier
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 from toolscout.storage import open_store
 
@@ -84,7 +85,7 @@ async def served(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> As
     server = GatewayServer(gateway, access=config.access_rules(), verifier=TokenVerifier(config, resource))
     server.audit_log = AuditLog(store)
     gateway.recorders += [server.audit_log, JsonLines(lines)]
-    http, task = await _serve(server.http_app(), port)
+    http, task = await _serve(http_app(server), port)
     try:
         yield Served(f"http://127.0.0.1:{port}", resource, issuer, gateway, lines)
     finally:
@@ -281,7 +282,7 @@ async def test_an_unreachable_issuer_fails_closed_and_readiness_says_so() -> Non
     config = AuthConfig.model_validate({"issuer": f"http://127.0.0.1:{dead}"})
     resource = f"http://127.0.0.1:{port}/mcp"
     server = GatewayServer(Gateway(_catalog(), call_timeout=None), verifier=TokenVerifier(config, resource))
-    http, task = await _serve(server.http_app(), port)
+    http, task = await _serve(http_app(server), port)
     try:
         async with httpx.AsyncClient(timeout=30) as client:
             token = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ.eyJzdWIiOiJ4In0.c2ln"

@@ -19,6 +19,7 @@ from _team import serve as _serve
 from toolscout.access.audit import AuditLog
 from toolscout.access.auth import AuthConfig, TokenVerifier
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 from toolscout.storage import open_store
 
@@ -46,7 +47,7 @@ async def test_two_replicas_sharing_postgresql_agree_on_policies_and_audit(issue
         gateway.recorders.append(server.audit_log)
         port = free_port()
         stores.append(store)
-        replicas.append((f"http://127.0.0.1:{port}", server, *(await _serve(server.http_app(), port))))
+        replicas.append((f"http://127.0.0.1:{port}", server, *(await _serve(http_app(server), port))))
     try:
         alice, bob = issuer.token("alice", resource), issuer.token("bob", resource)
         async with httpx.AsyncClient(timeout=30) as http:

@@ -41,6 +41,7 @@ from toolscout.demo import demo_catalog
 from toolscout.gateway import Gateway
 from toolscout.model import Tool
 from toolscout.security import with_findings
+from toolscout.server.app import http_app
 from toolscout.server.console import backends_of, catalog_page, local_app
 from toolscout.server.mcp import GatewayServer
 from toolscout.server.recent import RecentCalls
@@ -105,7 +106,7 @@ async def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator
         await agg.start(lazy=False)  # returns once each server listed its tools or failed
         assert agg.status()["math"]["state"] == "ready" and agg.status()["broken"]["state"] == "failed"
         server = GatewayServer(Gateway(catalog, call_timeout=None), agg)
-        async with serving(server.http_app(token=TOKEN)) as url:
+        async with serving(http_app(server, token=TOKEN)) as url:
             yield url, server
     finally:
         await agg.aclose()
@@ -164,7 +165,7 @@ async def test_console_off_serves_no_ui() -> None:
     catalog = Catalog()
     _local_tools(catalog)
     server = GatewayServer(Gateway(catalog))
-    async with serving(server.http_app(token=TOKEN, console=False)) as url, httpx.AsyncClient() as http:
+    async with serving(http_app(server, token=TOKEN, console=False)) as url, httpx.AsyncClient() as http:
         assert (await http.get(f"{url}/ui/", headers=AUTH)).status_code == 404
         assert (await http.get(f"{url}/ui/api/catalog", headers=AUTH)).status_code == 404
         assert (await http.get(f"{url}/v1/tools/mailer_send", headers=AUTH)).status_code == 200

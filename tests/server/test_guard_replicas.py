@@ -25,6 +25,7 @@ from toolscout.access.audit import AuditLog
 from toolscout.access.auth import AuthConfig, TokenVerifier
 from toolscout.gateway import Gateway
 from toolscout.redis_sessions import RedisSessionStore
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 from toolscout.storage import open_store
 
@@ -59,7 +60,7 @@ async def test_two_replicas_record_every_decision_and_hide_the_same(issuer: Issu
         gateway.recorders.append(server.audit_log)
         port = free_port()
         stores.append(store)
-        replicas.append((f"http://127.0.0.1:{port}", server, *(await _serve(server.http_app(), port))))
+        replicas.append((f"http://127.0.0.1:{port}", server, *(await _serve(http_app(server), port))))
     try:
         bob = issuer.token("bob", resource)  # sales: the github_* tools are not his
         async with _connect(replicas[0][0], bob) as client:

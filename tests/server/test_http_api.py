@@ -23,6 +23,7 @@ from mcp_fixtures.asgi import serving
 from toolscout.access.policy import Policy
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.http_api import (
     CallResponse,
     FindResponse,
@@ -242,7 +243,7 @@ async def test_readiness_waits_for_first_listings_and_servers_never_show_secrets
     catalog = Catalog()
     aggregator = Aggregator(cfg, catalog)
     server = GatewayServer(Gateway(catalog, call_timeout=None), aggregator, cold_start_wait=0)
-    transport = httpx.ASGITransport(app=server.http_app())
+    transport = httpx.ASGITransport(app=http_app(server))
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             starting = await http.get("/v1/ready")
@@ -325,7 +326,7 @@ async def test_openapi_document_validates_and_lists_the_fixed_contract(http: htt
 async def test_mcp_and_http_api_on_one_port_behind_the_same_guards(gateway: Gateway) -> None:
     server = GatewayServer(gateway)
     auth = {"Authorization": f"Bearer {TOKEN}"}
-    async with serving(server.http_app(token=TOKEN)) as url, httpx.AsyncClient(base_url=url) as http:
+    async with serving(http_app(server, token=TOKEN)) as url, httpx.AsyncClient(base_url=url) as http:
         mcp_http = create_mcp_http_client(headers=auth)
         async with Client(streamable_http_client(f"{url}/mcp", http_client=mcp_http), mode="legacy") as client:
             found = await client.call_tool("find_tools", {"query": "add two integers", "limit": 1})

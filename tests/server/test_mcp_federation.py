@@ -20,6 +20,7 @@ from mcp_fixtures.asgi import serving
 from toolscout.access.policy import Policy
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.config import parse_config
@@ -43,7 +44,7 @@ async def urls() -> AsyncIterator[tuple[str, str]]:
         await agg.refresh("everything")
         open_gw = GatewayServer(Gateway(agg.catalog, call_timeout=None), agg)
         hidden = GatewayServer(Gateway(agg.catalog, call_timeout=None, policy=Policy(deny=("everything_*",))), agg)
-        async with serving(open_gw.http_app(console=False)) as a, serving(hidden.http_app(console=False)) as b:
+        async with serving(http_app(open_gw, console=False)) as a, serving(http_app(hidden, console=False)) as b:
             yield f"{a}/mcp", f"{b}/mcp"
     finally:
         await agg.aclose()

@@ -22,6 +22,7 @@ from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
 from toolscout.cli import app as cli
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.guard import HostOriginGuard, is_loopback
 from toolscout.server.mcp import GatewayServer
 
@@ -66,7 +67,7 @@ def _refused(reply: httpx.Response, error: str) -> bool:
 
 @pytest.mark.parametrize("bind", LOOPBACK_BINDS)
 async def test_loopback_binds_refuse_foreign_host_and_origin(bind: str) -> None:
-    app = _gateway().http_app(host=bind)  # the real app: the guard answers before the SDK
+    app = http_app(_gateway(), host=bind)  # the real app: the guard answers before the SDK
     assert _refused(await _post(app, {"Host": "evil.example:8765"}), "forbidden_host")
     assert _refused(await _post(app, {"Host": "evil.example"}), "forbidden_host")
     evil_origin = {"Host": "127.0.0.1:8765", "Origin": "http://evil.example:8765"}
@@ -107,7 +108,7 @@ async def test_allow_lists_extend_a_loopback_bind() -> None:
 
 
 async def test_token_protected_public_bind_validates_origin_too() -> None:
-    app = _gateway().http_app(host="0.0.0.0", token=TOKEN, allow_origins=["https://app.example.com"])
+    app = http_app(_gateway(), host="0.0.0.0", token=TOKEN, allow_origins=["https://app.example.com"])
     # Host is not checked here (the public name is unknown) but a browser Origin is, token or not.
     evil = {"Host": "gw.example", "Origin": "http://evil.example"}
     assert _refused(await _post(app, evil, token=TOKEN), "forbidden_origin")
@@ -126,7 +127,7 @@ def test_bad_allow_lists_are_refused_up_front() -> None:
 
 
 async def test_served_gateway_refuses_rebinding_and_serves_the_sdk_client() -> None:
-    app = _gateway().http_app(host="127.0.0.1", allow_hosts=["gw.example"])
+    app = http_app(_gateway(), host="127.0.0.1", allow_hosts=["gw.example"])
     async with serving(app) as url:
         async with httpx.AsyncClient() as http:
             evil = await http.post(f"{url}/mcp", headers={**HEADERS, "Host": "evil.example"}, json=PING)

@@ -24,6 +24,7 @@ from mcp_fixtures import FAKE
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.config import parse_config
@@ -66,7 +67,7 @@ async def gateway_http() -> AsyncIterator[tuple[str, Catalog]]:
         await until(listed, 60, interval=0.05)  # the upstream has bound its port
         assert agg.tool_count("web") == 6
         server = GatewayServer(Gateway(catalog, call_timeout=None), agg, max_revealed=8)
-        async with serving(server.http_app(token=TOKEN)) as url:
+        async with serving(http_app(server, token=TOKEN)) as url:
             yield url, catalog
     finally:
         await agg.aclose()

@@ -24,6 +24,7 @@ from mcp_fixtures import FAKE, fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.config import parse_config
@@ -63,7 +64,7 @@ async def gateway_url() -> AsyncIterator[str]:
 
         await until(listed, 60, interval=0.05)
         server = GatewayServer(Gateway(agg.catalog, call_timeout=None), agg)
-        async with serving(server.http_app()) as base:
+        async with serving(http_app(server)) as base:
             yield f"{base}/mcp"
     finally:
         await agg.aclose()

@@ -31,6 +31,7 @@ from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
 from toolscout.redis_sessions import RedisSessionStore
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -157,7 +158,7 @@ async def outage_redis() -> AsyncIterator[RedisServer]:
 
 
 async def test_an_unknown_session_id_is_still_refused(outage_redis: RedisServer) -> None:
-    async with serving(_server(outage_redis.url).http_app()) as url:
+    async with serving(http_app(_server(outage_redis.url))) as url:
         listed = await _post(url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "f" * 32)
         assert listed.status_code == 404  # not in Redis either: the SDK's answer stands
 
@@ -166,7 +167,7 @@ async def test_redis_restarting_while_serving_gives_structured_errors_then_recov
     outage_redis: RedisServer,
 ) -> None:
     server_a, server_b = _server(outage_redis.url), _server(outage_redis.url)
-    async with serving(server_a.http_app()) as url_a, serving(server_b.http_app()) as url_b:
+    async with serving(http_app(server_a)) as url_a, serving(http_app(server_b)) as url_b:
         ports = {"a": httpx.URL(url_a).port, "b": httpx.URL(url_b).port}
         balancer = Balancer(ports, target="a")  # type: ignore[arg-type]
         async with connect(balancer) as client:
@@ -203,13 +204,13 @@ async def test_redis_restarting_while_serving_gives_structured_errors_then_recov
 
 
 def _session_id(server: GatewayServer) -> str:
-    (key,) = list(server._peers)
+    (key,) = list(server.router.peers)
     return key
 
 
 async def test_a_session_moves_before_it_searched(outage_redis: RedisServer) -> None:
     server_a, server_b = _server(outage_redis.url), _server(outage_redis.url)
-    async with serving(server_a.http_app()) as url_a, serving(server_b.http_app()) as url_b:
+    async with serving(http_app(server_a)) as url_a, serving(http_app(server_b)) as url_b:
         balancer = Balancer({"a": httpx.URL(url_a).port, "b": httpx.URL(url_b).port}, target="a")  # type: ignore[dict-item]
         async with connect(balancer) as client:
             balancer.target = "b"  # initialized on a, nothing else: b still knows the id
@@ -255,7 +256,7 @@ async def test_a_log_level_set_on_one_replica_holds_on_the_other(redis_server: R
             await agg.refresh("loc")
             gateway = Gateway(agg.catalog, call_timeout=None, learn=False)
             server = GatewayServer(gateway, agg, session_store=RedisSessionStore(redis_server.url, gateway))
-            url = await stack.enter_async_context(serving(server.http_app(console=False)))
+            url = await stack.enter_async_context(serving(http_app(server, console=False)))
             ports[name] = int(url.rsplit(":", 1)[1])
         balancer = Balancer(ports, target="a")
         http = httpx2.AsyncClient(transport=balancer, timeout=httpx2.Timeout(30.0, read=300.0))

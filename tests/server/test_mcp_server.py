@@ -91,7 +91,7 @@ async def test_reveal_sets_are_per_session_and_bounded(server: GatewayServer) ->
         revealed = [n for n in names(await first.list_tools()) if n not in ("find_tools", "call_tool", "up_echo")]
         assert len(revealed) <= 3 and "up_add" not in revealed  # oldest dropped first
     gc.collect()
-    assert len(server.sessions) == 0  # a closed session's reveal set goes with it
+    assert len(server.router.sessions) == 0  # a closed session's reveal set goes with it
 
 
 async def test_stateless_client_finds_then_calls_through_call_tool(server: GatewayServer) -> None:

@@ -98,7 +98,7 @@ async def gateway_pipe(server: GatewayServer | None = None, limit: int = 4096) -
 
         async def serve() -> None:
             async with stdio_transport(max_message_bytes=limit, stdin=stdin, stdout=replies) as (read, write):
-                await served.lowlevel.run(read, write, served.init_options())
+                await served.lowlevel.run(read, write, served.lowlevel.create_initialization_options())
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve)

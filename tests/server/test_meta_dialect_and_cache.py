@@ -10,6 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 
 pytestmark = pytest.mark.asyncio
@@ -55,7 +56,7 @@ def _sample(text: str, name: str, **labels: str) -> float:
 
 
 async def test_the_result_cache_hit_rate_is_on_metrics() -> None:
-    app = _server(result_cache=8).http_app(metrics=True)
+    app = http_app(_server(result_cache=8), metrics=True)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
         for query in ("send an email", "Send an  email", "add numbers"):
             assert (await http.post("/v1/find", json={"query": query})).status_code == 200

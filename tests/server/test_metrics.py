@@ -25,6 +25,7 @@ from mcp_fixtures.fake_upstream import tools_for
 from toolscout.catalog import Catalog
 from toolscout.cli import app as cli
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.cache import ToolListCache
@@ -55,13 +56,13 @@ def _server() -> GatewayServer:
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    app = _server().http_app(metrics=True)
+    app = http_app(_server(), metrics=True)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
         yield client
 
 
 async def test_metrics_are_off_unless_asked() -> None:
-    app = _server().http_app()
+    app = http_app(_server())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
         assert (await client.get("/metrics")).status_code == 404
         assert (await client.get("/v1/health")).status_code == 200
@@ -90,7 +91,7 @@ async def test_http_finds_calls_and_errors_are_counted(http: httpx.AsyncClient) 
 
 async def test_mcp_and_http_counted_on_one_port() -> None:
     server = _server()
-    async with serving(server.http_app(token=TOKEN, metrics=True)) as url, httpx.AsyncClient(base_url=url) as http:
+    async with serving(http_app(server, token=TOKEN, metrics=True)) as url, httpx.AsyncClient(base_url=url) as http:
         assert (await http.get("/metrics")).status_code == 401  # behind the same token
         mcp_http = create_mcp_http_client(headers=AUTH)
         async with Client(streamable_http_client(f"{url}/mcp", http_client=mcp_http), mode="auto") as client:
@@ -114,7 +115,7 @@ async def test_upstream_states_and_cache_hits(tmp_path: Path) -> None:
     catalog = Catalog()
     aggregator = Aggregator(cfg, catalog, cache=cache)
     server = GatewayServer(Gateway(catalog, call_timeout=None), aggregator, cold_start_wait=0)
-    app = server.http_app(metrics=True)
+    app = http_app(server, metrics=True)
     assert aggregator.load_cached() == ["cached"]  # what run_with does before serving
     with pytest.raises(Exception):  # noqa: B017 - whatever the spawn error, it fails
         await aggregator.refresh("gone")

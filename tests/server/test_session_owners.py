@@ -24,6 +24,7 @@ from _team import catalog as _catalog
 from mcp_fixtures.asgi import serving
 from toolscout.access.auth import AuthConfig, TokenVerifier
 from toolscout.gateway import Gateway
+from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
 
 pytestmark = pytest.mark.asyncio
@@ -56,7 +57,7 @@ def _server(issuer: Issuer, redis_url: str | None = None) -> GatewayServer:
 @asynccontextmanager
 async def _replicas(issuer: Issuer, count: int, redis_url: str | None = None) -> AsyncIterator[list[str]]:
     async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(serving(_server(issuer, redis_url).http_app())) for _ in range(count)]
+        yield [await stack.enter_async_context(serving(http_app(_server(issuer, redis_url)))) for _ in range(count)]
 
 
 def _headers(token: str, session: str | None = None) -> dict[str, str]:

@@ -3,7 +3,8 @@
 This is the one module that knows how the parts fit: which store holds the tools and the
 tool-list caches, the :class:`~toolscout.sources.mcp.aggregator.Aggregator` that fills the
 catalog from the config's sources, the :class:`~toolscout.gateway.Gateway` that searches and
-calls, the Redis session store, and the MCP server (with the HTTP API on the same port).
+calls, the Redis session store, the MCP server, and the HTTP stack around it (:func:`http_app`:
+MCP, the HTTP API, the console, credentials, metrics, behind the identity and host guards).
 The protocol modules (:mod:`.mcp`, :mod:`.http_api`) take what they serve as arguments and
 build nothing themselves. :func:`run_with` is the run loop every transport shares.
 
@@ -17,12 +18,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..access.audit import AuditLog, JsonLines
-from ..access.auth import TokenVerifier
+from ..access.auth import IdentityGuard, TokenVerifier
 from ..access.credentials import Vault, load_keys
 from ..access.guard import relay_through
 from ..accounting import telemetry
@@ -37,11 +38,18 @@ from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.per_user import CredentialBroker
 from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
+from .guard import HostOriginGuard
 from .mcp import GatewayServer
+from .mcp_sessions import SessionOptions
+from .metrics import Metrics
+from .recent import RecentCalls
 from .serve_config import ServeConfig
+from .session_owners import SessionOwners
+from .shared_sessions import accept_shared_sessions
+from .stdio import serve_stdio
 from .tracing import TraceContextMiddleware, trace_mcp
 
-__all__ = ["App", "ServeConfig", "build_aggregator", "build_app", "run_with"]
+__all__ = ["App", "ServeConfig", "build_aggregator", "build_app", "http_app", "run_with", "session_options"]
 
 
 @dataclass(eq=False)
@@ -60,8 +68,8 @@ class App:
         or ``allow_host``, :class:`~toolscout.errors.MissingExtra` for ``metrics`` without
         its extra."""
         c = self.config
-        app = self.server.http_app(
-            host=c.host, token=c.token, allow_origins=c.allow_origin, allow_hosts=c.allow_host, metrics=c.metrics
+        app = http_app(
+            self.server, host=c.host, token=c.token, allow_origins=c.allow_origin, allow_hosts=c.allow_host, metrics=c.metrics
         )
         trace_mcp(self.server)  # a client's trace context, from _meta or the headers (docs/telemetry.md)
         telemetry.enable_from_env()  # TOOLSCOUT_OTEL=1: stages as OpenTelemetry spans
@@ -74,7 +82,7 @@ class App:
         if c.transport == "stdio":
             trace_mcp(self.server)
             telemetry.enable_from_env()
-            await run_with(self.aggregator, lambda: self.server.serve_stdio(max_message_bytes=c.max_message_bytes))
+            await run_with(self.aggregator, lambda: serve_stdio(self.server.lowlevel, max_message_bytes=c.max_message_bytes))
             return
         # The HTTP transport only: the stdio path never loads the HTTP server (tests/cli/test_startup.py).
         import uvicorn
@@ -144,19 +152,96 @@ def _assemble(config: ServeConfig, *, embeddings: Any) -> App:
     server = GatewayServer(
         gateway,
         aggregator,
+        session_store=sessions,
+        access=auth.access_rules() if auth is not None else None,
+        verifier=TokenVerifier(auth, config.resource) if auth is not None else None,
+        **asdict(session_options(config)),
+    )
+    _audit(config, gateway, server, store)
+    return App(config, aggregator, gateway, server, sessions)
+
+
+def session_options(config: ServeConfig) -> SessionOptions:
+    """How the server's sessions behave, from the ``serve`` settings."""
+    return SessionOptions(
         max_revealed=config.max_revealed,
         use_tool=config.use_tool,
-        session_store=sessions,
         stubs=config.stubs,
         threshold=config.defer,
         auto_pin=config.auto_pin,
         context_window=config.context_window,
         code_mode=config.code_mode,
-        access=auth.access_rules() if auth is not None else None,
-        verifier=TokenVerifier(auth, config.resource) if auth is not None else None,
     )
-    _audit(config, gateway, server, store)
-    return App(config, aggregator, gateway, server, sessions)
+
+
+def http_app(
+    server: GatewayServer,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    allow_origins: Iterable[str] = (),
+    allow_hosts: Iterable[str] = (),
+    metrics: bool = False,
+    console: bool = True,
+) -> Any:
+    """The whole HTTP stack around ``server``: streamable HTTP MCP at ``/mcp`` with the HTTP
+    API (``/v1``, see :mod:`.http_api`) on the same port; with ``token``, every request needs
+    it. ``console`` adds the web console at ``/ui`` (:mod:`.console`: its data behind the
+    token, its static files not).
+
+    Host and Origin are checked by :class:`HostOriginGuard` for ``host`` (the bind
+    address), which replaces the SDK's narrower check. ``metrics`` adds ``/metrics``
+    (Prometheus; needs ``toolscout[metrics]``), counting MCP and HTTP requests alike.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from .http_api import create_app, mount  # fastapi: kept off the stdio start-up path
+
+    gateway, aggregator, shared = server.gateway, server.aggregator, server.shared
+    off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.lowlevel.streamable_http_app(host=host, transport_security=off)
+    if shared is not None:  # any replica serves any session: no affinity needed
+        accept_shared_sessions(server.lowlevel.session_manager, shared)
+    app = SessionOwners(app, store=shared)  # a session id answers only its opener
+    counters = None
+    if metrics:
+        counters = Metrics(aggregator=aggregator, catalog=gateway.catalog, find_cache=gateway.result_cache)
+        counters.watch_mcp(server)
+        if aggregator is not None:
+            counters.watch_cache(aggregator)
+    recent = None
+    if console:
+        recent = RecentCalls()
+        recent.watch_mcp(server)
+    api = create_app(
+        gateway,
+        aggregator=aggregator,
+        capabilities=server.capabilities,
+        metrics=counters,
+        cold_start_wait=server.cold_start_wait,
+        recent=recent,
+        session_store=shared,
+        auth=server.verifier,
+        access=server.access,
+        audit_log=server.audit_log,
+    )
+    app = mount(api, app)
+    if console:
+        from .console import CONSOLE_API, console_api, with_console  # fastapi, as above
+
+        app = mount(console_api(gateway, aggregator=aggregator, recent=recent, access=server.access), app, (CONSOLE_API,))
+    broker = getattr(aggregator, "credentials", None)
+    if broker is not None:  # each caller's upstream accounts; fastapi, as above
+        from .credentials_api import CALLBACK_PATH, CREDENTIALS_PATH, callback_app, credentials_app
+
+        app = mount(credentials_app(broker), app, (CREDENTIALS_PATH,))
+    scopes = server.verifier.config.required_scopes if server.verifier is not None else ()
+    app = IdentityGuard(app, token=token, verifier=server.verifier, scopes=scopes)
+    if broker is not None:  # a browser coming back from consent carries no bearer token
+        app = mount(callback_app(broker), app, (CALLBACK_PATH,))
+    if console:
+        app = with_console(app)
+    return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)
 
 
 def _use_credentials(config: ServeConfig, aggregator: Aggregator, store: Store | None) -> None:

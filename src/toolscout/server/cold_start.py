@@ -11,11 +11,17 @@ Once every server has listed (or failed), an unknown name is ``unknown_tool`` as
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..errors import ErrorInfo, UpstreamStarting
 
-__all__ = ["called_name", "starting"]
+__all__ = ["COLD_START_WAIT", "called_name", "starting", "wait_for_sources"]
+
+log = logging.getLogger("toolscout.mcp")
+
+COLD_START_WAIT = 5.0
+"""How long a search waits, at most, for upstreams that have never listed their tools."""
 
 
 def called_name(name: str, arguments: Any, find_name: str) -> str | None:
@@ -50,3 +56,14 @@ async def starting(gateway: Any, aggregator: Any, name: str | None, wait: float)
         loading=on_the_way,
         retry_after=5,
     ).info()
+
+
+async def wait_for_sources(aggregator: Any, wait: float) -> None:
+    """Before the first searches, give upstreams that have never listed their tools a
+    bounded moment to do so (a search then says which are still loading)."""
+    if aggregator is None or wait <= 0 or not aggregator.pending():
+        return
+    try:
+        await aggregator.wait_listed(wait)
+    except Exception as exc:  # waiting is a courtesy; the search answers regardless
+        log.debug("cold-start wait failed: %s", exc)

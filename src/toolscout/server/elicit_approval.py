@@ -19,7 +19,7 @@ from typing import Any
 from ..access import approval
 from ..model import Tool, canonical_json
 
-__all__ = ["APPROVAL_SCHEMA", "ApprovalTickets", "ElicitApproval", "approval_of", "can_elicit"]
+__all__ = ["APPROVAL_SCHEMA", "ApprovalTickets", "ElicitApproval", "approval_of", "can_elicit", "may_ask"]
 
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -172,3 +172,16 @@ def can_elicit(ctx: Any) -> bool:
         return bool(ctx.session.check_client_capability(wanted))
     except Exception:  # no session, or an SDK without the check: nobody to ask
         return False
+
+
+def may_ask(gateway: Any, name: str, arguments: Any) -> bool:
+    """Whether a call of ``name`` may need the user's approval: some kind is gated, hints
+    are distrusted, or the operator set an approval rule on the tool called."""
+    if gateway.gated_kinds() or not gateway.trust_hints:
+        return True
+    if name in ("call_tool", "use_tool", "execute"):  # execute: a program may call any tool
+        name = (arguments or {}).get("name") if name == "call_tool" else None
+        if name is None:
+            return any(t.meta.get("approval") == "always" for t in gateway.catalog if t.meta)
+    tool = gateway.lookup(name) if isinstance(name, str) else None
+    return tool is not None and bool(tool.meta) and tool.meta.get("approval") == "always"

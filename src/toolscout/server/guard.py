@@ -12,6 +12,7 @@ Stdlib only: the CLI imports :func:`is_loopback` before deciding whether a token
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import json
@@ -49,6 +50,7 @@ def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return addr
 
 
+@functools.lru_cache(maxsize=256)  # every request carries the same few Host values
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names this machine only: 127.0.0.0/8, ``::1`` in any spelling, localhost."""
     if host.strip().lower().rstrip(".") == "localhost":
@@ -62,6 +64,7 @@ def _canonical_host(host: str) -> str:
     return str(addr) if addr is not None else host.strip().lower().rstrip(".")
 
 
+@functools.lru_cache(maxsize=256)
 def _split_host(value: str) -> tuple[str, int | None] | None:
     """``host[:port]`` or ``[v6][:port]`` as (canonical host, port); None if malformed."""
     value = value.strip()

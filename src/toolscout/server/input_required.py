@@ -40,7 +40,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from ..model import canonical_json
@@ -89,7 +89,7 @@ class RequestStates:
         self.ttl = ttl
         self.clock = clock
 
-    async def issue(self, binding: dict[str, Any], asked: Asked, journal: list[Any] | None = None) -> str:
+    async def issue(self, binding: Mapping[str, Any], asked: Asked, journal: list[Any] | None = None) -> str:
         body = {
             **binding,
             "u": [asked.server, asked.method, asked.name],
@@ -101,11 +101,11 @@ class RequestStates:
         payload = base64.urlsafe_b64encode(canonical_json(body).encode()).decode().rstrip("=")
         return f"{PREFIX}{payload}.{await self._sign(payload)}"
 
-    async def verify(self, token: str, binding: dict[str, Any]) -> Asked:
+    async def verify(self, token: str, binding: Mapping[str, Any]) -> Asked:
         """The upstream request ``token`` continues; :class:`StateRefused` says why not."""
         return (await self.open(token, binding))[0]
 
-    async def open(self, token: str, binding: dict[str, Any]) -> tuple[Asked, Any]:
+    async def open(self, token: str, binding: Mapping[str, Any]) -> tuple[Asked, Any]:
         """``(the request it continues, the journal it carries)``, as :meth:`verify`."""
         if len(token) > MAX_STATE or token.count(".") != 2:
             raise StateRefused("malformed")
@@ -209,6 +209,32 @@ class Parked:
             self.task.cancel()
 
 
+class Binding(Mapping[str, Any]):
+    """What a request state is bound to: principal, method, name and a digest of the
+    arguments. Computed on first read: most requests carry no state and ask nothing, and
+    hashing their arguments would be work on every call for nothing."""
+
+    def __init__(self, principal: str, method: str, name: str, arguments: Any) -> None:
+        self._raw = (principal, method, name, arguments)
+        self._fields: dict[str, Any] | None = None
+
+    def _data(self) -> dict[str, Any]:
+        if self._fields is None:
+            principal, method, name, arguments = self._raw
+            digest = hashlib.sha256(canonical_json(arguments or {}).encode()).hexdigest()[:32]
+            self._fields = {"p": principal, "m": method, "n": name, "a": digest}
+        return self._fields
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return 4
+
+
 class RoundTrips:
     """The MCP edge's side of multi-round-trip requests: :meth:`begin` before a request runs,
     :meth:`finish` on what it answered."""
@@ -218,11 +244,10 @@ class RoundTrips:
         self._parked: dict[str, Parked] = {}  # calls waiting for a stateless client's answer
 
     @staticmethod
-    def binding(principal: str, method: str, name: str, arguments: Any) -> dict[str, Any]:
-        digest = hashlib.sha256(canonical_json(arguments or {}).encode()).hexdigest()[:32]
-        return {"p": principal, "m": method, "n": name, "a": digest}
+    def binding(principal: str, method: str, name: str, arguments: Any) -> Binding:
+        return Binding(principal, method, name, arguments)
 
-    async def begin(self, ctx: Any, params: Any, modern: bool, binding: dict[str, Any]) -> Exchange:
+    async def begin(self, ctx: Any, params: Any, modern: bool, binding: Mapping[str, Any]) -> Exchange:
         """The exchange for one client request; raises the JSON-RPC error for a bad state."""
         ex = Exchange(modern=modern, capabilities=client_capabilities(ctx), journal=Journal() if modern else None)
         state = getattr(params, "request_state", None)
@@ -302,7 +327,7 @@ class RoundTrips:
         ex.asked.append(Asked(PARKED, "tools/call", key, None))
         return {"resultType": "input_required", "inputRequests": parked.questions()}
 
-    async def finish(self, ex: Exchange, raw: Any, binding: dict[str, Any]) -> Any:
+    async def finish(self, ex: Exchange, raw: Any, binding: Mapping[str, Any]) -> Any:
         """``raw`` as the client gets it: an upstream's questions under the gateway's own
         state; an upstream error the client must see re-raised as that error."""
         if ex.error is not None:

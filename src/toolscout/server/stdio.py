@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, BinaryIO
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "request_id", "stdio_transport"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "request_id", "serve_stdio", "stdio_transport"]
 
 log = logging.getLogger("toolscout.mcp")
 
@@ -250,3 +250,10 @@ async def stdio_transport(
     finally:
         for release in reversed(releases):
             release()
+
+
+async def serve_stdio(lowlevel: Any, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+    """Serve the MCP server ``lowlevel`` over stdin/stdout; a malformed or oversized message
+    gets a JSON-RPC error."""
+    async with stdio_transport(max_message_bytes=max_message_bytes) as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())

@@ -1,0 +1,151 @@
+"""MCP pass-through overhead over streamable HTTP, stateful and stateless clients.
+
+An SDK client calls the one ``echo`` tool of an upstream that serves streamable HTTP
+(benchmarks/_echo_upstream.py --http) directly, and through ``toolscout serve --transport
+http`` (``call_tool`` -> ``up_echo``), interleaved call by call. Each tree in ``--trees``
+runs its own gateway process (its sources first on the path) in front of the same upstream,
+and the trees take turns round by round, so before and after share the machine's state.
+The overhead is the median of the via-gateway calls minus the median of the direct ones;
+the gateway's CPU per forwarded call is read from /proc (not inflated by waiting for a core).
+
+    python benchmarks/passthrough_http.py --trees /tmp/base/src src --rounds 4 --calls 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+BENCH = Path(__file__).resolve().parent
+ECHO = BENCH / "_echo_upstream.py"
+CLI = "import sys; from toolscout.cli import app; sys.argv[0] = 'toolscout'; app()"
+MODES = {"stateful": "legacy", "stateless": "auto"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _ready(url: str) -> None:
+    async with httpx.AsyncClient() as http:
+        for _ in range(600):  # until the process listens (bounded)
+            try:
+                await http.get(url)
+                return
+            except httpx.TransportError:
+                await asyncio.sleep(0.05)
+    raise RuntimeError(f"{url} never answered")
+
+
+async def _measure(up: str, gw: str, mode: str, calls: int, gw_pid: int) -> dict[str, Any]:
+    forward = {"name": "up_echo", "arguments": {"text": "x"}}
+    direct: list[float] = []
+    via: list[float] = []
+    async with (
+        Client(streamable_http_client(f"{up}/mcp"), mode=mode) as dc,  # type: ignore[arg-type]
+        Client(streamable_http_client(f"{gw}/mcp"), mode=mode) as gc,  # type: ignore[arg-type]
+    ):
+        for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
+            if not (await gc.call_tool("call_tool", forward)).is_error:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise RuntimeError("the gateway never listed the upstream's echo tool")
+        for _ in range(10):  # warm both paths
+            await dc.call_tool("echo", {"text": "x"})
+            await gc.call_tool("call_tool", forward)
+        cpu0 = _cpu_s(gw_pid)
+        for _ in range(calls):
+            t = time.perf_counter()
+            await dc.call_tool("echo", {"text": "x"})
+            direct.append((time.perf_counter() - t) * 1e3)
+            t = time.perf_counter()
+            result = await gc.call_tool("call_tool", forward)
+            via.append((time.perf_counter() - t) * 1e3)
+            if result.is_error:
+                raise RuntimeError(f"a forwarded call failed: {result.content}")
+        cpu = (_cpu_s(gw_pid) - cpu0) / calls * 1e3
+    return {"direct": direct, "via": via, "cpu": cpu}
+
+
+async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, dict[str, dict[str, float]]]:
+    with tempfile.TemporaryDirectory() as d:
+        upstream = subprocess.Popen([sys.executable, str(ECHO), "--http", "0"], stdout=subprocess.PIPE, text=True)
+        procs: list[subprocess.Popen[Any]] = [upstream]
+        try:
+            assert upstream.stdout is not None
+            up = f"http://127.0.0.1:{upstream.stdout.readline().strip()}"
+            await _ready(f"{up}/mcp")
+            cfg = Path(d) / "one.json"
+            cfg.write_text(json.dumps({"mcpServers": {"up": {"url": f"{up}/mcp"}}}))
+            gateways: list[tuple[str, int]] = []
+            for i, tree in enumerate(trees):
+                port = _free_port()
+                env = {**os.environ, "PYTHONPATH": str(tree.resolve())}
+                args = ["serve", "-c", str(cfg), "--cache", str(Path(d) / f"{i}.db"), "--transport", "http", "--port", str(port)]
+                proc = subprocess.Popen([sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.DEVNULL)
+                procs.append(proc)
+                gateways.append((f"http://127.0.0.1:{port}", proc.pid))
+            for url, _ in gateways:
+                await _ready(f"{url}/v1/ready")
+            samples: dict[tuple[int, str], list[dict[str, Any]]] = {}
+            for _ in range(rounds):
+                for i, (url, pid) in enumerate(gateways):
+                    for label, mode in MODES.items():
+                        samples.setdefault((i, label), []).append(await _measure(up, url, mode, calls, pid))
+        finally:
+            for proc in procs:
+                proc.terminate()
+                proc.wait(10)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (i, label), runs in samples.items():
+        direct = [x for r in runs for x in r["direct"]]
+        via = [x for r in runs for x in r["via"]]
+        out.setdefault(str(trees[i]), {})[label] = {
+            "direct_p50_ms": float(np.median(direct)),
+            "via_p50_ms": float(np.median(via)),
+            "overhead_p50_ms": float(np.median(via) - np.median(direct)),
+            "gateway_cpu_ms_per_call": float(np.median([r["cpu"] for r in runs])),
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trees", nargs="+", type=Path, default=[BENCH.parent / "src"], help="source dirs to compare")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--calls", type=int, default=100, help="interleaved pairs per round, mode and tree")
+    args = parser.parse_args()
+    out = asyncio.run(main_async(args.trees, args.rounds, args.calls))
+    print(f"{'tree':40} {'client':10} {'direct p50':>11} {'via p50':>9} {'overhead':>9} {'gw CPU/call':>12}")
+    for tree, modes in out.items():
+        for label, r in modes.items():
+            print(
+                f"{tree:40} {label:10} {r['direct_p50_ms']:9.2f}ms {r['via_p50_ms']:7.2f}ms"
+                f" {r['overhead_p50_ms']:7.2f}ms {r['gateway_cpu_ms_per_call']:10.2f}ms"
+            )
+
+
+if __name__ == "__main__":
+    main()
