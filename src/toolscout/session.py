@@ -8,7 +8,7 @@ the bytes of earlier tools never change and provider prompt caches survive.
 Deferral follows seed 003. Below ``threshold`` visible tools (default 15) every tool is
 sent as is and no meta-tool is added. ``threshold="auto"`` (or ``"auto:N%"``) decides by
 cost instead: defer once the visible tools' definitions would take more than 10% (N%) of
-the model's context window (:mod:`toolscout.deferral`). At or above it, tools whose policy is
+the model's context window (:mod:`toolscout.sessions.deferral`). At or above it, tools whose policy is
 ``automatic`` or ``always`` are withheld until found; ``never`` tools and names in
 ``never_defer`` are always sent. ``always`` tools are withheld even below the threshold.
 
@@ -39,16 +39,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import formats
 from ._sync import run_sync
+from .accounting.ledger import Ledger, count_definitions
 from .code_mode import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, code_runner, execute_tool
 from .context import Allow, CallContext
-from .deferral import DeferRule
-from .deferral import context_window as deferral_window
 from .errors import ErrorInfo, NotRevealed, ToolscoutError
-from .ledger import Ledger, count_definitions
 from .model import CallResult, DeferPolicy, Tool
 from .naming import WIRE_FORMATS, wire_name
 from .request import CallRequest, UseRequest, shown
 from .results import FindResult, ToolReference
+from .sessions.deferral import DeferRule
+from .sessions.deferral import context_window as deferral_window
 
 if TYPE_CHECKING:
     from .access.approval import Approve
@@ -123,7 +123,7 @@ class Session:
     adds the ``execute`` meta-tool: a Python program that calls tools, run in a sandbox
     (:mod:`toolscout.code_mode`); :meth:`preselect` reveals a request's likely tools
     before the first turn. ``store`` (a :class:`SessionStore`, e.g.
-    :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps the state outside this
+    :class:`~toolscout.sessions.redis.RedisSessionStore`) keeps the state outside this
     process: loaded now, refreshed before each handled call and saved after it, so another
     worker or replica continues the conversation with what it revealed. ``approve``
     (``approve(tool, arguments)``, sync or async) is this conversation's approver for
@@ -756,7 +756,7 @@ class Session:
 
 class SessionStore(Protocol):
     """Where sessions live between requests: :class:`InMemorySessionStore` (this process) or
-    :class:`~toolscout.redis_sessions.RedisSessionStore` (every worker and replica).
+    :class:`~toolscout.sessions.redis.RedisSessionStore` (every worker and replica).
 
     Whole sessions by id (:meth:`session` gets or creates, :meth:`get`, :meth:`put`,
     :meth:`drop`), and one session's state kept in step: a ``Session(..., store=...)`` is

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from toolscout.eval.compare import _sign_test, compare, plot_recall, recall_curve
 from toolscout.eval.dataset import EvalQuery
 from toolscout.eval.runner import evaluate
-from toolscout.eval_compare import _sign_test, compare, plot_recall, recall_curve
 
 QUERIES = [
     EvalQuery("q1", "send message", ("slack",), split="chat"),

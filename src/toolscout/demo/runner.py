@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from ..accounting.tokens import savings_report
 from ..catalog import Catalog
 from ..gateway import FindResult, Gateway
 from ..learning import UsageLearner
 from ..model import CallResult
 from ..session import Session
-from ..tokens import savings_report
 from . import demo_catalog
 
 __all__ = ["CALLS", "SEARCHES", "run_demo"]

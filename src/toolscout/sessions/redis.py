@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ._sync import run_inline
-from .errors import ConfigError, MissingExtra, SessionStoreUnavailable
-from .session import _MAX_SEARCHES, Session
+from .._sync import run_inline
+from ..errors import ConfigError, MissingExtra, SessionStoreUnavailable
+from ..session import _MAX_SEARCHES, Session
 
 if TYPE_CHECKING:
-    from .gateway import Gateway
+    from ..gateway import Gateway
 
 __all__ = ["DEFAULT_PREFIX", "DEFAULT_TTL", "RedisSessionStore", "merge_states"]
 

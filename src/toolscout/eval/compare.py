@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .catalog_base import BaseCatalog
-from .errors import InvalidRequest, MissingExtra
-from .eval.dataset import EvalQuery, load_queries
-from .eval.metrics import group_positions, recall_at
-from .eval.runner import EvalReport, QueryRun, evaluate, run_eval, select_queries, size_of
-from .request import SEARCH_TYPES
-from .search.hybrid import enable_hybrid
-from .search.index import ToolIndex
-from .storage import open_store
+from ..catalog_base import BaseCatalog
+from ..errors import InvalidRequest, MissingExtra
+from ..request import SEARCH_TYPES
+from ..search.hybrid import enable_hybrid
+from ..search.index import ToolIndex
+from ..storage import open_store
+from .dataset import EvalQuery, load_queries
+from .metrics import group_positions, recall_at
+from .runner import EvalReport, QueryRun, evaluate, run_eval, select_queries, size_of
 
 if TYPE_CHECKING:
-    from .embed import Embedder
+    from ..embed import Embedder
 
 __all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "report_from_runs", "run_pair"]
 
