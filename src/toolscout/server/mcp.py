@@ -94,12 +94,12 @@ class GatewayServer:
         verifier: TokenVerifier | None = None,
     ) -> None:
         """``code_mode``: every session also offers ``execute`` (docs/code-mode.md).
-        ``session_store`` (a :class:`~toolscout.sessions.redis.RedisSessionStore`) keeps
+        ``session_store`` (a :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps
         stateful sessions where every replica sees them (see :mod:`.shared_sessions`).
         ``stubs``: stateful sessions list every tool not yet found as a stub (name and one
         line, no parameters) instead of leaving it out. ``threshold``: when sessions start
         deferring (0: always, the gateway's default; a count or ``"auto:N%"`` lists a small
-        catalog in full, see :mod:`toolscout.sessions.deferral`); ``auto_pin``: pin the most-used tools.
+        catalog in full, see :mod:`toolscout.deferral`); ``auto_pin``: pin the most-used tools.
         ``access``: the operator's rules per principal (what each caller may see and run);
         ``verifier``: checks OAuth bearer tokens on the HTTP transport (:mod:`.auth`)."""
         from mcp.server.lowlevel.server import NotificationOptions, Server
