@@ -33,81 +33,42 @@ import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import formats
 from ._sync import run_sync
 from .accounting.ledger import Ledger, count_definitions
 from .code_mode import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, code_runner, execute_tool
-from .context import Allow, CallContext
-from .errors import ErrorInfo, NotRevealed, ToolscoutError
-from .model import CallResult, DeferPolicy, Tool
-from .naming import WIRE_FORMATS, wire_name
+from .context import CallContext
+from .errors import NotRevealed, ToolscoutError
+from .model import DeferPolicy, Tool
+from .naming import wire_name
 from .request import CallRequest, UseRequest, shown
-from .results import FindResult, ToolReference
 from .sessions.deferral import DeferRule
 from .sessions.deferral import context_window as deferral_window
+from .sessions.dispatch import SearchCounter, ToolOutcome, found_text, in_wire_names
+from .sessions.render import ToolRenderer, baseline_tokens, both
 
 if TYPE_CHECKING:
     from .access.approval import Approve
     from .gateway import Gateway
 
-__all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
+__all__ = ["Session", "StoreLink", "ToolOutcome"]
 
 DEFAULT_THRESHOLD = 15
 DEFAULT_MAX_REVEALED = 128
 DEFAULT_REPEAT_LIMIT = 3
-_MAX_SEARCHES = 256
 
 
-@dataclass(slots=True)
-class ToolOutcome:
-    """What handling one tool call produced, ready to send back to the model.
+class StoreLink(Protocol):
+    """The half of :class:`~toolscout.sessions.store.SessionStore` a session calls: it is
+    attached at creation, refreshed before each handled call and saved after a change."""
 
-    ``content`` is MCP-style text blocks; adapters wrap it in their API's tool-result shape.
-    ``revealed`` lists tools whose schemas this call added to the session's list. ``find``
-    is the search result of a ``find_tools`` call (unrendered: the surface renders it),
-    ``result`` the execution result of any other call.
-    """
-
-    name: str
-    ok: bool
-    content: list[dict[str, Any]] = field(default_factory=list)
-    error: ErrorInfo | None = None
-    revealed: tuple[str, ...] = ()
-    references: list[ToolReference] = field(default_factory=list)
-    result: CallResult | None = None
-    hint: str = ""
-    find: FindResult | None = None
-
-    @property
-    def is_error(self) -> bool:
-        return not self.ok
-
-    @property
-    def is_find(self) -> bool:
-        """A search's outcome, whatever name the find meta-tool goes by (its dialect)."""
-        return self.find is not None or self.name == "find_tools"
-
-    def text(self) -> str:
-        return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "ok": self.ok, "content": self.content}
-        if self.error is not None:
-            out["error"] = self.error.to_dict()
-        if self.revealed:
-            out["revealed"] = list(self.revealed)
-        if self.references:
-            out["tool_references"] = [r.to_dict() for r in self.references]
-        return out
-
-    @classmethod
-    def failure(cls, name: str, error: ToolscoutError) -> ToolOutcome:
-        info = error.info()
-        return cls(name=name, ok=False, content=[{"type": "text", "text": info.text()}], error=info)
+    def attach(self, session: Session) -> None: ...
+    def refresh(self, session: Session) -> None: ...
+    async def arefresh(self, session: Session) -> None: ...
+    def save(self, session: Session) -> bool: ...
+    async def asave(self, session: Session) -> bool: ...
 
 
 class Session:
@@ -122,7 +83,7 @@ class Session:
     ``call_tool``). ``code_mode=True`` (or a :class:`~toolscout.code_mode.CodeLimits`)
     adds the ``execute`` meta-tool: a Python program that calls tools, run in a sandbox
     (:mod:`toolscout.code_mode`); :meth:`preselect` reveals a request's likely tools
-    before the first turn. ``store`` (a :class:`SessionStore`, e.g.
+    before the first turn. ``store`` (a :class:`~toolscout.sessions.store.SessionStore`, e.g.
     :class:`~toolscout.sessions.redis.RedisSessionStore`) keeps the state outside this
     process: loaded now, refreshed before each handled call and saved after it, so another
     worker or replica continues the conversation with what it revealed. ``approve``
@@ -149,7 +110,7 @@ class Session:
         use_tool: bool = False,
         progressive: bool = True,
         allow: Callable[[Tool], bool] | None = None,
-        store: SessionStore | None = None,
+        store: StoreLink | None = None,
         approve: Approve | None = None,
         stubs: bool = False,
         model: str | None = None,
@@ -165,7 +126,6 @@ class Session:
         self.stubs = stubs
         """Send deferred tools as stubs (name and one line, no parameters) instead of
         withholding them (seed 003's stub mode); see :meth:`listed`."""
-        self._stub_cache: dict[tuple[str, str], tuple[str, Tool, dict[str, Any]]] = {}
         self.id = session_id or uuid.uuid4().hex
         self.threshold = threshold
         self.defer_rule = DeferRule.parse(threshold)
@@ -202,8 +162,8 @@ class Session:
         self._visible_count = 0
         self._active = False
         self._over = False
-        self._searches: OrderedDict[str, int] = OrderedDict()
-        self._render_cache: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        self._searches = SearchCounter()
+        self._renderer = ToolRenderer(lambda: self.gateway.find_name)
         self._meta_cache: dict[str, list[dict[str, Any]]] = {}
         self._ctx: tuple[Any, Any, CallContext] | None = None
         self.store = store
@@ -376,13 +336,7 @@ class Session:
 
     # -- the tool list ----------------------------------------------------------------
     def _render(self, tool: Tool, format: str) -> dict[str, Any]:
-        key = (format, tool.name)
-        cached = self._render_cache.get(key)
-        if cached is not None and cached[0] == tool.version:
-            return cached[1]
-        rendered = formats.render(tool, format)
-        self._render_cache[key] = (tool.version, rendered)
-        return rendered
+        return self._renderer.full(tool, format)
 
     def meta_tools(self, format: str = "generic") -> list[dict[str, Any]]:
         cached = self._meta_cache.get(format)
@@ -418,24 +372,12 @@ class Session:
 
     def stub(self, tool: Tool, format: str = "generic") -> Tool:
         """``tool`` as a stub: its name and one line saying how to load its parameters."""
-        return self._stub(tool, format)[0]
-
-    def _stub(self, tool: Tool, format: str) -> tuple[Tool, dict[str, Any]]:
-        key = (format, tool.name)
-        cached = self._stub_cache.get(key)
-        if cached is not None and cached[0] == tool.version:
-            return cached[1], cached[2]
-        wire = wire_name(tool.name, format)
-        line = f"{tool.summary(100)} (Load first: {self.gateway.find_name} select:{wire})"
-        record = Tool(tool.name, line, source=tool.source, annotations=tool.annotations, defer=DeferPolicy.ALWAYS)
-        rendered = formats.render(record, format)
-        self._stub_cache[key] = (tool.version, record, rendered)
-        return record, rendered
+        return self._renderer.stub(tool, format)[0]
 
     def stub_tokens(self, format: str = "generic") -> int:
         """Tokens the stubs of the next list cost (0 without ``stubs=True``); the ledger's
         turns count them with the rest of the list."""
-        return count_definitions([self._stub(t, format)[1] for t, stub in self.listed() if stub])
+        return count_definitions([self._renderer.stub(t, format)[1] for t, stub in self.listed() if stub])
 
     def tools(self, format: str = "generic", *, record: bool = True, meta: bool = True) -> list[dict[str, Any]]:
         """The tool list for the next request, in ``format``; append-only across turns.
@@ -450,7 +392,7 @@ class Session:
         out: list[dict[str, Any]] = [d for n, d in zip(self.meta_names, self.meta_tools(format), strict=True) if n in metas]
         names: list[str] = list(metas)
         for tool, stub in self.listed():
-            out.append(self._stub(tool, format)[1] if stub else self._render(tool, format))
+            out.append(self._renderer.stub(tool, format)[1] if stub else self._render(tool, format))
             names.append(tool.name)
         if record:
             self.ledger.record(format, out, names, lambda: self.baseline_tokens(format))
@@ -473,7 +415,7 @@ class Session:
     def baseline_tokens(self, format: str = "generic") -> int:
         """Tokens of the static list: every visible tool's full schema in ``format``."""
         scope = (id(self.gateway.visibility), id(self.allow))
-        return _baseline(self.gateway.catalog, format, self._permitted, scope)
+        return baseline_tokens(self.gateway.catalog, format, self._permitted, scope)
 
     # -- revealing --------------------------------------------------------------------
     def reveal(self, *names: str) -> tuple[str, ...]:
@@ -537,7 +479,7 @@ class Session:
             ctx = CallContext(session_id=self.id, allow=self.allow, approve=self.approve)
             self._ctx = (self.allow, self.approve, ctx)
             return ctx
-        allow = self.allow if edge.allow is None else edge.allow if self.allow is None else _both(self.allow, edge.allow)
+        allow = self.allow if edge.allow is None else edge.allow if self.allow is None else both(self.allow, edge.allow)
         return edge.replace(session_id=self.id, allow=allow, approve=self.approve or edge.approve)
 
     async def ahandle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
@@ -575,36 +517,7 @@ class Session:
                 outcome = await self._call(CallRequest.parse(name, arguments), ctx, direct=True)
         except ToolscoutError as exc:
             outcome = ToolOutcome.failure(label, exc)
-        return self._as_seen(outcome)
-
-    def _as_seen(self, outcome: ToolOutcome) -> ToolOutcome:
-        """Tool names in an error (the tool's own name in its message, suggestions,
-        candidates) as the model sees them in this session's format, in the structured
-        error and in its text."""
-        info = outcome.error
-        if info is None or self.format not in WIRE_FORMATS:
-            return outcome
-        details, message = info.details, info.message
-        named = dict(details)
-        suggestions, candidates = details.get("suggestions"), details.get("candidates")
-        if isinstance(suggestions, list):
-            named["suggestions"] = [self.wire(s) if isinstance(s, str) else s for s in suggestions]
-        if isinstance(candidates, list):
-            named["candidates"] = [
-                {**c, "name": self.wire(c["name"])} if isinstance(c, dict) and isinstance(c.get("name"), str) else c
-                for c in candidates
-            ]
-        wire = self.wire(outcome.name)
-        if wire != outcome.name and f"for {outcome.name}:" in message:  # "invalid arguments for <name>: ..."
-            message = message.replace(f"for {outcome.name}:", f"for {wire}:", 1)
-        if named == details and message == info.message:
-            return outcome
-        old, new = info.text(), info.model_copy(update={"details": named, "message": message})
-        outcome.error = new
-        outcome.content = [
-            {**b, "text": new.text()} if b.get("type") == "text" and b.get("text") == old else b for b in outcome.content
-        ]
-        return outcome
+        return in_wire_names(outcome, self.wire, self.format)
 
     def handle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
         """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
@@ -688,38 +601,16 @@ class Session:
         outcome = ToolOutcome(
             name=self.gateway.find_name,
             ok=True,
-            content=[{"type": "text", "text": self._found_text(found)}],
+            content=[{"type": "text", "text": found_text(found, self.wire, self.is_callable, progressive=self.progressive, call_tool=self.call_tool)}],
             revealed=added,
             references=list(found.tool_references),
             find=found,
         )
-        key = f"{request.query.lower()}\x1f{request.limit}\x1f{request.search_type}\x1f{request.category}"
-        if request.kinds:  # only then: stored counters of plain searches keep their keys
-            key += "\x1f" + ",".join(request.kinds)
-        count = self._searches.pop(key, 0) + 1
-        self._searches[key] = count
-        while len(self._searches) > _MAX_SEARCHES:
-            self._searches.popitem(last=False)
+        count = self._searches.count(request)
         if count >= self.repeat_limit:
-            ready = [self.wire(r.tool_name) for r in found.tool_references if self.is_callable(r.tool_name)]
-            outcome.hint = (
-                f"You ran this same search {count} times. "
-                + (f"Its tools are already loaded ({', '.join(ready)}): call one of them directly, " if ready else "")
-                + "or search with different words."
-            )
+            outcome.hint = SearchCounter.hint(count, [self.wire(r.tool_name) for r in found.tool_references if self.is_callable(r.tool_name)])
             outcome.content.append({"type": "text", "text": outcome.hint})
         return outcome
-
-    def _found_text(self, found: FindResult) -> str:
-        refs = found.tool_references
-        versions = ", ".join(f"{self.wire(r.tool_name)}@{r.version}" for r in refs)
-        if not self.progressive:  # nothing is revealed: every found tool runs through call_tool
-            tail = f"\nRun them through call_tool(name, arguments): {', '.join(self.wire(r.tool_name) for r in refs)}"
-        else:
-            ready = [self.wire(r.tool_name) for r in refs if self.is_callable(r.tool_name)]
-            how = "directly or through call_tool" if self.call_tool else "directly"
-            tail = f"\nLoaded now, call them {how}: {', '.join(ready)}" if ready else ""
-        return f"{found.text(self.wire)}{tail}\nversions: {versions}"
 
     # -- persistence (for shared stores) ----------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -730,7 +621,7 @@ class Session:
             "loaded": list(self._loaded),
             "recency": list(self._recency),
             "versions": dict(self._versions),
-            "searches": dict(self._searches),
+            "searches": dict(self._searches.counts),
         }
 
     def restore(self, state: dict[str, Any]) -> Session:
@@ -752,108 +643,3 @@ class Session:
         for name in [n for n in self._revealed if n not in keep]:
             self._drop(name)
         return self.restore(state)
-
-
-class SessionStore(Protocol):
-    """Where sessions live between requests: :class:`InMemorySessionStore` (this process) or
-    :class:`~toolscout.sessions.redis.RedisSessionStore` (every worker and replica).
-
-    Whole sessions by id (:meth:`session` gets or creates, :meth:`get`, :meth:`put`,
-    :meth:`drop`), and one session's state kept in step: a ``Session(..., store=...)`` is
-    attached at creation, refreshed before each handled call and saved after a change. A
-    shared store keeps :meth:`Session.state` and merges with :meth:`Session.adopt`; what it
-    knows of each session's stored copy it keeps itself, never in the session."""
-
-    engine: str
-    """``"memory"``, ``"redis"``...: what readiness reports."""
-
-    def session(self, session_id: str | None = None) -> Session: ...
-    def get(self, session_id: str) -> Session | None: ...
-    def put(self, session: Session) -> None: ...
-    def drop(self, session_id: str) -> None: ...
-    def attach(self, session: Session) -> None: ...
-    def refresh(self, session: Session) -> None: ...
-    async def arefresh(self, session: Session) -> None: ...
-    def save(self, session: Session) -> bool: ...
-    async def asave(self, session: Session) -> bool: ...
-
-
-class InMemorySessionStore:
-    """Sessions in this process; past ``max_sessions`` the least recently used is evicted
-    (an evicted conversation just searches again). A session attached to it lives here;
-    there is nothing elsewhere to refresh from or save to."""
-
-    engine = "memory"
-
-    def __init__(self, gateway: Gateway, *, max_sessions: int = 1000, **session_options: Any) -> None:
-        self.gateway = gateway
-        self.max_sessions = max(1, max_sessions)
-        self.session_options = session_options
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def __contains__(self, session_id: object) -> bool:
-        return session_id in self._sessions
-
-    def get(self, session_id: str) -> Session | None:
-        session = self._sessions.get(session_id)
-        if session is not None:
-            self._sessions.move_to_end(session_id)
-        return session
-
-    def put(self, session: Session) -> None:
-        self._sessions[session.id] = session
-        self._sessions.move_to_end(session.id)
-        while len(self._sessions) > self.max_sessions:
-            self._sessions.popitem(last=False)
-
-    def drop(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
-
-    def session(self, session_id: str | None = None) -> Session:
-        """The session with this id, created (and stored) if it does not exist."""
-        existing = self.get(session_id) if session_id else None
-        if existing is not None:
-            return existing
-        created = Session(self.gateway, session_id=session_id, **self.session_options)
-        self.put(created)
-        return created
-
-    def attach(self, session: Session) -> None:
-        self.put(session)
-
-    def refresh(self, session: Session) -> None:
-        """Nothing to catch up with: this process holds the only copy."""
-
-    async def arefresh(self, session: Session) -> None:
-        """Nothing to catch up with: this process holds the only copy."""
-
-    def save(self, session: Session) -> bool:
-        """Nothing to write: the session object is the state. Always ``False``."""
-        return False
-
-    async def asave(self, session: Session) -> bool:
-        return False
-
-
-@lru_cache(maxsize=256)
-def _both(mine: Allow, edge: Allow) -> Allow:
-    """Both rules as one predicate, the same object for the same pair (the index caches
-    one mask per predicate object)."""
-    return lambda tool: mine(tool) and edge(tool)
-
-
-_BASELINES: OrderedDict[tuple[Any, ...], int] = OrderedDict()
-
-
-def _baseline(catalog: Any, format: str, permitted: Callable[[Tool], bool], scope: tuple[Any, ...]) -> int:
-    key = (id(catalog), catalog.generation, format, *scope)
-    value = _BASELINES.get(key)
-    if value is None:
-        value = count_definitions([formats.render(t, format) for t in catalog if permitted(t)])
-        _BASELINES[key] = value
-        if len(_BASELINES) > 64:
-            _BASELINES.popitem(last=False)
-    return value

@@ -23,7 +23,8 @@ from toolscout.gateway import Gateway
 from toolscout.model import Annotations
 from toolscout.scaleout.replica import SharedCatalog
 from toolscout.server.http_api import create_app
-from toolscout.session import InMemorySessionStore, Session
+from toolscout.session import Session
+from toolscout.sessions.store import InMemorySessionStore
 from toolscout.storage import (
     Entry,
     Follower,

@@ -39,7 +39,8 @@ from ..errors import ErrorInfo, SessionStoreUnavailable, ToolscoutError
 from ..formats import render
 from ..gateway import Gateway
 from ..model import CallResult, Tool
-from ..session import InMemorySessionStore, Session, ToolOutcome
+from ..session import Session, ToolOutcome
+from ..sessions.store import InMemorySessionStore
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.skills import SKILL_URI_PREFIX
 from .capabilities import CAPABILITIES_URI, capabilities, server_version
