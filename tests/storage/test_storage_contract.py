@@ -39,6 +39,8 @@ from toolscout.storage import (
     register_engine,
     unregister_engine,
 )
+
+# reach-in: the engines' shared codec is tested once here rather than through each engine
 from toolscout.storage._codec import check_value, decode_arrays, encode_arrays
 
 
@@ -294,6 +296,7 @@ def test_toolscouts_own_imports_raise_no_deprecation_warning() -> None:
 
 
 def test_the_json_of_a_change_event_is_read_by_the_engine() -> None:
+    # reach-in: the parser of NOTIFY payloads, checked without a PostgreSQL server
     from toolscout.storage.postgres import _change
 
     assert _change(json.dumps({"source": "crm", "version": 7, "base": 6, "members": False})).members is False  # type: ignore[union-attr]

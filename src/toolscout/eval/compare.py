@@ -28,7 +28,7 @@ from .runner import EvalReport, QueryRun, evaluate, run_eval, select_queries, si
 if TYPE_CHECKING:
     from ..embed import Embedder
 
-__all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "report_from_runs", "run_pair"]
+__all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "report_from_runs", "run_pair", "sign_test"]
 
 SEMANTIC_MODES = ("hybrid", "semantic")
 
@@ -73,7 +73,7 @@ class Comparison:
         return {"a": self.label_a, "b": self.label_b, "rows": self.rows}
 
 
-def _sign_test(wins: int, losses: int) -> float:
+def sign_test(wins: int, losses: int) -> float:
     """Two-sided exact sign test p-value (ties dropped)."""
     n = wins + losses
     if n == 0:
@@ -124,7 +124,7 @@ def compare(a: EvalReport, b: EvalReport, label_a: str = "A", label_b: str = "B"
                 "delta": mean([y.ndcg10 - x.ndcg10 for x, y in pairs]),
                 "b_wins": wins,
                 "b_losses": losses,
-                "p_sign": _sign_test(wins, losses),
+                "p_sign": sign_test(wins, losses),
                 "R@1 A": mean([x.r1 for x, _ in pairs]),
                 "R@1 B": mean([y.r1 for _, y in pairs]),
                 "complete@10 A": mean([x.complete10 for x, _ in pairs]),
