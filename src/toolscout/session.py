@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import formats
 from ._sync import run_sync
 from .accounting.ledger import Ledger, count_definitions
-from .code_mode import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, code_runner, execute_tool
+from .code_mode import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, execute_tool
 from .context import CallContext
-from .errors import NotRevealed, ToolscoutError
+from .errors import ToolscoutError
 from .model import DeferPolicy, Tool
 from .naming import wire_name
-from .request import CallRequest, UseRequest, shown
+from .request import shown
 from .sessions.deferral import DeferRule
 from .sessions.deferral import context_window as deferral_window
-from .sessions.dispatch import SearchCounter, ToolOutcome, found_text, in_wire_names
+from .sessions.dispatch import SearchCounter, ToolOutcome, in_wire_names, route
 from .sessions.render import ToolRenderer, baseline_tokens, both
 
 if TYPE_CHECKING:
@@ -162,7 +162,8 @@ class Session:
         self._visible_count = 0
         self._active = False
         self._over = False
-        self._searches = SearchCounter()
+        self.searches = SearchCounter()
+        """How often each search ran (a repeat is pointed out to the model)."""
         self._renderer = ToolRenderer(lambda: self.gateway.find_name)
         self._meta_cache: dict[str, list[dict[str, Any]]] = {}
         self._ctx: tuple[Any, Any, CallContext] | None = None
@@ -458,6 +459,25 @@ class Session:
             added.append(name)
         return tuple(added)
 
+    def loaded_for_find(self) -> frozenset[str]:
+        """Tools the model holds now, which a search lists as loaded (all of them when
+        nothing is deferred)."""
+        self._sync()
+        return self._pinned_set.union(self._revealed, self._loaded) if self._active else self._pinned_set
+
+    def add_found(self, names: Iterable[str]) -> tuple[str, ...]:
+        """Reveal what a search found (saved with the call that found it)."""
+        return self._reveal(*names)
+
+    def touch(self, name: str, *, succeeded: bool = False) -> None:
+        """The model is calling ``name`` (``succeeded``: the call ran): it is the most
+        recently used, and with ``auto_pin`` a tool called twice is kept from eviction."""
+        if succeeded:
+            if self.auto_pin:
+                self._calls[name] = self._calls.get(name, 0) + 1
+            return
+        self._touch(name)
+
     def _touch(self, name: str) -> None:
         if name in self._recency:
             self._recency.move_to_end(name)
@@ -502,22 +522,7 @@ class Session:
         return outcome
 
     async def _ahandle(self, name: str, arguments: Any, edge: CallContext | None) -> ToolOutcome:
-        label = name if isinstance(name, str) else shown(name)
-        ctx = self.context(edge)
-        try:
-            if name == self.gateway.find_name:
-                outcome = self._find(arguments, ctx)
-            elif name == "call_tool" and self.call_tool:
-                outcome = await self._call(CallRequest.from_call_tool(arguments), ctx, direct=False)
-            elif name == "use_tool" and self.use_tool:
-                outcome = await self._use(UseRequest.parse(arguments, max_limit=self.gateway.max_limit), ctx)
-            elif name == EXECUTE_NAME and self.code_mode is not None:
-                outcome = await self._execute(arguments, ctx, self.code_mode)
-            else:
-                outcome = await self._call(CallRequest.parse(name, arguments), ctx, direct=True)
-        except ToolscoutError as exc:
-            outcome = ToolOutcome.failure(label, exc)
-        return in_wire_names(outcome, self.wire, self.format)
+        return in_wire_names(await route(self, name, arguments, self.context(edge)), self.wire, self.format)
 
     def handle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
         """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
@@ -530,36 +535,6 @@ class Session:
         outcome = run_sync(self._ahandle(name, arguments, context))
         self.store.save(self)
         return outcome
-
-    async def _call(self, request: CallRequest, ctx: CallContext, *, direct: bool) -> ToolOutcome:
-        """A direct call needs the tool's schema loaded in this session; ``call_tool`` only
-        needs the tool to be visible (the model named it, and its arguments are checked
-        against the schema either way)."""
-        self._sync()
-        try:
-            tool = self.gateway.resolve(request.name, allow=ctx.allow)
-        except ToolscoutError as exc:  # unknown or denied: recorded like a refusal over /v1
-            self.gateway.audit_refusal(request, ctx, exc)
-            raise
-        if direct and not self.is_callable(tool.name):
-            via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
-            hint = f"Call {self.gateway.find_name} with query 'select:{self.wire(tool.name)}' (or describe the task){via}."
-            if not self.progressive:  # nothing is ever revealed here: select: would change nothing
-                hint = (f"Run it with call_tool(name='{self.wire(tool.name)}', arguments)." if self.call_tool
-                        else f"Call {self.gateway.find_name} to see its schema, then describe the task so it is found and sent.")
-            raise NotRevealed(f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session", hint=hint)
-        self._touch(tool.name)
-        if request.name != tool.name:  # the catalog name: the gateway resolves it at once
-            request = CallRequest(tool.name, request.arguments)
-        result = await self.gateway.execute(request, ctx)
-        if result.ok and self.auto_pin:
-            self._calls[tool.name] = self._calls.get(tool.name, 0) + 1
-        return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
-
-    async def _execute(self, arguments: Any, ctx: CallContext, limits: CodeLimits) -> ToolOutcome:
-        """Code mode: the program's tool calls each go through the gateway with ``ctx``."""
-        result = await code_runner(self.gateway, limits).run(arguments, ctx, limits=limits)
-        return ToolOutcome(name=EXECUTE_NAME, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
     def preselect(self, message: str, k: int = 3, *, context: CallContext | None = None) -> tuple[str, ...]:
         """Reveal the tools ``message`` (the user's request) most likely needs before the
@@ -580,38 +555,6 @@ class Session:
             return ()
         return self.reveal(*(t.name for t in found.found[:k]))
 
-    async def _use(self, request: UseRequest, ctx: CallContext) -> ToolOutcome:
-        result = await self.gateway.execute(request, ctx)
-        return ToolOutcome(name="use_tool", ok=result.ok, content=list(result.content), error=result.error, result=result)
-
-    def _find(self, arguments: Any, ctx: CallContext) -> ToolOutcome:
-        self._sync()
-        loaded = self._pinned_set.union(self._revealed, self._loaded) if self._active else self._pinned_set
-        found = self.gateway.find(arguments, ctx, loaded=loaded)
-        request = found.request
-        if found.error is not None or request is None:
-            return ToolOutcome(
-                name=self.gateway.find_name,
-                ok=False,
-                content=[{"type": "text", "text": found.text()}],
-                error=found.error,
-                find=found,
-            )
-        added = self._reveal(*(t.name for t in found.found))
-        outcome = ToolOutcome(
-            name=self.gateway.find_name,
-            ok=True,
-            content=[{"type": "text", "text": found_text(found, self.wire, self.is_callable, progressive=self.progressive, call_tool=self.call_tool)}],
-            revealed=added,
-            references=list(found.tool_references),
-            find=found,
-        )
-        count = self._searches.count(request)
-        if count >= self.repeat_limit:
-            outcome.hint = SearchCounter.hint(count, [self.wire(r.tool_name) for r in found.tool_references if self.is_callable(r.tool_name)])
-            outcome.content.append({"type": "text", "text": outcome.hint})
-        return outcome
-
     # -- persistence (for shared stores) ----------------------------------------------
     def state(self) -> dict[str, Any]:
         """What a shared store must keep to rebuild this session elsewhere (small, JSON)."""
@@ -621,7 +564,7 @@ class Session:
             "loaded": list(self._loaded),
             "recency": list(self._recency),
             "versions": dict(self._versions),
-            "searches": dict(self._searches.counts),
+            "searches": dict(self.searches.counts),
         }
 
     def restore(self, state: dict[str, Any]) -> Session:
@@ -631,7 +574,7 @@ class Session:
         for name in state.get("recency", ()):
             self._touch(name)
         self._versions.update({k: v for k, v in state.get("versions", {}).items() if k in self._versions})
-        self._searches.update(state.get("searches", {}))
+        self.searches.update(state.get("searches", {}))
         return self
 
     def adopt(self, state: dict[str, Any]) -> Session:

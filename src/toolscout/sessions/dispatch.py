@@ -3,24 +3,30 @@
 :class:`ToolOutcome` is the answer to any call a session handles; :func:`in_wire_names`
 renames tools in its error to the names the model sees in the session's format;
 :class:`SearchCounter` notices a search the model keeps repeating and :func:`found_text`
-words a search's result for the model. The session routes each call (its ``ahandle``);
-what a routed call answers is built here, so the words the model reads live in one place.
+words a search's result for the model. :func:`route` sends one call to the meta-tool or
+tool it names; it sees the session only through :class:`Conversation` (what it reads and
+the three changes a call makes), so a session's state stays in the session.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import ErrorInfo, ToolscoutError
+from ..code_mode import EXECUTE_NAME, CodeLimits, code_runner
+from ..context import CallContext
+from ..errors import ErrorInfo, NotRevealed, ToolscoutError
 from ..model import CallResult
 from ..naming import WIRE_FORMATS
-from ..request import FindRequest
+from ..request import CallRequest, FindRequest, UseRequest, shown
 from ..results import FindResult, ToolReference
 
-__all__ = ["MAX_SEARCHES", "SearchCounter", "ToolOutcome", "found_text", "in_wire_names"]
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+
+__all__ = ["MAX_SEARCHES", "Conversation", "SearchCounter", "ToolOutcome", "found_text", "in_wire_names", "route"]
 
 MAX_SEARCHES = 256
 """Distinct searches a session counts (least recent dropped): enough to notice a loop,
@@ -156,3 +162,90 @@ def found_text(
         how = "directly or through call_tool" if call_tool else "directly"
         tail = f"\nLoaded now, call them {how}: {', '.join(ready)}" if ready else ""
     return f"{found.text(wire)}{tail}\nversions: {versions}"
+
+
+class Conversation(Protocol):
+    """What routing a call needs of a session (:class:`toolscout.session.Session`)."""
+
+    gateway: Gateway
+    call_tool: bool
+    use_tool: bool
+    progressive: bool
+    code_mode: CodeLimits | None
+    repeat_limit: int
+    searches: SearchCounter
+
+    def wire(self, name: str) -> str: ...
+    def is_callable(self, name: str) -> bool: ...
+    def loaded_for_find(self) -> frozenset[str]: ...
+    def add_found(self, names: Iterable[str]) -> tuple[str, ...]: ...
+    def touch(self, name: str, *, succeeded: bool = False) -> None: ...
+
+
+async def route(conv: Conversation, name: str, arguments: Any, ctx: CallContext) -> ToolOutcome:
+    """Handle one call the model made: ``find_tools`` (whatever its dialect's name),
+    ``call_tool``, ``use_tool``, ``execute`` when the session offers them, else a direct
+    tool call. Bad input is an error outcome, never an exception."""
+    gateway = conv.gateway
+    try:
+        if name == gateway.find_name:
+            return _find(conv, arguments, ctx)
+        if name == "call_tool" and conv.call_tool:
+            return await _call(conv, CallRequest.from_call_tool(arguments), ctx, direct=False)
+        if name == "use_tool" and conv.use_tool:
+            result = await gateway.execute(UseRequest.parse(arguments, max_limit=gateway.max_limit), ctx)
+            return ToolOutcome(name="use_tool", ok=result.ok, content=list(result.content), error=result.error, result=result)
+        if name == EXECUTE_NAME and conv.code_mode is not None:
+            # code mode: the program's tool calls each go through the gateway with ``ctx``
+            result = await code_runner(gateway, conv.code_mode).run(arguments, ctx, limits=conv.code_mode)
+            return ToolOutcome(name=EXECUTE_NAME, ok=result.ok, content=list(result.content), error=result.error, result=result)
+        return await _call(conv, CallRequest.parse(name, arguments), ctx, direct=True)
+    except ToolscoutError as exc:
+        return ToolOutcome.failure(name if isinstance(name, str) else shown(name), exc)
+
+
+async def _call(conv: Conversation, request: CallRequest, ctx: CallContext, *, direct: bool) -> ToolOutcome:
+    """A direct call needs the tool's schema loaded in this session; ``call_tool`` only
+    needs the tool to be visible (the model named it, and its arguments are checked
+    against the schema either way)."""
+    gateway = conv.gateway
+    try:
+        tool = gateway.resolve(request.name, allow=ctx.allow)
+    except ToolscoutError as exc:  # unknown or denied: recorded like a refusal over /v1
+        gateway.audit_refusal(request, ctx, exc)
+        raise
+    if direct and not conv.is_callable(tool.name):
+        wire = conv.wire(tool.name)
+        via = " or run it with call_tool(name, arguments)" if conv.call_tool else ""
+        hint = f"Call {gateway.find_name} with query 'select:{wire}' (or describe the task){via}."
+        if not conv.progressive:  # nothing is ever revealed here: select: would change nothing
+            hint = (f"Run it with call_tool(name='{wire}', arguments)." if conv.call_tool
+                    else f"Call {gateway.find_name} to see its schema, then describe the task so it is found and sent.")
+        raise NotRevealed(f"tool {wire!r} exists but its schema is not loaded in this session", hint=hint)
+    conv.touch(tool.name)
+    if request.name != tool.name:  # the catalog name: the gateway resolves it at once
+        request = CallRequest(tool.name, request.arguments)
+    result = await gateway.execute(request, ctx)
+    if result.ok:
+        conv.touch(tool.name, succeeded=True)
+    return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
+
+
+def _find(conv: Conversation, arguments: Any, ctx: CallContext) -> ToolOutcome:
+    gateway = conv.gateway
+    found = gateway.find(arguments, ctx, loaded=conv.loaded_for_find())
+    request = found.request
+    if found.error is not None or request is None:
+        text = [{"type": "text", "text": found.text()}]
+        return ToolOutcome(name=gateway.find_name, ok=False, content=text, error=found.error, find=found)
+    added = conv.add_found(t.name for t in found.found)
+    text = found_text(found, conv.wire, conv.is_callable, progressive=conv.progressive, call_tool=conv.call_tool)
+    outcome = ToolOutcome(
+        name=gateway.find_name, ok=True, content=[{"type": "text", "text": text}], revealed=added,
+        references=list(found.tool_references), find=found,
+    )
+    count = conv.searches.count(request)
+    if count >= conv.repeat_limit:
+        outcome.hint = SearchCounter.hint(count, [conv.wire(r.tool_name) for r in found.tool_references if conv.is_callable(r.tool_name)])
+        outcome.content.append({"type": "text", "text": outcome.hint})
+    return outcome
