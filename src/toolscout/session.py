@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,6 +47,7 @@ from .sessions.deferral import DeferRule
 from .sessions.deferral import context_window as deferral_window
 from .sessions.dispatch import SearchCounter, ToolOutcome, in_wire_names, route
 from .sessions.render import ToolRenderer, baseline_tokens, both
+from .sessions.reveal import RevealSet
 
 if TYPE_CHECKING:
     from .access.approval import Approve
@@ -137,7 +137,6 @@ class Session:
         """Pin this many of the gateway's most-used tools (learned usage) at the session's
         start, and keep tools this session calls repeatedly from eviction (0: off)."""
         self._auto_pinned: tuple[str, ...] = ()
-        self._calls: dict[str, int] = {}
         self.never_defer = frozenset(never_defer)
         unknown = sorted(n for n in self.never_defer if gateway.catalog.get(n) is None)
         if unknown:  # a typo would silently defer the tool the caller meant to pin
@@ -152,10 +151,8 @@ class Session:
         self.format: str | None = None
         """The host format this session's tools were last listed in: texts the model reads
         name tools as that format does (its wire names)."""
-        self._revealed: OrderedDict[str, None] = OrderedDict()  # reveal order (list order)
-        self._loaded: OrderedDict[str, None] = OrderedDict()  # held by the provider (native)
-        self._recency: OrderedDict[str, None] = OrderedDict()  # least recently used first
-        self._versions: dict[str, str] = {}  # version last sent, per revealed/pinned name
+        self.reveals = RevealSet(self.max_revealed)
+        """What this conversation revealed (and a provider loaded), bounded by ``max_revealed``."""
         self._pinned: list[str] = []
         self._pinned_set: frozenset[str] = frozenset()
         self._generation = -1
@@ -240,29 +237,24 @@ class Session:
         wanted = set(pinned)
         self._pinned = [n for n in self._pinned if n in wanted] + [n for n in pinned if n not in known]
         self._pinned_set = frozenset(self._pinned)
-        for name in list(self._revealed):
+        for name in list(self.reveals.revealed):
             tool = catalog.get(name)
             if tool is None or not self._permitted(tool):
-                self._drop(name)
+                self.reveals.drop(name)
                 self.ledger.note("removed", tool=name)
             elif name in self._pinned_set:
-                self._drop(name)
-        for name in list(self._loaded):
+                self.reveals.drop(name)
+        for name in list(self.reveals.loaded):
             tool = catalog.get(name)
             if tool is None or not self._permitted(tool):
-                del self._loaded[name]
-        for name in [*self._pinned, *self._revealed]:
+                del self.reveals.loaded[name]
+        for name in [*self._pinned, *self.reveals.revealed]:
             tool = catalog.get(name)
-            old = self._versions.get(name)
+            old = self.reveals.versions.get(name)
             if tool is not None and old is not None and old != tool.version:
                 self.ledger.note("schema_changed", tool=name, old=old, new=tool.version)
             if tool is not None:
-                self._versions[name] = tool.version
-
-    def _drop(self, name: str) -> None:
-        self._revealed.pop(name, None)
-        self._recency.pop(name, None)
-        self._versions.pop(name, None)
+                self.reveals.versions[name] = tool.version
 
     @property
     def over_threshold(self) -> bool:
@@ -286,26 +278,26 @@ class Session:
     def revealed(self) -> tuple[str, ...]:
         """Tools found in this session, in the order they were added to the list."""
         self._sync()
-        return tuple(self._revealed)
+        return tuple(self.reveals.revealed)
 
     def shows_any(self, names: Iterable[str]) -> bool:
         """Whether any of ``names`` is in this session's list (no catalog sync: cheap enough
         to ask of every session on every catalog change)."""
         if self.stubs and self.progressive:  # every visible tool is listed, as a stub or in full
             return True
-        return any(n in self._revealed or n in self._pinned_set for n in names)
+        return any(n in self.reveals.revealed or n in self._pinned_set for n in names)
 
     def is_callable(self, name: str) -> bool:
         """Whether the model has this tool's schema (pinned, revealed, or loaded by the
         provider through :meth:`mark_loaded`) right now."""
         self._sync()
-        return name in self._revealed or name in self._pinned_set or name in self._loaded
+        return name in self.reveals.revealed or name in self._pinned_set or name in self.reveals.loaded
 
     @property
     def loaded(self) -> tuple[str, ...]:
         """Tools the provider holds from native loading (:meth:`mark_loaded`), oldest first."""
         self._sync()
-        return tuple(self._loaded)
+        return tuple(self.reveals.loaded)
 
     def mark_loaded(self, *names: str) -> None:
         """Record that the provider now holds these tools' schemas for the rest of the
@@ -323,8 +315,8 @@ class Session:
         added = False
         for name in names:
             tool = self.gateway.catalog.get(name)
-            if tool is not None and self._permitted(tool) and name not in self._pinned_set and name not in self._loaded:
-                self._loaded[name] = None
+            if tool is not None and self._permitted(tool) and name not in self._pinned_set and name not in self.reveals.loaded:
+                self.reveals.loaded[name] = None
                 added = True
         return added
 
@@ -366,7 +358,7 @@ class Session:
         self._sync()
         catalog = self.gateway.catalog
         if not (self.stubs and self._active and self.progressive):
-            return [(t, False) for t in (catalog.get(n) for n in (*self._pinned, *self._revealed)) if t is not None]
+            return [(t, False) for t in (catalog.get(n) for n in (*self._pinned, *self.reveals.revealed)) if t is not None]
         out = [(t, False) for t in (catalog.get(n) for n in self._pinned) if t is not None]
         out += [(t, not self.is_callable(t.name)) for t in self.deferred()]
         return out
@@ -431,39 +423,20 @@ class Session:
         self._sync()
         if not self.progressive:
             return ()
-        batch = set(names)
         for name in names:  # refresh first, so a batch never evicts its own members
-            self._touch(name)
-        added = []
-        for name in names:
-            tool = self.gateway.catalog.get(name)
-            if tool is None or not self._permitted(tool) or name in self._pinned_set:
-                continue
-            if name in self._revealed:
-                self._recency.move_to_end(name)
-                continue
-            if len(self._revealed) >= self.max_revealed:
-                # Evict the least recently used tool outside this batch; a batch larger
-                # than the cap loads only what fits (the rest are listed, not loaded).
-                # With auto_pin, tools this session keeps calling go last.
-                victim = next((n for n in self._recency if n not in batch and not self._hot(n)), None)
-                if victim is None:
-                    victim = next((n for n in self._recency if n not in batch), None)
-                if victim is None:
-                    continue
-                self._drop(victim)
-                self.ledger.note("evicted", tool=victim)
-            self._revealed[name] = None
-            self._recency[name] = None
-            self._versions[name] = tool.version
-            added.append(name)
+            self.reveals.touch(name)
+        catalog = self.gateway.catalog
+        tools = (t for t in map(catalog.get, names) if t is not None and self._permitted(t) and t.name not in self._pinned_set)
+        added, evicted = self.reveals.add(tools, set(names), self._hot)
+        for victim in evicted:
+            self.ledger.note("evicted", tool=victim)
         return tuple(added)
 
     def loaded_for_find(self) -> frozenset[str]:
         """Tools the model holds now, which a search lists as loaded (all of them when
         nothing is deferred)."""
         self._sync()
-        return self._pinned_set.union(self._revealed, self._loaded) if self._active else self._pinned_set
+        return self._pinned_set.union(self.reveals.revealed, self.reveals.loaded) if self._active else self._pinned_set
 
     def add_found(self, names: Iterable[str]) -> tuple[str, ...]:
         """Reveal what a search found (saved with the call that found it)."""
@@ -474,17 +447,13 @@ class Session:
         recently used, and with ``auto_pin`` a tool called twice is kept from eviction."""
         if succeeded:
             if self.auto_pin:
-                self._calls[name] = self._calls.get(name, 0) + 1
+                self.reveals.called(name)
             return
-        self._touch(name)
-
-    def _touch(self, name: str) -> None:
-        if name in self._recency:
-            self._recency.move_to_end(name)
+        self.reveals.touch(name)
 
     def _hot(self, name: str) -> bool:
         """A tool this session called at least twice (kept from eviction with ``auto_pin``)."""
-        return bool(self.auto_pin) and self._calls.get(name, 0) >= 2
+        return bool(self.auto_pin) and self.reveals.calls.get(name, 0) >= 2
 
     # -- handling calls ---------------------------------------------------------------
     def context(self, edge: CallContext | None = None) -> CallContext:
@@ -558,22 +527,15 @@ class Session:
     # -- persistence (for shared stores) ----------------------------------------------
     def state(self) -> dict[str, Any]:
         """What a shared store must keep to rebuild this session elsewhere (small, JSON)."""
-        return {
-            "id": self.id,
-            "revealed": list(self._revealed),
-            "loaded": list(self._loaded),
-            "recency": list(self._recency),
-            "versions": dict(self._versions),
-            "searches": dict(self.searches.counts),
-        }
+        return {"id": self.id, **self.reveals.state(), "searches": dict(self.searches.counts)}
 
     def restore(self, state: dict[str, Any]) -> Session:
         self._sync()
         self._reveal(*state.get("revealed", ()))
         self._mark_loaded(*state.get("loaded", ()))
         for name in state.get("recency", ()):
-            self._touch(name)
-        self._versions.update({k: v for k, v in state.get("versions", {}).items() if k in self._versions})
+            self.reveals.touch(name)
+        self.reveals.versions.update({k: v for k, v in state.get("versions", {}).items() if k in self.reveals.versions})
         self.searches.update(state.get("searches", {}))
         return self
 
@@ -583,6 +545,6 @@ class Session:
         that stay keep their place and bytes."""
         self._sync()
         keep = set(state.get("revealed", ()))
-        for name in [n for n in self._revealed if n not in keep]:
-            self._drop(name)
+        for name in [n for n in self.reveals.revealed if n not in keep]:
+            self.reveals.drop(name)
         return self.restore(state)
