@@ -52,13 +52,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # catalog, the demo catalog) and how they are ranked (search, embedders, usage)
     ("sources, search", (
         "toolscout.sources", "toolscout.catalog", "toolscout.scaleout", "toolscout.demo",
-        "toolscout.search", "toolscout.embed", "toolscout.learning",
+        "toolscout.search", "toolscout.embed",
     )),
     # find and execute over a catalog, their results and meta-tool definitions, the namespace
-    # browser and the cache of repeated finds
+    # browser and the cache of repeated finds; code mode (programs whose every tool call is
+    # one guarded execute)
     ("gateway", (
-        "toolscout.gateway", "toolscout.results", "toolscout.meta_tools", "toolscout.code_mode",
-        "toolscout.namespaces", "toolscout.find_cache", "toolscout.program_journal",
+        "toolscout.gateway", "toolscout.results", "toolscout.meta_tools", "toolscout.codemode",
+        "toolscout.namespaces", "toolscout.find_cache",
     )),
     # a conversation over a gateway (`session`) and its pieces (`sessions`): the deferral rule,
     # and where sessions are kept between requests

@@ -53,7 +53,6 @@ from .errors import (
     UnknownTool,
 )
 from .find_cache import FindCache, normalise_query
-from .learning import UsageLearner
 from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
 from .meta_tools import FIND_TOOLS as FIND_TOOLS
 from .meta_tools import META_NAMES as META_NAMES
@@ -77,6 +76,7 @@ from .results import FindResult, ToolReference, refused_find
 from .search.crosslingual import enable_crosslingual, language_hint
 from .search.hybrid import enable_hybrid, enable_hybrid_if_available
 from .search.index import ScoredTool, ToolIndex
+from .search.learning import UsageLearner
 from .search.resolve import select_names
 from .search.sets import several_steps
 from .security.findings import findings_of

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import formats
 from ._sync import run_sync
 from .accounting.ledger import Ledger, count_definitions
-from .code_mode import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, execute_tool
+from .codemode.runner import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, execute_tool
 from .context import CallContext
 from .errors import ToolscoutError
 from .model import DeferPolicy, Tool
@@ -80,9 +80,9 @@ class Session:
     adds the ``call_tool`` meta-tool for hosts that cannot change their tool list between
     turns; ``use_tool=True`` adds RFC 0001's ``use_tool`` (find and run in one step).
     ``progressive=False`` never reveals (a stateless client: every call goes through
-    ``call_tool``). ``code_mode=True`` (or a :class:`~toolscout.code_mode.CodeLimits`)
+    ``call_tool``). ``code_mode=True`` (or a :class:`~toolscout.codemode.runner.CodeLimits`)
     adds the ``execute`` meta-tool: a Python program that calls tools, run in a sandbox
-    (:mod:`toolscout.code_mode`); :meth:`preselect` reveals a request's likely tools
+    (:mod:`toolscout.codemode.runner`); :meth:`preselect` reveals a request's likely tools
     before the first turn. ``store`` (a :class:`~toolscout.sessions.store.SessionStore`, e.g.
     :class:`~toolscout.sessions.redis.RedisSessionStore`) keeps the state outside this
     process: loaded now, refreshed before each handled call and saved after it, so another

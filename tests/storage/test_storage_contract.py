@@ -289,7 +289,7 @@ def test_toolscouts_own_imports_raise_no_deprecation_warning() -> None:
     code = (
         "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
         "import toolscout, toolscout.storage, toolscout.scaleout.replica, toolscout.cli.catalog_commands, "
-        "toolscout.cli.audit_command, toolscout.eval.compare, toolscout.learning, toolscout.server.http_api\n"
+        "toolscout.cli.audit_command, toolscout.eval.compare, toolscout.search.learning, toolscout.server.http_api\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

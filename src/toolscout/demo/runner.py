@@ -18,8 +18,8 @@ from typing import Any
 from ..accounting.tokens import savings_report
 from ..catalog import Catalog
 from ..gateway import FindResult, Gateway
-from ..learning import UsageLearner
 from ..model import CallResult
+from ..search.learning import UsageLearner
 from ..session import Session
 from . import demo_catalog
 

@@ -43,8 +43,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+from ..codemode.journal import Journal, journal_scope
 from ..model import canonical_json
-from ..program_journal import Journal, journal_scope
 from ..sources.mcp.negotiation import Asked, Exchange, exchange, is_input_required
 
 __all__ = ["OWN", "PREFIX", "RequestStates", "RoundTrips", "client_capabilities"]

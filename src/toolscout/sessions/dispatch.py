@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..code_mode import EXECUTE_NAME, CodeLimits, code_runner
+from ..codemode.runner import EXECUTE_NAME, CodeLimits, code_runner
 from ..context import CallContext
 from ..errors import ErrorInfo, NotRevealed, ToolscoutError
 from ..model import CallResult

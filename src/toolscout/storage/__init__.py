@@ -14,7 +14,7 @@ The stores toolscout has, one name per kind:
 * a *session store* (:class:`~toolscout.sessions.store.SessionStore`): conversations between
   requests, in memory or in Redis;
 * the *vector cache* (:class:`~toolscout.embed.VectorCache`) and the *usage log*
-  (:class:`~toolscout.learning.UsageLearner`) are users of a :class:`Store`, not stores.
+  (:class:`~toolscout.search.learning.UsageLearner`) are users of a :class:`Store`, not stores.
 """
 
 from __future__ import annotations
