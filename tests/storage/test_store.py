@@ -450,7 +450,7 @@ def _rewrite_columns(path: Path, change: Callable[[dict[str, Any]], None]) -> No
 
     # reach-in: the test writes a damaged column file itself, in the codec's own encoding
     from toolscout.storage._codec import encode_arrays as _npz
-    from toolscout.storage.sqlite import _COLUMNS_NS
+    from toolscout.storage.sqlite import _COLUMNS_NS  # reach-in: where SQLite keeps the column file
 
     with Store(path) as store:
         key = store.info()["saved_at"]
@@ -501,7 +501,7 @@ def test_column_texts_with_nul_and_empty_values_round_trip(tmp_path: Path) -> No
     save_catalog(original, tmp_path / "s.db")
     # reach-in: the column decoder on its own, so a NUL-bearing field is checked without a database
     from toolscout.storage._columns import tools_from_columns as _tools_from_columns
-    from toolscout.storage.sqlite import _COLUMNS_NS
+    from toolscout.storage.sqlite import _COLUMNS_NS  # reach-in: as above
 
     with Store(tmp_path / "s.db") as store:
         loaded = _tools_from_columns(store.get_arrays(_COLUMNS_NS, store.info()["saved_at"]))  # no fallback to rows
