@@ -34,14 +34,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import DATA, SETS, write_section
 from toolscout import formats
+from toolscout.accounting.tokens import count_tokens, count_tool_tokens
 from toolscout.catalog import Catalog
-from toolscout.code_mode import CodeLimits, code_runner, execute_tool, python_name
+from toolscout.codemode.runner import CodeLimits, code_runner, execute_tool, python_name
 from toolscout.demo import demo_catalog
 from toolscout.eval.dataset import load_queries, load_tools
 from toolscout.gateway import Gateway
 from toolscout.request import CallRequest
 from toolscout.session import Session
-from toolscout.tokens import count_tokens, count_tool_tokens
 
 FORMAT = "openai"
 ROOT = Path(__file__).resolve().parent.parent

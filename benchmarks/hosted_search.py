@@ -30,12 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import DATA, write_section
 from toolscout import Catalog, Tool
+from toolscout.accounting.tokens import count_tool_tokens
 from toolscout.adapters.anthropic import MessagesAdapter
 from toolscout.adapters.openai import ChatCompletionsAdapter, ResponsesAdapter
 from toolscout.gateway import Gateway
 from toolscout.session import Session
 from toolscout.sources.declarations import load_declarations
-from toolscout.tokens import count_tool_tokens
 
 SIZES = (50, 1000, 10000)
 REPLAY = 4000

@@ -32,9 +32,9 @@ from _report import query_encoder, write_section
 from search_quality import DEFAULT_DATA, SETS, plain_analyzer
 from toolscout.catalog import Catalog
 from toolscout.embed.onnx import default_embedder
+from toolscout.eval.compare import compare, plot_recall, recall_curve
 from toolscout.eval.dataset import load_queries, load_tools
 from toolscout.eval.runner import evaluate, index_ranker, select_queries
-from toolscout.eval_compare import compare, plot_recall, recall_curve
 from toolscout.search.autocut import autocut
 from toolscout.search.hybrid import enable_hybrid, rewrite
 from toolscout.search.index import ToolIndex

@@ -27,8 +27,8 @@ from _report import DATA, write_section
 from toolscout.catalog import Catalog
 from toolscout.eval.dataset import EvalQuery, load_queries, load_tools
 from toolscout.eval.runner import evaluate, index_ranker
-from toolscout.learning import UsageLearner, replay_log
 from toolscout.search.index import ToolIndex
+from toolscout.search.learning import UsageLearner, replay_log
 
 SETS = ("sealtools", "stabletoolbench", "apibench", "metatool", "toollens", "toolpool")
 NOISE = 0.3

@@ -30,7 +30,7 @@ from _report import DATA, write_section
 from toolscout.catalog import Catalog, CatalogChange
 from toolscout.gateway import Gateway
 from toolscout.model import Tool
-from toolscout.replica import SharedCatalog
+from toolscout.scaleout.replica import SharedCatalog
 from toolscout.storage import PostgresStore, load_tools, save_catalog
 
 N_TOOLS = 10_000

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # _po
 from _report import write_section
 from postgres_store import N_TOOLS, database, queries, source_tools
 from toolscout.model import Tool
-from toolscout.replica import load_source, sync_source
+from toolscout.scaleout.replica import load_source, sync_source
 from toolscout.storage import PostgresStore
 
 TOOLSCOUT = str(Path(sys.executable).with_name("toolscout"))

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from toolscout import Catalog, Tool
+from toolscout.accounting.ledger import count_definitions
 from toolscout.gateway import Gateway
-from toolscout.ledger import count_definitions
 from toolscout.session import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from toolscout import Catalog, Tool
 from toolscout.gateway import Gateway
-from toolscout.redis_sessions import RedisSessionStore
 from toolscout.session import Session
+from toolscout.sessions.redis import RedisSessionStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import write_section

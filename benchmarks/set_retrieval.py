@@ -28,8 +28,8 @@ from _report import DATA, write_section
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from toolscout.eval.compare import report_from_runs  # noqa: E402
 from toolscout.eval.runner import EvalReport, Metrics  # noqa: E402
-from toolscout.eval_compare import report_from_runs  # noqa: E402
 
 # metatool: every 10th query (its 21k twice take too long); toollens: its test split.
 SETS: list[tuple[str, list[str], dict[str, object]]] = [

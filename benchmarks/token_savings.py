@@ -17,10 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import DATA, write_section
+from toolscout.accounting.tokens import count_tool_tokens, encoding, savings_report
 from toolscout.formats import FORMATS, render_many
 from toolscout.meta_tools import FIND_TOOLS
 from toolscout.sources.declarations import load_declarations
-from toolscout.tokens import count_tool_tokens, encoding, savings_report
 
 SIZES = (50, 1000, 10000)
 FORMATS_SHOWN = ("openai", "anthropic", "gemini", "mcp")

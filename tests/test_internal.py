@@ -21,7 +21,6 @@ WITHOUT_ALL: frozenset[str] = frozenset({"toolscout.search", "toolscout.server"}
 
 # Private names imported from another module, as "importer -> module.name".
 PRIVATE_NAME_IMPORTS: frozenset[str] = frozenset({
-    "toolscout.redis_sessions -> toolscout.session._MAX_SEARCHES",  # the session split gives it a public home
     "toolscout.sources.mcp.offline -> toolscout.sources.mcp.aggregator._to_tool",
 })
 

@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # who is calling and with what: the call context every handler receives, a source's result type
     ("context", ("toolscout.context", "toolscout.calls")),
     # what it cost: token counts, the session ledger
-    ("accounting", ("toolscout.accounting", "toolscout.tokens", "toolscout.ledger")),
+    ("accounting", ("toolscout.accounting",)),
     # who is calling and what they may do (principal, rules, approval, credentials, token
     # verification, audit), tool screening, and the one guard every operation runs through
     ("access", (
@@ -51,21 +51,23 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # where tools come from (the public Catalog with its loaders, open_catalog, the shared
     # catalog, the demo catalog) and how they are ranked (search, embedders, usage)
     ("sources, search", (
-        "toolscout.sources", "toolscout.catalog", "toolscout.replica", "toolscout.demo",
-        "toolscout.search", "toolscout.embed", "toolscout.learning",
+        "toolscout.sources", "toolscout.catalog", "toolscout.scaleout", "toolscout.demo",
+        "toolscout.search", "toolscout.embed",
     )),
     # find and execute over a catalog, their results and meta-tool definitions, the namespace
-    # browser and the cache of repeated finds
+    # browser and the cache of repeated finds; code mode (programs whose every tool call is
+    # one guarded execute)
     ("gateway", (
-        "toolscout.gateway", "toolscout.results", "toolscout.meta_tools", "toolscout.code_mode",
-        "toolscout.namespaces", "toolscout.find_cache", "toolscout.program_journal",
+        "toolscout.gateway", "toolscout.results", "toolscout.meta_tools", "toolscout.codemode",
+        "toolscout.namespaces", "toolscout.find_cache",
     )),
-    # a conversation over a gateway, its deferral rule, and where sessions are kept
-    ("session", ("toolscout.session", "toolscout.deferral", "toolscout.redis_sessions")),
+    # a conversation over a gateway (`session`) and its pieces (`sessions`): the deferral rule,
+    # and where sessions are kept between requests
+    ("session", ("toolscout.session", "toolscout.sessions")),
     # the edges: protocols, the command line, provider adapters, reports
     ("surfaces", (
         "toolscout.server", "toolscout.cli", "toolscout.adapters", "toolscout.demo.runner", "toolscout.demo.view",
-        "toolscout.eval", "toolscout.eval_compare", "toolscout",
+        "toolscout.eval", "toolscout",
     )),
 )
 
@@ -215,7 +217,7 @@ def test_the_layer_table_orders_the_core() -> None:
              "toolscout.gateway", "toolscout.session", "toolscout.server.app"]
     assert [_layer_of(m) for m in order] == sorted({_layer_of(m) for m in order})  # strictly rising
     assert _layer_of("toolscout.demo") < _layer_of("toolscout.demo.runner")  # type: ignore[operator]
-    below_catalog = ["toolscout.request", "toolscout.context", "toolscout.ledger", "toolscout.access.visibility", "toolscout.catalog_base"]
+    below_catalog = ["toolscout.request", "toolscout.context", "toolscout.accounting.ledger", "toolscout.access.visibility", "toolscout.catalog_base"]
     assert [_layer_of(m) for m in below_catalog] == sorted({_layer_of(m) for m in below_catalog})  # type: ignore[type-var]
     assert _layer_of("toolscout") == len(LAYERS) - 1 and _layer_of("toolscout_extra") is None
 

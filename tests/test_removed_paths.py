@@ -11,6 +11,7 @@ import pytest
 import toolscout.server.app
 import toolscout.server.mcp
 import toolscout.session
+import toolscout.sessions.store
 import toolscout.sources.mcp.config
 import toolscout.storage
 import toolscout.storage.postgres
@@ -28,7 +29,7 @@ def test_removed_names_are_gone_and_their_replacements_are_there() -> None:
     gone += [(Gateway, m) for m in ("parse_find", "search", "run", "use", "record_search", "record_call")]
     assert [f"{getattr(o, '__name__', o)}.{n}" for o, n in gone if hasattr(o, n)] == []
     assert callable(toolscout.server.app.build_app) and callable(toolscout.server.app.run_with)
-    assert toolscout.session.SessionStore and toolscout.storage.SQLiteStore and toolscout.storage.postgres.PostgresStore
+    assert toolscout.sessions.store.SessionStore and toolscout.storage.SQLiteStore and toolscout.storage.postgres.PostgresStore
     assert callable(toolscout.sources.mcp.config.parse_config) and callable(toolscout.sources.mcp.config.load_config)
 
 

@@ -55,7 +55,6 @@ from .errors import (
     split_pending,
 )
 from .find_cache import FindCache, normalise_query
-from .learning import UsageLearner
 from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
 from .meta_tools import FIND_TOOLS as FIND_TOOLS
 from .meta_tools import META_NAMES as META_NAMES
@@ -79,6 +78,7 @@ from .results import FindResult, ToolReference, refused_find
 from .search.crosslingual import enable_crosslingual, language_hint
 from .search.hybrid import enable_hybrid, enable_hybrid_if_available
 from .search.index import ScoredTool, ToolIndex
+from .search.learning import UsageLearner
 from .search.resolve import select_names
 from .search.sets import several_steps
 from .security.findings import findings_of
@@ -238,7 +238,7 @@ class Gateway:
             catalog.after_apply(_weak_call(self._refresh_index))
         self.hybrid = self._enable_embeddings(embeddings, vector_store or catalog.store, query_encoder)
         self.learner: UsageLearner | None = self._enable_learning(learn, usage_store)
-        """Learns from which found tools sessions call (:mod:`toolscout.learning`);
+        """Learns from which found tools sessions call (:mod:`toolscout.search.learning`);
         ``None`` when off."""
         self.visibility = Visibility(policy, platform)
         self.max_limit = max_limit

@@ -8,7 +8,7 @@ the bytes of earlier tools never change and provider prompt caches survive.
 Deferral follows seed 003. Below ``threshold`` visible tools (default 15) every tool is
 sent as is and no meta-tool is added. ``threshold="auto"`` (or ``"auto:N%"``) decides by
 cost instead: defer once the visible tools' definitions would take more than 10% (N%) of
-the model's context window (:mod:`toolscout.deferral`). At or above it, tools whose policy is
+the model's context window (:mod:`toolscout.sessions.deferral`). At or above it, tools whose policy is
 ``automatic`` or ``always`` are withheld until found; ``never`` tools and names in
 ``never_defer`` are always sent. ``always`` tools are withheld even below the threshold.
 
@@ -31,83 +31,44 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import formats
 from ._sync import run_sync
-from .code_mode import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, code_runner, execute_tool
-from .context import Allow, CallContext
-from .deferral import DeferRule
-from .deferral import context_window as deferral_window
-from .errors import ErrorInfo, NotRevealed, ToolscoutError
-from .ledger import Ledger, count_definitions
-from .model import CallResult, DeferPolicy, Tool
-from .naming import WIRE_FORMATS, wire_name
-from .request import CallRequest, UseRequest, shown
-from .results import FindResult, ToolReference
+from .accounting.ledger import Ledger, count_definitions
+from .codemode.runner import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, execute_tool
+from .context import CallContext
+from .errors import ToolscoutError
+from .model import DeferPolicy, Tool
+from .naming import wire_name
+from .request import shown
+from .sessions.deferral import DeferRule
+from .sessions.deferral import context_window as deferral_window
+from .sessions.dispatch import SearchCounter, ToolOutcome, in_wire_names, route
+from .sessions.render import ToolRenderer, baseline_tokens, both
+from .sessions.reveal import RevealSet
 
 if TYPE_CHECKING:
     from .access.approval import Approve
     from .gateway import Gateway
 
-__all__ = ["InMemorySessionStore", "Session", "SessionStore", "ToolOutcome"]
+__all__ = ["Session", "StoreLink", "ToolOutcome"]
 
 DEFAULT_THRESHOLD = 15
 DEFAULT_MAX_REVEALED = 128
 DEFAULT_REPEAT_LIMIT = 3
-_MAX_SEARCHES = 256
 
 
-@dataclass(slots=True)
-class ToolOutcome:
-    """What handling one tool call produced, ready to send back to the model.
+class StoreLink(Protocol):
+    """The half of :class:`~toolscout.sessions.store.SessionStore` a session calls: it is
+    attached at creation, refreshed before each handled call and saved after a change."""
 
-    ``content`` is MCP-style text blocks; adapters wrap it in their API's tool-result shape.
-    ``revealed`` lists tools whose schemas this call added to the session's list. ``find``
-    is the search result of a ``find_tools`` call (unrendered: the surface renders it),
-    ``result`` the execution result of any other call.
-    """
-
-    name: str
-    ok: bool
-    content: list[dict[str, Any]] = field(default_factory=list)
-    error: ErrorInfo | None = None
-    revealed: tuple[str, ...] = ()
-    references: list[ToolReference] = field(default_factory=list)
-    result: CallResult | None = None
-    hint: str = ""
-    find: FindResult | None = None
-
-    @property
-    def is_error(self) -> bool:
-        return not self.ok
-
-    @property
-    def is_find(self) -> bool:
-        """A search's outcome, whatever name the find meta-tool goes by (its dialect)."""
-        return self.find is not None or self.name == "find_tools"
-
-    def text(self) -> str:
-        return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text")
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "ok": self.ok, "content": self.content}
-        if self.error is not None:
-            out["error"] = self.error.to_dict()
-        if self.revealed:
-            out["revealed"] = list(self.revealed)
-        if self.references:
-            out["tool_references"] = [r.to_dict() for r in self.references]
-        return out
-
-    @classmethod
-    def failure(cls, name: str, error: ToolscoutError) -> ToolOutcome:
-        info = error.info()
-        return cls(name=name, ok=False, content=[{"type": "text", "text": info.text()}], error=info)
+    def attach(self, session: Session) -> None: ...
+    def refresh(self, session: Session) -> None: ...
+    async def arefresh(self, session: Session) -> None: ...
+    def save(self, session: Session) -> bool: ...
+    async def asave(self, session: Session) -> bool: ...
 
 
 class Session:
@@ -119,11 +80,11 @@ class Session:
     adds the ``call_tool`` meta-tool for hosts that cannot change their tool list between
     turns; ``use_tool=True`` adds RFC 0001's ``use_tool`` (find and run in one step).
     ``progressive=False`` never reveals (a stateless client: every call goes through
-    ``call_tool``). ``code_mode=True`` (or a :class:`~toolscout.code_mode.CodeLimits`)
+    ``call_tool``). ``code_mode=True`` (or a :class:`~toolscout.codemode.runner.CodeLimits`)
     adds the ``execute`` meta-tool: a Python program that calls tools, run in a sandbox
-    (:mod:`toolscout.code_mode`); :meth:`preselect` reveals a request's likely tools
-    before the first turn. ``store`` (a :class:`SessionStore`, e.g.
-    :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps the state outside this
+    (:mod:`toolscout.codemode.runner`); :meth:`preselect` reveals a request's likely tools
+    before the first turn. ``store`` (a :class:`~toolscout.sessions.store.SessionStore`, e.g.
+    :class:`~toolscout.sessions.redis.RedisSessionStore`) keeps the state outside this
     process: loaded now, refreshed before each handled call and saved after it, so another
     worker or replica continues the conversation with what it revealed. ``approve``
     (``approve(tool, arguments)``, sync or async) is this conversation's approver for
@@ -149,7 +110,7 @@ class Session:
         use_tool: bool = False,
         progressive: bool = True,
         allow: Callable[[Tool], bool] | None = None,
-        store: SessionStore | None = None,
+        store: StoreLink | None = None,
         approve: Approve | None = None,
         stubs: bool = False,
         model: str | None = None,
@@ -165,7 +126,6 @@ class Session:
         self.stubs = stubs
         """Send deferred tools as stubs (name and one line, no parameters) instead of
         withholding them (seed 003's stub mode); see :meth:`listed`."""
-        self._stub_cache: dict[tuple[str, str], tuple[str, Tool, dict[str, Any]]] = {}
         self.id = session_id or uuid.uuid4().hex
         self.threshold = threshold
         self.defer_rule = DeferRule.parse(threshold)
@@ -177,7 +137,6 @@ class Session:
         """Pin this many of the gateway's most-used tools (learned usage) at the session's
         start, and keep tools this session calls repeatedly from eviction (0: off)."""
         self._auto_pinned: tuple[str, ...] = ()
-        self._calls: dict[str, int] = {}
         self.never_defer = frozenset(never_defer)
         unknown = sorted(n for n in self.never_defer if gateway.catalog.get(n) is None)
         if unknown:  # a typo would silently defer the tool the caller meant to pin
@@ -192,18 +151,17 @@ class Session:
         self.format: str | None = None
         """The host format this session's tools were last listed in: texts the model reads
         name tools as that format does (its wire names)."""
-        self._revealed: OrderedDict[str, None] = OrderedDict()  # reveal order (list order)
-        self._loaded: OrderedDict[str, None] = OrderedDict()  # held by the provider (native)
-        self._recency: OrderedDict[str, None] = OrderedDict()  # least recently used first
-        self._versions: dict[str, str] = {}  # version last sent, per revealed/pinned name
+        self.reveals = RevealSet(self.max_revealed)
+        """What this conversation revealed (and a provider loaded), bounded by ``max_revealed``."""
         self._pinned: list[str] = []
         self._pinned_set: frozenset[str] = frozenset()
         self._generation = -1
         self._visible_count = 0
         self._active = False
         self._over = False
-        self._searches: OrderedDict[str, int] = OrderedDict()
-        self._render_cache: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        self.searches = SearchCounter()
+        """How often each search ran (a repeat is pointed out to the model)."""
+        self._renderer = ToolRenderer(lambda: self.gateway.find_name)
         self._meta_cache: dict[str, list[dict[str, Any]]] = {}
         self._ctx: tuple[Any, Any, CallContext] | None = None
         self.store = store
@@ -279,29 +237,24 @@ class Session:
         wanted = set(pinned)
         self._pinned = [n for n in self._pinned if n in wanted] + [n for n in pinned if n not in known]
         self._pinned_set = frozenset(self._pinned)
-        for name in list(self._revealed):
+        for name in list(self.reveals.revealed):
             tool = catalog.get(name)
             if tool is None or not self._permitted(tool):
-                self._drop(name)
+                self.reveals.drop(name)
                 self.ledger.note("removed", tool=name)
             elif name in self._pinned_set:
-                self._drop(name)
-        for name in list(self._loaded):
+                self.reveals.drop(name)
+        for name in list(self.reveals.loaded):
             tool = catalog.get(name)
             if tool is None or not self._permitted(tool):
-                del self._loaded[name]
-        for name in [*self._pinned, *self._revealed]:
+                del self.reveals.loaded[name]
+        for name in [*self._pinned, *self.reveals.revealed]:
             tool = catalog.get(name)
-            old = self._versions.get(name)
+            old = self.reveals.versions.get(name)
             if tool is not None and old is not None and old != tool.version:
                 self.ledger.note("schema_changed", tool=name, old=old, new=tool.version)
             if tool is not None:
-                self._versions[name] = tool.version
-
-    def _drop(self, name: str) -> None:
-        self._revealed.pop(name, None)
-        self._recency.pop(name, None)
-        self._versions.pop(name, None)
+                self.reveals.versions[name] = tool.version
 
     @property
     def over_threshold(self) -> bool:
@@ -325,26 +278,26 @@ class Session:
     def revealed(self) -> tuple[str, ...]:
         """Tools found in this session, in the order they were added to the list."""
         self._sync()
-        return tuple(self._revealed)
+        return tuple(self.reveals.revealed)
 
     def shows_any(self, names: Iterable[str]) -> bool:
         """Whether any of ``names`` is in this session's list (no catalog sync: cheap enough
         to ask of every session on every catalog change)."""
         if self.stubs and self.progressive:  # every visible tool is listed, as a stub or in full
             return True
-        return any(n in self._revealed or n in self._pinned_set for n in names)
+        return any(n in self.reveals.revealed or n in self._pinned_set for n in names)
 
     def is_callable(self, name: str) -> bool:
         """Whether the model has this tool's schema (pinned, revealed, or loaded by the
         provider through :meth:`mark_loaded`) right now."""
         self._sync()
-        return name in self._revealed or name in self._pinned_set or name in self._loaded
+        return name in self.reveals.revealed or name in self._pinned_set or name in self.reveals.loaded
 
     @property
     def loaded(self) -> tuple[str, ...]:
         """Tools the provider holds from native loading (:meth:`mark_loaded`), oldest first."""
         self._sync()
-        return tuple(self._loaded)
+        return tuple(self.reveals.loaded)
 
     def mark_loaded(self, *names: str) -> None:
         """Record that the provider now holds these tools' schemas for the rest of the
@@ -362,8 +315,8 @@ class Session:
         added = False
         for name in names:
             tool = self.gateway.catalog.get(name)
-            if tool is not None and self._permitted(tool) and name not in self._pinned_set and name not in self._loaded:
-                self._loaded[name] = None
+            if tool is not None and self._permitted(tool) and name not in self._pinned_set and name not in self.reveals.loaded:
+                self.reveals.loaded[name] = None
                 added = True
         return added
 
@@ -376,13 +329,7 @@ class Session:
 
     # -- the tool list ----------------------------------------------------------------
     def _render(self, tool: Tool, format: str) -> dict[str, Any]:
-        key = (format, tool.name)
-        cached = self._render_cache.get(key)
-        if cached is not None and cached[0] == tool.version:
-            return cached[1]
-        rendered = formats.render(tool, format)
-        self._render_cache[key] = (tool.version, rendered)
-        return rendered
+        return self._renderer.full(tool, format)
 
     def meta_tools(self, format: str = "generic") -> list[dict[str, Any]]:
         cached = self._meta_cache.get(format)
@@ -411,31 +358,19 @@ class Session:
         self._sync()
         catalog = self.gateway.catalog
         if not (self.stubs and self._active and self.progressive):
-            return [(t, False) for t in (catalog.get(n) for n in (*self._pinned, *self._revealed)) if t is not None]
+            return [(t, False) for t in (catalog.get(n) for n in (*self._pinned, *self.reveals.revealed)) if t is not None]
         out = [(t, False) for t in (catalog.get(n) for n in self._pinned) if t is not None]
         out += [(t, not self.is_callable(t.name)) for t in self.deferred()]
         return out
 
     def stub(self, tool: Tool, format: str = "generic") -> Tool:
         """``tool`` as a stub: its name and one line saying how to load its parameters."""
-        return self._stub(tool, format)[0]
-
-    def _stub(self, tool: Tool, format: str) -> tuple[Tool, dict[str, Any]]:
-        key = (format, tool.name)
-        cached = self._stub_cache.get(key)
-        if cached is not None and cached[0] == tool.version:
-            return cached[1], cached[2]
-        wire = wire_name(tool.name, format)
-        line = f"{tool.summary(100)} (Load first: {self.gateway.find_name} select:{wire})"
-        record = Tool(tool.name, line, source=tool.source, annotations=tool.annotations, defer=DeferPolicy.ALWAYS)
-        rendered = formats.render(record, format)
-        self._stub_cache[key] = (tool.version, record, rendered)
-        return record, rendered
+        return self._renderer.stub(tool, format)[0]
 
     def stub_tokens(self, format: str = "generic") -> int:
         """Tokens the stubs of the next list cost (0 without ``stubs=True``); the ledger's
         turns count them with the rest of the list."""
-        return count_definitions([self._stub(t, format)[1] for t, stub in self.listed() if stub])
+        return count_definitions([self._renderer.stub(t, format)[1] for t, stub in self.listed() if stub])
 
     def tools(self, format: str = "generic", *, record: bool = True, meta: bool = True) -> list[dict[str, Any]]:
         """The tool list for the next request, in ``format``; append-only across turns.
@@ -450,7 +385,7 @@ class Session:
         out: list[dict[str, Any]] = [d for n, d in zip(self.meta_names, self.meta_tools(format), strict=True) if n in metas]
         names: list[str] = list(metas)
         for tool, stub in self.listed():
-            out.append(self._stub(tool, format)[1] if stub else self._render(tool, format))
+            out.append(self._renderer.stub(tool, format)[1] if stub else self._render(tool, format))
             names.append(tool.name)
         if record:
             self.ledger.record(format, out, names, lambda: self.baseline_tokens(format))
@@ -473,7 +408,7 @@ class Session:
     def baseline_tokens(self, format: str = "generic") -> int:
         """Tokens of the static list: every visible tool's full schema in ``format``."""
         scope = (id(self.gateway.visibility), id(self.allow))
-        return _baseline(self.gateway.catalog, format, self._permitted, scope)
+        return baseline_tokens(self.gateway.catalog, format, self._permitted, scope)
 
     # -- revealing --------------------------------------------------------------------
     def reveal(self, *names: str) -> tuple[str, ...]:
@@ -488,41 +423,37 @@ class Session:
         self._sync()
         if not self.progressive:
             return ()
-        batch = set(names)
         for name in names:  # refresh first, so a batch never evicts its own members
-            self._touch(name)
-        added = []
-        for name in names:
-            tool = self.gateway.catalog.get(name)
-            if tool is None or not self._permitted(tool) or name in self._pinned_set:
-                continue
-            if name in self._revealed:
-                self._recency.move_to_end(name)
-                continue
-            if len(self._revealed) >= self.max_revealed:
-                # Evict the least recently used tool outside this batch; a batch larger
-                # than the cap loads only what fits (the rest are listed, not loaded).
-                # With auto_pin, tools this session keeps calling go last.
-                victim = next((n for n in self._recency if n not in batch and not self._hot(n)), None)
-                if victim is None:
-                    victim = next((n for n in self._recency if n not in batch), None)
-                if victim is None:
-                    continue
-                self._drop(victim)
-                self.ledger.note("evicted", tool=victim)
-            self._revealed[name] = None
-            self._recency[name] = None
-            self._versions[name] = tool.version
-            added.append(name)
+            self.reveals.touch(name)
+        catalog = self.gateway.catalog
+        tools = (t for t in map(catalog.get, names) if t is not None and self._permitted(t) and t.name not in self._pinned_set)
+        added, evicted = self.reveals.add(tools, set(names), self._hot)
+        for victim in evicted:
+            self.ledger.note("evicted", tool=victim)
         return tuple(added)
 
-    def _touch(self, name: str) -> None:
-        if name in self._recency:
-            self._recency.move_to_end(name)
+    def loaded_for_find(self) -> frozenset[str]:
+        """Tools the model holds now, which a search lists as loaded (all of them when
+        nothing is deferred)."""
+        self._sync()
+        return self._pinned_set.union(self.reveals.revealed, self.reveals.loaded) if self._active else self._pinned_set
+
+    def add_found(self, names: Iterable[str]) -> tuple[str, ...]:
+        """Reveal what a search found (saved with the call that found it)."""
+        return self._reveal(*names)
+
+    def touch(self, name: str, *, succeeded: bool = False) -> None:
+        """The model is calling ``name`` (``succeeded``: the call ran): it is the most
+        recently used, and with ``auto_pin`` a tool called twice is kept from eviction."""
+        if succeeded:
+            if self.auto_pin:
+                self.reveals.called(name)
+            return
+        self.reveals.touch(name)
 
     def _hot(self, name: str) -> bool:
         """A tool this session called at least twice (kept from eviction with ``auto_pin``)."""
-        return bool(self.auto_pin) and self._calls.get(name, 0) >= 2
+        return bool(self.auto_pin) and self.reveals.calls.get(name, 0) >= 2
 
     # -- handling calls ---------------------------------------------------------------
     def context(self, edge: CallContext | None = None) -> CallContext:
@@ -537,7 +468,7 @@ class Session:
             ctx = CallContext(session_id=self.id, allow=self.allow, approve=self.approve)
             self._ctx = (self.allow, self.approve, ctx)
             return ctx
-        allow = self.allow if edge.allow is None else edge.allow if self.allow is None else _both(self.allow, edge.allow)
+        allow = self.allow if edge.allow is None else edge.allow if self.allow is None else both(self.allow, edge.allow)
         return edge.replace(session_id=self.id, allow=allow, approve=self.approve or edge.approve)
 
     async def ahandle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
@@ -560,51 +491,7 @@ class Session:
         return outcome
 
     async def _ahandle(self, name: str, arguments: Any, edge: CallContext | None) -> ToolOutcome:
-        label = name if isinstance(name, str) else shown(name)
-        ctx = self.context(edge)
-        try:
-            if name == self.gateway.find_name:
-                outcome = self._find(arguments, ctx)
-            elif name == "call_tool" and self.call_tool:
-                outcome = await self._call(CallRequest.from_call_tool(arguments), ctx, direct=False)
-            elif name == "use_tool" and self.use_tool:
-                outcome = await self._use(UseRequest.parse(arguments, max_limit=self.gateway.max_limit), ctx)
-            elif name == EXECUTE_NAME and self.code_mode is not None:
-                outcome = await self._execute(arguments, ctx, self.code_mode)
-            else:
-                outcome = await self._call(CallRequest.parse(name, arguments), ctx, direct=True)
-        except ToolscoutError as exc:
-            outcome = ToolOutcome.failure(label, exc)
-        return self._as_seen(outcome)
-
-    def _as_seen(self, outcome: ToolOutcome) -> ToolOutcome:
-        """Tool names in an error (the tool's own name in its message, suggestions,
-        candidates) as the model sees them in this session's format, in the structured
-        error and in its text."""
-        info = outcome.error
-        if info is None or self.format not in WIRE_FORMATS:
-            return outcome
-        details, message = info.details, info.message
-        named = dict(details)
-        suggestions, candidates = details.get("suggestions"), details.get("candidates")
-        if isinstance(suggestions, list):
-            named["suggestions"] = [self.wire(s) if isinstance(s, str) else s for s in suggestions]
-        if isinstance(candidates, list):
-            named["candidates"] = [
-                {**c, "name": self.wire(c["name"])} if isinstance(c, dict) and isinstance(c.get("name"), str) else c
-                for c in candidates
-            ]
-        wire = self.wire(outcome.name)
-        if wire != outcome.name and f"for {outcome.name}:" in message:  # "invalid arguments for <name>: ..."
-            message = message.replace(f"for {outcome.name}:", f"for {wire}:", 1)
-        if named == details and message == info.message:
-            return outcome
-        old, new = info.text(), info.model_copy(update={"details": named, "message": message})
-        outcome.error = new
-        outcome.content = [
-            {**b, "text": new.text()} if b.get("type") == "text" and b.get("text") == old else b for b in outcome.content
-        ]
-        return outcome
+        return in_wire_names(await route(self, name, arguments, self.context(edge)), self.wire, self.format)
 
     def handle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
         """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
@@ -617,36 +504,6 @@ class Session:
         outcome = run_sync(self._ahandle(name, arguments, context))
         self.store.save(self)
         return outcome
-
-    async def _call(self, request: CallRequest, ctx: CallContext, *, direct: bool) -> ToolOutcome:
-        """A direct call needs the tool's schema loaded in this session; ``call_tool`` only
-        needs the tool to be visible (the model named it, and its arguments are checked
-        against the schema either way)."""
-        self._sync()
-        try:
-            tool = self.gateway.resolve(request.name, allow=ctx.allow)
-        except ToolscoutError as exc:  # unknown or denied: recorded like a refusal over /v1
-            self.gateway.audit_refusal(request, ctx, exc)
-            raise
-        if direct and not self.is_callable(tool.name):
-            via = " or run it with call_tool(name, arguments)" if self.call_tool else ""
-            hint = f"Call {self.gateway.find_name} with query 'select:{self.wire(tool.name)}' (or describe the task){via}."
-            if not self.progressive:  # nothing is ever revealed here: select: would change nothing
-                hint = (f"Run it with call_tool(name='{self.wire(tool.name)}', arguments)." if self.call_tool
-                        else f"Call {self.gateway.find_name} to see its schema, then describe the task so it is found and sent.")
-            raise NotRevealed(f"tool {self.wire(tool.name)!r} exists but its schema is not loaded in this session", hint=hint)
-        self._touch(tool.name)
-        if request.name != tool.name:  # the catalog name: the gateway resolves it at once
-            request = CallRequest(tool.name, request.arguments)
-        result = await self.gateway.execute(request, ctx)
-        if result.ok and self.auto_pin:
-            self._calls[tool.name] = self._calls.get(tool.name, 0) + 1
-        return ToolOutcome(name=tool.name, ok=result.ok, content=list(result.content), error=result.error, result=result)
-
-    async def _execute(self, arguments: Any, ctx: CallContext, limits: CodeLimits) -> ToolOutcome:
-        """Code mode: the program's tool calls each go through the gateway with ``ctx``."""
-        result = await code_runner(self.gateway, limits).run(arguments, ctx, limits=limits)
-        return ToolOutcome(name=EXECUTE_NAME, ok=result.ok, content=list(result.content), error=result.error, result=result)
 
     def preselect(self, message: str, k: int = 3, *, context: CallContext | None = None) -> tuple[str, ...]:
         """Reveal the tools ``message`` (the user's request) most likely needs before the
@@ -667,80 +524,19 @@ class Session:
             return ()
         return self.reveal(*(t.name for t in found.found[:k]))
 
-    async def _use(self, request: UseRequest, ctx: CallContext) -> ToolOutcome:
-        result = await self.gateway.execute(request, ctx)
-        return ToolOutcome(name="use_tool", ok=result.ok, content=list(result.content), error=result.error, result=result)
-
-    def _find(self, arguments: Any, ctx: CallContext) -> ToolOutcome:
-        self._sync()
-        loaded = self._pinned_set.union(self._revealed, self._loaded) if self._active else self._pinned_set
-        found = self.gateway.find(arguments, ctx, loaded=loaded)
-        request = found.request
-        if found.error is not None or request is None:
-            return ToolOutcome(
-                name=self.gateway.find_name,
-                ok=False,
-                content=[{"type": "text", "text": found.text()}],
-                error=found.error,
-                find=found,
-            )
-        added = self._reveal(*(t.name for t in found.found))
-        outcome = ToolOutcome(
-            name=self.gateway.find_name,
-            ok=True,
-            content=[{"type": "text", "text": self._found_text(found)}],
-            revealed=added,
-            references=list(found.tool_references),
-            find=found,
-        )
-        key = f"{request.query.lower()}\x1f{request.limit}\x1f{request.search_type}\x1f{request.category}"
-        if request.kinds:  # only then: stored counters of plain searches keep their keys
-            key += "\x1f" + ",".join(request.kinds)
-        count = self._searches.pop(key, 0) + 1
-        self._searches[key] = count
-        while len(self._searches) > _MAX_SEARCHES:
-            self._searches.popitem(last=False)
-        if count >= self.repeat_limit:
-            ready = [self.wire(r.tool_name) for r in found.tool_references if self.is_callable(r.tool_name)]
-            outcome.hint = (
-                f"You ran this same search {count} times. "
-                + (f"Its tools are already loaded ({', '.join(ready)}): call one of them directly, " if ready else "")
-                + "or search with different words."
-            )
-            outcome.content.append({"type": "text", "text": outcome.hint})
-        return outcome
-
-    def _found_text(self, found: FindResult) -> str:
-        refs = found.tool_references
-        versions = ", ".join(f"{self.wire(r.tool_name)}@{r.version}" for r in refs)
-        if not self.progressive:  # nothing is revealed: every found tool runs through call_tool
-            tail = f"\nRun them through call_tool(name, arguments): {', '.join(self.wire(r.tool_name) for r in refs)}"
-        else:
-            ready = [self.wire(r.tool_name) for r in refs if self.is_callable(r.tool_name)]
-            how = "directly or through call_tool" if self.call_tool else "directly"
-            tail = f"\nLoaded now, call them {how}: {', '.join(ready)}" if ready else ""
-        return f"{found.text(self.wire)}{tail}\nversions: {versions}"
-
     # -- persistence (for shared stores) ----------------------------------------------
     def state(self) -> dict[str, Any]:
         """What a shared store must keep to rebuild this session elsewhere (small, JSON)."""
-        return {
-            "id": self.id,
-            "revealed": list(self._revealed),
-            "loaded": list(self._loaded),
-            "recency": list(self._recency),
-            "versions": dict(self._versions),
-            "searches": dict(self._searches),
-        }
+        return {"id": self.id, **self.reveals.state(), "searches": dict(self.searches.counts)}
 
     def restore(self, state: dict[str, Any]) -> Session:
         self._sync()
         self._reveal(*state.get("revealed", ()))
         self._mark_loaded(*state.get("loaded", ()))
         for name in state.get("recency", ()):
-            self._touch(name)
-        self._versions.update({k: v for k, v in state.get("versions", {}).items() if k in self._versions})
-        self._searches.update(state.get("searches", {}))
+            self.reveals.touch(name)
+        self.reveals.versions.update({k: v for k, v in state.get("versions", {}).items() if k in self.reveals.versions})
+        self.searches.update(state.get("searches", {}))
         return self
 
     def adopt(self, state: dict[str, Any]) -> Session:
@@ -749,111 +545,6 @@ class Session:
         that stay keep their place and bytes."""
         self._sync()
         keep = set(state.get("revealed", ()))
-        for name in [n for n in self._revealed if n not in keep]:
-            self._drop(name)
+        for name in [n for n in self.reveals.revealed if n not in keep]:
+            self.reveals.drop(name)
         return self.restore(state)
-
-
-class SessionStore(Protocol):
-    """Where sessions live between requests: :class:`InMemorySessionStore` (this process) or
-    :class:`~toolscout.redis_sessions.RedisSessionStore` (every worker and replica).
-
-    Whole sessions by id (:meth:`session` gets or creates, :meth:`get`, :meth:`put`,
-    :meth:`drop`), and one session's state kept in step: a ``Session(..., store=...)`` is
-    attached at creation, refreshed before each handled call and saved after a change. A
-    shared store keeps :meth:`Session.state` and merges with :meth:`Session.adopt`; what it
-    knows of each session's stored copy it keeps itself, never in the session."""
-
-    engine: str
-    """``"memory"``, ``"redis"``...: what readiness reports."""
-
-    def session(self, session_id: str | None = None) -> Session: ...
-    def get(self, session_id: str) -> Session | None: ...
-    def put(self, session: Session) -> None: ...
-    def drop(self, session_id: str) -> None: ...
-    def attach(self, session: Session) -> None: ...
-    def refresh(self, session: Session) -> None: ...
-    async def arefresh(self, session: Session) -> None: ...
-    def save(self, session: Session) -> bool: ...
-    async def asave(self, session: Session) -> bool: ...
-
-
-class InMemorySessionStore:
-    """Sessions in this process; past ``max_sessions`` the least recently used is evicted
-    (an evicted conversation just searches again). A session attached to it lives here;
-    there is nothing elsewhere to refresh from or save to."""
-
-    engine = "memory"
-
-    def __init__(self, gateway: Gateway, *, max_sessions: int = 1000, **session_options: Any) -> None:
-        self.gateway = gateway
-        self.max_sessions = max(1, max_sessions)
-        self.session_options = session_options
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def __contains__(self, session_id: object) -> bool:
-        return session_id in self._sessions
-
-    def get(self, session_id: str) -> Session | None:
-        session = self._sessions.get(session_id)
-        if session is not None:
-            self._sessions.move_to_end(session_id)
-        return session
-
-    def put(self, session: Session) -> None:
-        self._sessions[session.id] = session
-        self._sessions.move_to_end(session.id)
-        while len(self._sessions) > self.max_sessions:
-            self._sessions.popitem(last=False)
-
-    def drop(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
-
-    def session(self, session_id: str | None = None) -> Session:
-        """The session with this id, created (and stored) if it does not exist."""
-        existing = self.get(session_id) if session_id else None
-        if existing is not None:
-            return existing
-        created = Session(self.gateway, session_id=session_id, **self.session_options)
-        self.put(created)
-        return created
-
-    def attach(self, session: Session) -> None:
-        self.put(session)
-
-    def refresh(self, session: Session) -> None:
-        """Nothing to catch up with: this process holds the only copy."""
-
-    async def arefresh(self, session: Session) -> None:
-        """Nothing to catch up with: this process holds the only copy."""
-
-    def save(self, session: Session) -> bool:
-        """Nothing to write: the session object is the state. Always ``False``."""
-        return False
-
-    async def asave(self, session: Session) -> bool:
-        return False
-
-
-@lru_cache(maxsize=256)
-def _both(mine: Allow, edge: Allow) -> Allow:
-    """Both rules as one predicate, the same object for the same pair (the index caches
-    one mask per predicate object)."""
-    return lambda tool: mine(tool) and edge(tool)
-
-
-_BASELINES: OrderedDict[tuple[Any, ...], int] = OrderedDict()
-
-
-def _baseline(catalog: Any, format: str, permitted: Callable[[Tool], bool], scope: tuple[Any, ...]) -> int:
-    key = (id(catalog), catalog.generation, format, *scope)
-    value = _BASELINES.get(key)
-    if value is None:
-        value = count_definitions([formats.render(t, format) for t in catalog if permitted(t)])
-        _BASELINES[key] = value
-        if len(_BASELINES) > 64:
-            _BASELINES.popitem(last=False)
-    return value

@@ -37,7 +37,7 @@ from toolscout.adapters.anthropic import CODE_EXECUTION, MessagesAdapter
 from toolscout.adapters.gemini import GeminiAdapter
 from toolscout.adapters.langchain import LangChainAdapter
 from toolscout.adapters.openai import ChatCompletionsAdapter, ResponsesAdapter
-from toolscout.code_mode import code_runner
+from toolscout.codemode.runner import code_runner
 from toolscout.gateway import Gateway
 from toolscout.session import Session
 

@@ -14,8 +14,8 @@ from toolscout.access.approval import Decision
 from toolscout.calls import UpstreamResult
 from toolscout.context import ANONYMOUS, CallContext, Principal, current, using
 from toolscout.gateway import Gateway
-from toolscout.learning import UsageLearner
 from toolscout.request import CallRequest, FindRequest, UseRequest
+from toolscout.search.learning import UsageLearner
 from toolscout.server.mcp import GatewayServer
 
 OBJ: dict[str, Any] = {"type": "object"}

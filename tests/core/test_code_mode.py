@@ -16,12 +16,12 @@ import pytest
 from _wait import until
 from toolscout import Catalog, Session, Tool, formats
 from toolscout.access.approval import Decision
+from toolscout.accounting.tokens import count_tool_tokens
 from toolscout.calls import UpstreamResult
-from toolscout.code_mode import CodeLimits, code_runner, execute_tool, python_name
+from toolscout.codemode.runner import CodeLimits, code_runner, execute_tool, python_name
 from toolscout.context import CallContext, Principal, current
 from toolscout.gateway import Gateway
 from toolscout.request import CallRequest
-from toolscout.tokens import count_tool_tokens
 
 pytest.importorskip("pydantic_monty")
 

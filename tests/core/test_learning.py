@@ -13,12 +13,13 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from _paths import FIXTURES
-from toolscout import Catalog, Tool, learning
+from toolscout import Catalog, Tool
 from toolscout.adapters.openai import ChatCompletionsAdapter
 from toolscout.cli import app
 from toolscout.context import Principal
 from toolscout.gateway import Gateway
-from toolscout.learning import NS, UsageLearner
+from toolscout.search import learning
+from toolscout.search.learning import NS, UsageLearner
 from toolscout.server.mcp import GatewayServer
 from toolscout.session import Session
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolscout.program_journal import Journal
+from toolscout.codemode.journal import Journal
 
 
 def test_a_retry_replays_matching_calls_in_order_then_runs_the_rest() -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from toolscout import Catalog, Tool
-from toolscout.deferral import DeferRule, context_window, set_context_window
 from toolscout.errors import ConfigError
 from toolscout.gateway import Gateway
 from toolscout.session import Session
+from toolscout.sessions.deferral import DeferRule, context_window, set_context_window
 
 
 def mail_catalog(extra: int = 0) -> Catalog:

@@ -11,7 +11,8 @@ import pytest
 from _session_fixtures import build_catalog, build_session
 from toolscout import Catalog, DeferPolicy, Tool
 from toolscout.gateway import Gateway
-from toolscout.session import InMemorySessionStore, Session
+from toolscout.session import Session
+from toolscout.sessions.store import InMemorySessionStore
 
 
 def names(defs: list[dict]) -> list[str]:

@@ -13,8 +13,8 @@ from mcp import Client
 
 import _sdk_requests as sdk
 from _session_fixtures import Script, build_catalog, build_session, claude_turn
+from toolscout.accounting.ledger import count_definitions
 from toolscout.gateway import Gateway
-from toolscout.ledger import count_definitions
 from toolscout.server.mcp import GatewayServer
 
 

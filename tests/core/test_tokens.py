@@ -6,9 +6,15 @@ import json
 
 import pytest
 
+from toolscout.accounting.tokens import (
+    TokenReport,
+    count_tokens,
+    count_tool_tokens,
+    encoding,
+    savings_report,
+)
 from toolscout.formats import render_many
 from toolscout.model import Tool
-from toolscout.tokens import TokenReport, count_tokens, count_tool_tokens, encoding, savings_report
 
 MIXED = "hello world, 你好 <|endoftext|> ok fooBarBaz_qux 12345 🚀"
 

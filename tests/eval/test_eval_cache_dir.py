@@ -9,7 +9,7 @@ import pytest
 
 from _fake_embed import FakeEmbedder
 from toolscout import Catalog
-from toolscout.eval_compare import index_factory
+from toolscout.eval.compare import index_factory
 
 
 def test_eval_vectors_go_under_xdg_cache_home_set_after_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from toolscout.eval.compare import compare, plot_recall, recall_curve, sign_test
 from toolscout.eval.dataset import EvalQuery
 from toolscout.eval.runner import evaluate
-from toolscout.eval_compare import _sign_test, compare, plot_recall, recall_curve
 
 QUERIES = [
     EvalQuery("q1", "send message", ("slack",), split="chat"),
@@ -38,9 +38,9 @@ def test_compare_pairs_queries_and_counts_wins_per_split() -> None:
 
 
 def test_sign_test() -> None:
-    assert _sign_test(0, 0) == 1.0
-    assert _sign_test(10, 0) == pytest.approx(2 / 1024)
-    assert _sign_test(5, 5) == 1.0
+    assert sign_test(0, 0) == 1.0
+    assert sign_test(10, 0) == pytest.approx(2 / 1024)
+    assert sign_test(5, 5) == 1.0
 
 
 def test_recall_curve_and_png(tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from toolscout.cli import app
+from toolscout.eval.compare import compare
 from toolscout.eval.dataset import EvalQuery
 from toolscout.eval.metrics import complete_at, coverage_at, group_positions
 from toolscout.eval.runner import evaluate, score_ranking
-from toolscout.eval_compare import compare
 
 
 def test_complete_and_coverage_count_every_needed_tool() -> None:

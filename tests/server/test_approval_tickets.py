@@ -159,7 +159,7 @@ async def test_a_ticket_is_bound_to_its_session_tool_and_arguments() -> None:
 async def test_replicas_sharing_redis_accept_a_ticket_once_wherever_it_lands(redis_server: Any) -> None:
     """Asked on one replica, answered on another: it runs there, once; the same answer sent
     to the first replica afterwards is asked again (the nonce was claimed in Redis)."""
-    from toolscout.redis_sessions import RedisSessionStore
+    from toolscout.sessions.redis import RedisSessionStore
 
     redis_server.flush()
     gateway, ran = build(approve_kinds="dangerous", trust_hints=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from toolscout.code_mode import code_runner
+from toolscout.codemode.runner import code_runner
 from toolscout.server.app import ServeConfig, build_app, run_with
 
 pytest.importorskip("pydantic_monty")

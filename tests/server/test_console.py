@@ -35,6 +35,7 @@ from typer.testing import CliRunner
 from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from toolscout import formats
+from toolscout.accounting.tokens import savings_report
 from toolscout.catalog import Catalog
 from toolscout.cli import app as cli
 from toolscout.demo import demo_catalog
@@ -47,7 +48,6 @@ from toolscout.server.mcp import GatewayServer
 from toolscout.server.recent import RecentCalls
 from toolscout.sources.mcp.aggregator import Aggregator
 from toolscout.sources.mcp.config import parse_config
-from toolscout.tokens import savings_report
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
 

@@ -24,9 +24,9 @@ from _team import serve as _serve
 from toolscout.access.audit import AuditLog
 from toolscout.access.auth import AuthConfig, TokenVerifier
 from toolscout.gateway import Gateway
-from toolscout.redis_sessions import RedisSessionStore
 from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
+from toolscout.sessions.redis import RedisSessionStore
 from toolscout.storage import open_store
 
 pytestmark = pytest.mark.asyncio

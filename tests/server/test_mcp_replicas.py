@@ -30,9 +30,9 @@ from mcp_fixtures import fake
 from mcp_fixtures.asgi import serving
 from toolscout.catalog import Catalog
 from toolscout.gateway import Gateway
-from toolscout.redis_sessions import RedisSessionStore
 from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
+from toolscout.sessions.redis import RedisSessionStore
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 

@@ -134,7 +134,7 @@ async def test_the_retry_lands_on_the_other_replica(upstream: str, redis_server:
     """Two replicas sharing Redis (sessions, the state key) and PostgreSQL (the tool-list
     cache): the question asked on one is answered on the other, which continues the
     upstream call; multi-round-trip prompts alike."""
-    from toolscout.redis_sessions import RedisSessionStore
+    from toolscout.sessions.redis import RedisSessionStore
     from toolscout.sources.mcp.cache import ToolListCache
     from toolscout.storage import open_store
 

@@ -48,7 +48,7 @@ def _server(issuer: Issuer, redis_url: str | None = None) -> GatewayServer:
     gateway = Gateway(_catalog(), call_timeout=None, learn=False)
     store = None
     if redis_url is not None:
-        from toolscout.redis_sessions import RedisSessionStore
+        from toolscout.sessions.redis import RedisSessionStore
 
         store = RedisSessionStore(redis_url, gateway, timeout=2.0)
     return GatewayServer(gateway, access=config.access_rules(), verifier=TokenVerifier(config, RESOURCE), session_store=store)

@@ -13,7 +13,7 @@ from toolscout.catalog import Catalog, CatalogChange
 from toolscout.catalog_base import BaseCatalog
 from toolscout.errors import ConfigError
 from toolscout.model import Tool
-from toolscout.replica import SharedCatalog, sync_source
+from toolscout.scaleout.replica import SharedCatalog, sync_source
 from toolscout.sources.open import open_catalog
 
 pytest_plugins = ["_postgres"]  # the session's server (postgres) and a database per test (pg_dsn)

@@ -16,7 +16,7 @@ from toolscout.cli import app
 from toolscout.demo import demo_tools
 from toolscout.errors import StoreError, StoreUnavailable
 from toolscout.model import Tool
-from toolscout.replica import load_source, sync_source
+from toolscout.scaleout.replica import load_source, sync_source
 from toolscout.sources.mcp.cache import ToolListCache
 from toolscout.storage import postgres as pgstore
 from toolscout.storage.postgres import CHANNEL, PostgresStore, describe_dsn, is_postgres_url

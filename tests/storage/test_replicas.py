@@ -22,7 +22,7 @@ from toolscout.catalog import CatalogChange
 from toolscout.errors import StoreUnavailable
 from toolscout.gateway import Gateway
 from toolscout.model import Tool
-from toolscout.replica import SharedCatalog, sync_source
+from toolscout.scaleout.replica import SharedCatalog, sync_source
 from toolscout.storage import PostgresStore
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from _session_fixtures import build_catalog
 from toolscout import Tool
 from toolscout.errors import ConfigError
 from toolscout.gateway import Gateway
-from toolscout.redis_sessions import RedisSessionStore, merge_states
 from toolscout.session import Session
+from toolscout.sessions.redis import RedisSessionStore, merge_states
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ import json, sys
 sys.path.insert(0, {str(TESTS)!r})
 from _session_fixtures import build_catalog
 from toolscout.gateway import Gateway
-from toolscout.redis_sessions import RedisSessionStore
+from toolscout.sessions.redis import RedisSessionStore
 from toolscout.session import Session
 s = Session(Gateway(build_catalog()), session_id="conv-42", store=RedisSessionStore({url!r}))
 out = {{"restored": list(s.revealed), "call": s.handle("get_weather", {{"city": "Oslo"}}).text(),

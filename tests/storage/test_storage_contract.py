@@ -21,9 +21,10 @@ from toolscout import Tool
 from toolscout.errors import ConfigError, StoreError, StoreUnavailable
 from toolscout.gateway import Gateway
 from toolscout.model import Annotations
-from toolscout.replica import SharedCatalog
+from toolscout.scaleout.replica import SharedCatalog
 from toolscout.server.http_api import create_app
-from toolscout.session import InMemorySessionStore, Session
+from toolscout.session import Session
+from toolscout.sessions.store import InMemorySessionStore
 from toolscout.storage import (
     Entry,
     Follower,
@@ -38,6 +39,8 @@ from toolscout.storage import (
     register_engine,
     unregister_engine,
 )
+
+# reach-in: the engines' shared codec is tested once here rather than through each engine
 from toolscout.storage._codec import check_value, decode_arrays, encode_arrays
 
 
@@ -269,7 +272,7 @@ def test_the_in_memory_session_store_keeps_an_attached_session() -> None:
 
 
 def test_a_redis_session_store_keeps_its_bookkeeping_to_itself(redis_server: RedisServer) -> None:  # noqa: F811
-    from toolscout.redis_sessions import RedisSessionStore
+    from toolscout.sessions.redis import RedisSessionStore
 
     store = RedisSessionStore(redis_server.url)
     session = Session(Gateway(build_catalog()), session_id="own-books", store=store)
@@ -285,14 +288,15 @@ def test_toolscouts_own_imports_raise_no_deprecation_warning() -> None:
 
     code = (
         "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
-        "import toolscout, toolscout.storage, toolscout.replica, toolscout.cli.catalog_commands, "
-        "toolscout.cli.audit_command, toolscout.eval_compare, toolscout.learning, toolscout.server.http_api\n"
+        "import toolscout, toolscout.storage, toolscout.scaleout.replica, toolscout.cli.catalog_commands, "
+        "toolscout.cli.audit_command, toolscout.eval.compare, toolscout.search.learning, toolscout.server.http_api\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_the_json_of_a_change_event_is_read_by_the_engine() -> None:
+    # reach-in: the parser of NOTIFY payloads, checked without a PostgreSQL server
     from toolscout.storage.postgres import _change
 
     assert _change(json.dumps({"source": "crm", "version": 7, "base": 6, "members": False})).members is False  # type: ignore[union-attr]

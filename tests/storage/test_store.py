@@ -70,6 +70,7 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
 
 
 def test_checked_path_restores_the_same_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # reach-in: FAST is the codec's switch to the checked path, which no public call can force
     import toolscout.storage._codec as store_module
 
     with Store(tmp_path / "s.db") as store:
@@ -447,8 +448,9 @@ def test_deferred_texts_are_read_once_under_threads(tmp_path: Path) -> None:
 def _rewrite_columns(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
     import numpy as np
 
+    # reach-in: the test writes a damaged column file itself, in the codec's own encoding
     from toolscout.storage._codec import encode_arrays as _npz
-    from toolscout.storage.sqlite import _COLUMNS_NS
+    from toolscout.storage.sqlite import _COLUMNS_NS  # reach-in: where SQLite keeps the column file
 
     with Store(path) as store:
         key = store.info()["saved_at"]
@@ -497,8 +499,9 @@ def test_column_texts_with_nul_and_empty_values_round_trip(tmp_path: Path) -> No
     original = [Tool("a\x00b", ""), Tool("c", "x\x00y", original_name=""), Tool("d", "", original_name="z")]
     original += [Tool(f"t{i}", "\x00" * i) for i in range(5)]
     save_catalog(original, tmp_path / "s.db")
+    # reach-in: the column decoder on its own, so a NUL-bearing field is checked without a database
     from toolscout.storage._columns import tools_from_columns as _tools_from_columns
-    from toolscout.storage.sqlite import _COLUMNS_NS
+    from toolscout.storage.sqlite import _COLUMNS_NS  # reach-in: as above
 
     with Store(tmp_path / "s.db") as store:
         loaded = _tools_from_columns(store.get_arrays(_COLUMNS_NS, store.info()["saved_at"]))  # no fallback to rows

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import formats
+from ..accounting.tokens import count_tool_tokens, gateway_savings
 from ..catalog import Catalog
 from ..errors import EmbeddingUnavailable, MissingExtra, ToolscoutError
 from ..gateway import Gateway
-from ..replica import sync_source
 from ..request import DEFAULT_LIMIT, MAX_LIMIT, SEARCH_TYPES
+from ..scaleout.replica import sync_source
 from ..session import DEFAULT_THRESHOLD
 from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
 from ..storage.paths import cache_dir
-from ..tokens import count_tool_tokens, gateway_savings
 from . import app
 from ._console import err, out
 from ._exits import OneStyleGroup, check_format, choice, fail, fail_with, plural, warn

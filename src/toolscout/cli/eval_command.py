@@ -11,7 +11,7 @@ import typer
 from ..embed import Embedder, load_embedder
 from ..errors import MissingExtra, ToolscoutError
 from ..eval import EvalReport, run_eval
-from ..eval_compare import compare_and_plot, index_factory
+from ..eval.compare import compare_and_plot, index_factory
 from ..request import SEARCH_TYPES
 from . import app
 from ._console import err as _err

@@ -14,12 +14,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ..accounting.tokens import gateway_savings
 from ..catalog import Catalog
 from ..gateway import FindResult, Gateway
-from ..learning import UsageLearner
 from ..model import CallResult
+from ..search.learning import UsageLearner
 from ..session import Session
-from ..tokens import gateway_savings
 from . import demo_catalog
 
 __all__ = ["CALLS", "SEARCHES", "run_demo"]

@@ -18,10 +18,10 @@ from typing import Any
 from ..catalog_base import BaseCatalog
 from ..errors import InvalidRequest
 from ..gateway import Gateway
-from ..learning import UsageLearner, replay_log
 from ..progress import step
 from ..request import MAX_LIMIT
 from ..search.index import ToolIndex
+from ..search.learning import UsageLearner, replay_log
 from .dataset import EvalQuery, load_queries, load_tools, load_usage_log
 from .metrics import complete_at, coverage_at, group_positions, hit_at, ndcg_at, recall_at
 
@@ -217,7 +217,7 @@ def run_eval(
     the first n after that. ``learn``: a usage log (``{"query", "called", "session"?}``
     per line) replayed into a fresh in-memory usage store before the queries run, which
     are then evaluated exactly as without it (``learner``: that store's
-    :class:`~toolscout.learning.UsageLearner` settings, default ones otherwise). Raises ``DeclarationError`` for a malformed file and
+    :class:`~toolscout.search.learning.UsageLearner` settings, default ones otherwise). Raises ``DeclarationError`` for a malformed file and
     ``InvalidRequest`` for a split no query has (a typo would otherwise score all zeros).
     """
     d = Path(directory)

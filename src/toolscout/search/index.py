@@ -165,7 +165,7 @@ class ToolIndex:
 
     @property
     def usage(self) -> UsagePrior | None:
-        """The learned usage prior (:class:`toolscout.learning.UsageLearner`), set by the
+        """The learned usage prior (:class:`toolscout.search.learning.UsageLearner`), set by the
         gateway; the ``usage`` signal applies it to every mode's scores before the top k."""
         return self._usage.learner
 

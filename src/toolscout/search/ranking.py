@@ -40,7 +40,7 @@ class ScoredTool:
     relevance: float  # 0..1; see ToolIndex.search
     why: str = ""
     usage: float = 0.0
-    """What learned usage added, in relevance units (:mod:`toolscout.learning`)."""
+    """What learned usage added, in relevance units (:mod:`toolscout.search.learning`)."""
     parts: tuple[tuple[str, float], ...] = ()
     """The score taken apart: the mode's own share, then each signal's (they add up to
     ``score``); a pinned tool's score is all its signal's."""

@@ -21,7 +21,7 @@ request). Then:
    spelt otherwise) goes to the end, not into a slot another step needs (COLT and HYSET
    ask the same of a retrieved set: completeness, not more of one kind).
 4. **Co-usage completes a set**: a tool sessions called together with a listed one
-   (:meth:`toolscout.learning.UsageLearner.co_usage`) takes the last slot of the base list.
+   (:meth:`toolscout.search.learning.UsageLearner.co_usage`) takes the last slot of the base list.
 
 Measured on the dev sets with one set held out (docs/benchmarks.md#set-retrieval), giving
 the sub-intents turns to deepen their own lists cost both single-tool nDCG and multi-tool

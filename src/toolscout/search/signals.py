@@ -75,7 +75,7 @@ class QueryPrior(Protocol):
 
 
 class UsagePrior(Protocol):
-    """What ranking needs from a usage learner (:class:`toolscout.learning.UsageLearner`)."""
+    """What ranking needs from a usage learner (:class:`toolscout.search.learning.UsageLearner`)."""
 
     def prior(
         self, query: str, tools: Sequence[Tool], generation: int, terms: Sequence[str] | None = None
@@ -97,7 +97,7 @@ class Intent:
 
 
 class Usage:
-    """Learned usage (:mod:`toolscout.learning`): a bounded boost of the tools sessions called
+    """Learned usage (:mod:`toolscout.search.learning`): a bounded boost of the tools sessions called
     for such queries, and a sink for tools shown often and never called, applied to the
     mode's scores before the top k is taken (so it can lift a tool into the results)."""
 

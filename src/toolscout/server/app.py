@@ -29,10 +29,10 @@ from ..access.guard import relay_through
 from ..accounting import telemetry
 from ..catalog import Catalog
 from ..gateway import Gateway
-from ..redis_sessions import DEFAULT_TTL, RedisSessionStore
-from ..replica import SharedCatalog
+from ..scaleout.replica import SharedCatalog
 from ..security.classifier import HttpClassifier
 from ..security.results import ResultScreen
+from ..sessions.redis import DEFAULT_TTL, RedisSessionStore
 from ..sources.mcp.aggregator import Aggregator
 from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.per_user import CredentialBroker

@@ -41,7 +41,7 @@ class ApprovalTickets:
     never used (each is used once): anything else is asked again, never run.
 
     Alone, the key is random per process and used nonces are remembered in memory. With
-    ``shared`` (the :class:`~toolscout.redis_sessions.RedisSessionStore` replicas share), the
+    ``shared`` (the :class:`~toolscout.sessions.redis.RedisSessionStore` replicas share), the
     key is one secret in Redis and a nonce is claimed there, so any replica checks a ticket
     and none accepts it twice; if Redis cannot be reached the approval fails closed.
     """

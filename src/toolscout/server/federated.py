@@ -123,7 +123,7 @@ class FederatedMCP:
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # outer uri -> connections
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()  # for list_changed
         self.shared: Any = None
-        """The :class:`~toolscout.redis_sessions.RedisSessionStore` replicas share, if any:
+        """The :class:`~toolscout.sessions.redis.RedisSessionStore` replicas share, if any:
         each session's log level is kept there too."""
         self.round_trips: Any = None
         """``(RoundTrips, ctx -> (principal id, stateless?))``: multi-round-trip prompts and

@@ -144,8 +144,8 @@ def create_app(
     find and call; ``cold_start_wait`` bounds how long a find waits for upstreams that have
     never listed their tools, as ``find_tools`` over MCP does; ``recent`` keeps the last
     finds and calls for the web console; ``session_store`` (a
-    :class:`~toolscout.redis_sessions.RedisSessionStore`) is checked by readiness, as is
-    the gateway's catalog when it is a :class:`~toolscout.replica.SharedCatalog`.
+    :class:`~toolscout.sessions.redis.RedisSessionStore`) is checked by readiness, as is
+    the gateway's catalog when it is a :class:`~toolscout.scaleout.replica.SharedCatalog`.
     ``auth`` (a :class:`~toolscout.access.auth.TokenVerifier`) is checked by readiness too;
     ``access`` (:class:`~toolscout.access.identity.AccessRules`) limits each caller (the principal
     the guard in front established) to their tools; ``audit_log``

@@ -26,7 +26,7 @@ error the client must see as such (-32021 with its ``data``).
 toolscout's own approval questions to a stateless client travel the same way: the
 approval's single-use ticket (:mod:`.elicit_approval`) rides inside the token, with, for
 a code-mode program, the journal of the calls it made before it stopped to ask
-(:mod:`toolscout.program_journal`), so its retry replays them instead of running them again.
+(:mod:`toolscout.codemode.journal`), so its retry replays them instead of running them again.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
+from ..codemode.journal import Journal, journal_scope
 from ..model import canonical_json
-from ..program_journal import Journal, journal_scope
 from ..sources.mcp.negotiation import Asked, Exchange, exchange, is_input_required
 
 __all__ = ["OWN", "PREFIX", "RequestStates", "RoundTrips", "client_capabilities"]

@@ -71,7 +71,7 @@ class GatewayServer:
     ) -> None:
         """``session_options``: the fields of :class:`SessionOptions` (``max_revealed``,
         ``stubs``, ``code_mode``...). ``session_store`` (a
-        :class:`~toolscout.redis_sessions.RedisSessionStore`) keeps stateful sessions where
+        :class:`~toolscout.sessions.redis.RedisSessionStore`) keeps stateful sessions where
         every replica sees them. ``access``: the operator's rules per principal (what each
         caller may see and run); ``verifier``: checks OAuth bearer tokens on the HTTP
         transport (:mod:`toolscout.access.auth`)."""

@@ -23,7 +23,8 @@ from ..access.identity import AccessRules, local_principal
 from ..context import Principal
 from ..errors import SessionStoreUnavailable
 from ..gateway import Gateway
-from ..session import InMemorySessionStore, Session
+from ..session import Session
+from ..sessions.store import InMemorySessionStore
 
 __all__ = [
     "MAX_SESSIONS",
@@ -49,7 +50,7 @@ class SessionOptions:
     ``code_mode``: every session also offers ``execute`` (docs/code-mode.md). ``stubs``:
     stateful sessions list every tool not yet found as a stub (name and one line) instead of
     leaving it out. ``threshold``: when sessions start deferring (0: always; a count or
-    ``"auto:N%"``, see :mod:`toolscout.deferral`); ``auto_pin``: pin the most-used tools."""
+    ``"auto:N%"``, see :mod:`toolscout.sessions.deferral`); ``auto_pin``: pin the most-used tools."""
 
     max_revealed: int = 64
     max_sessions: int = MAX_SESSIONS

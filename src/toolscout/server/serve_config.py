@@ -33,9 +33,9 @@ from pydantic.alias_generators import to_camel
 
 from ..access import approval
 from ..access.auth import AuthConfig
-from ..deferral import DeferRule
 from ..errors import ConfigError
 from ..request import dialect
+from ..sessions.deferral import DeferRule
 from ..sources.mcp.cache import default_cache_path
 from ..sources.mcp.config import GatewayConfig, load_config, parse_config
 from .guard import is_loopback

@@ -44,7 +44,7 @@ App = Callable[..., Awaitable[None]]
 class SessionOwners:
     """ASGI wrapper: each MCP session id answers only the principal that opened it.
 
-    ``store``: the shared session store (:class:`~toolscout.redis_sessions.RedisSessionStore`)
+    ``store``: the shared session store (:class:`~toolscout.sessions.redis.RedisSessionStore`)
     when replicas share sessions; it keeps each session's owner next to its state."""
 
     def __init__(self, app: App, *, store: Any = None) -> None:

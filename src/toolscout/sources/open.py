@@ -17,7 +17,7 @@ import re
 from ..catalog import DECLARATION_SUFFIXES, Catalog
 from ..demo import demo_catalog
 from ..errors import ConfigError
-from ..replica import SharedCatalog
+from ..scaleout.replica import SharedCatalog
 from ..storage import SharedStore, is_store_url, open_store
 from .files import tools_file
 from .mcp.offline import cached_tools
@@ -38,7 +38,7 @@ def open_catalog(spec: str | os.PathLike[str], *, listen: bool = False, kind: st
     """The catalog ``spec`` names, loaded (the demo's with handlers; a store's with its
     :attr:`~toolscout.catalog_base.BaseCatalog.store` set for index snapshots).
 
-    For a URL of a shared engine (``postgresql://``) this is a :class:`~toolscout.replica.SharedCatalog`:
+    For a URL of a shared engine (``postgresql://``) this is a :class:`~toolscout.scaleout.replica.SharedCatalog`:
     ``listen`` follows other replicas' writes on a background thread (a one-off command
     reads once and leaves it off), ``kind`` labels the sources it writes. An empty spec, a
     URL of another scheme or a path with nothing at it raises :class:`ConfigError` (code

@@ -11,10 +11,10 @@ The stores toolscout has, one name per kind:
 * :class:`Store`: a catalog's tool records and the blobs and arrays of the parts above it
   (tool-list cache, vectors, pins, usage events, index snapshots); engines
   :class:`SQLiteStore` and :class:`PostgresStore`;
-* a *session store* (:class:`~toolscout.session.SessionStore`): conversations between
+* a *session store* (:class:`~toolscout.sessions.store.SessionStore`): conversations between
   requests, in memory or in Redis;
 * the *vector cache* (:class:`~toolscout.embed.VectorCache`) and the *usage log*
-  (:class:`~toolscout.learning.UsageLearner`) are users of a :class:`Store`, not stores.
+  (:class:`~toolscout.search.learning.UsageLearner`) are users of a :class:`Store`, not stores.
 """
 
 from __future__ import annotations

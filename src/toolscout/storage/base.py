@@ -16,7 +16,7 @@ against :class:`Store`; an engine is one module that implements it (``docs/store
 :class:`SharedStore` adds what replicas need: tools grouped into versioned *sources* and a
 feed of **change events** (:class:`SourceChange`) that says which source moved to which
 version, so each replica reads only what changed. :class:`Follower` is what a surface asks
-about something that follows such a feed (a :class:`~toolscout.replica.SharedCatalog`).
+about something that follows such a feed (a :class:`~toolscout.scaleout.replica.SharedCatalog`).
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ class SharedStore(Store, Protocol):
 @runtime_checkable
 class Follower(Protocol):
     """Something kept in step with a :class:`SharedStore`'s change feed (a
-    :class:`~toolscout.replica.SharedCatalog`). Surfaces test for it with ``isinstance``
+    :class:`~toolscout.scaleout.replica.SharedCatalog`). Surfaces test for it with ``isinstance``
     instead of probing attributes: readiness reads :meth:`status`, the gateway rebuilds its
     index in :meth:`after_apply`, the server binds its loop and closes it."""
 

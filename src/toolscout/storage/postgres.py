@@ -12,7 +12,7 @@ unchanged, and on top tools grouped by *source* (an upstream server, a synced fi
 :meth:`PostgresStore.write_source` replaces one source's tools in one transaction and notifies
 every replica with a small payload (source and version, on channel :data:`CHANNEL`); replicas
 receive it through :meth:`PostgresStore.listen` and then read only the rows changed since the
-version they hold (:meth:`PostgresStore.read_source`). :class:`~toolscout.replica.SharedCatalog`
+version they hold (:meth:`PostgresStore.read_source`). :class:`~toolscout.scaleout.replica.SharedCatalog`
 keeps an in-memory catalog in step with it.
 
 Schema ``toolscout`` (see :data:`MIGRATIONS`; applied versions are rows of
@@ -114,7 +114,7 @@ _DOWN_HINT = (
     "refused until it is back (replicas reconnect and resync on their own)."
 )
 _T = TypeVar("_T")
-log = logging.getLogger("toolscout.replica")
+log = logging.getLogger("toolscout.scaleout.replica")
 
 
 def is_postgres_url(spec: object) -> bool:

@@ -148,7 +148,7 @@ async def test_code_mode_combines_three_real_upstreams(gateway: GatewayServer, m
     """serve --code-mode: one execute call through the official client runs a program that
     calls all three real servers and combines their results; only its output comes back."""
     pytest.importorskip("pydantic_monty")
-    from toolscout.code_mode import code_runner
+    from toolscout.codemode.runner import code_runner
 
     inner = Gateway(gateway.aggregator.catalog, call_timeout=None)
     server = GatewayServer(inner, gateway.aggregator, code_mode=True)

@@ -32,10 +32,10 @@ from fastapi.responses import Response
 
 from ... import formats
 from ...access.auth import principal_of_scope
+from ...accounting.tokens import count_tool_tokens, gateway_savings
 from ...context import CallContext
 from ...errors import ToolscoutError
 from ...security import findings_of
-from ...tokens import count_tool_tokens, gateway_savings
 from ..capabilities import visible_servers
 from ..guard import BearerGuard, HostOriginGuard
 from ..http_api import EDGE, SERVER_FIELDS, JSONResponse, create_app, mount

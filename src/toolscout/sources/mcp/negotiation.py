@@ -90,7 +90,7 @@ class Exchange:
     approval: str | None = None
     """The edge's own: the gateway's approval ticket this retry carries (unwrapped)."""
     journal: Any = None
-    """The edge's own: the :class:`~toolscout.program_journal.Journal` of a code-mode program."""
+    """The edge's own: the :class:`~toolscout.codemode.journal.Journal` of a code-mode program."""
     ask: Callable[[str, dict[str, Any]], Awaitable[Any]] | None = None
     """Puts a stateful upstream's mid-call request (sampling, elicitation) to a client that
     cannot take one, as a question in the answer (the edge parks the call meanwhile)."""

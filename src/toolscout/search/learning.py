@@ -62,8 +62,8 @@ from typing import Any
 
 import numpy as np
 
-from .search.analyzer import analyze
-from .storage import BlobStore
+from ..storage import BlobStore
+from .analyzer import analyze
 
 __all__ = ["Prior", "UsageLearner", "replay_log"]
 

@@ -25,9 +25,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
-from .errors import MissingExtra
-from .formats import render_many
-from .model import Tool
+from ..errors import MissingExtra
+from ..formats import render_many
+from ..model import Tool
 
 __all__ = ["TokenReport", "count_tokens", "count_tool_tokens", "encoding", "gateway_savings", "savings_report"]
 

@@ -37,11 +37,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .access import approval
-from .access.guard import Operation
-from .calls import UpstreamResult
-from .context import CallContext, ProgressFn
-from .errors import (
+from ..access import approval
+from ..access.guard import Operation
+from ..calls import UpstreamResult
+from ..context import CallContext, ProgressFn
+from ..errors import (
     InvalidRequest,
     MissingExtra,
     ProgramError,
@@ -50,12 +50,12 @@ from .errors import (
     ToolscoutError,
     UnknownTool,
 )
-from .model import CallResult, DeferPolicy, Tool
-from .program_journal import current_journal
-from .request import CallRequest
+from ..model import CallResult, DeferPolicy, Tool
+from ..request import CallRequest
+from .journal import current_journal
 
 if TYPE_CHECKING:
-    from .gateway import Gateway
+    from ..gateway import Gateway
 
 __all__ = ["EXECUTE_NAME", "CodeLimits", "CodeRunner", "code_runner", "execute_tool", "python_name"]
 

@@ -37,12 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ._sync import run_inline
-from .errors import ConfigError, MissingExtra, SessionStoreUnavailable
-from .session import _MAX_SEARCHES, Session
+from .._sync import run_inline
+from ..errors import ConfigError, MissingExtra, SessionStoreUnavailable
+from ..session import Session
+from .dispatch import MAX_SEARCHES
 
 if TYPE_CHECKING:
-    from .gateway import Gateway
+    from ..gateway import Gateway
 
 __all__ = ["DEFAULT_PREFIX", "DEFAULT_TTL", "RedisSessionStore", "merge_states"]
 
@@ -185,7 +186,7 @@ def merge_states(
         grew = count - b_search.get(key, 0)
         if grew > 0:
             searches[key] = searches.pop(key, 0) + grew  # re-inserted: most recent last
-    while len(searches) > _MAX_SEARCHES:
+    while len(searches) > MAX_SEARCHES:
         del searches[next(iter(searches))]
     out = dict(theirs)
     for key, value in ours.items():
@@ -208,7 +209,7 @@ def _hashable(value: Any) -> Any:
 
 class RedisSessionStore:
     """Session state in Redis, shared by every process that points at the same server: a
-    :class:`~toolscout.session.SessionStore`.
+    :class:`~toolscout.sessions.store.SessionStore`.
 
     ``Session(gateway, session_id=..., store=RedisSessionStore(url))`` loads the session now,
     refreshes it before each handled call and saves it after; with ``gateway``,

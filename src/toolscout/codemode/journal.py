@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import canonical_json
+from ..model import canonical_json
 
 __all__ = ["Journal", "current_journal", "journal_scope"]
 

@@ -30,17 +30,17 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .catalog import Catalog
-from .catalog_base import CatalogChange, Handler
-from .errors import ConfigError, NameCollision
-from .model import Tool
-from .progress import step
-from .sources.files import load_source
-from .storage import ChangeFeed, SharedStore, SourceState, SourceWrite, open_store
+from ..catalog import Catalog
+from ..catalog_base import CatalogChange, Handler
+from ..errors import ConfigError, NameCollision
+from ..model import Tool
+from ..progress import step
+from ..sources.files import load_source
+from ..storage import ChangeFeed, SharedStore, SourceState, SourceWrite, open_store
 
 __all__ = ["SharedCatalog", "load_source", "sync_source"]
 
-log = logging.getLogger("toolscout.replica")
+log = logging.getLogger("toolscout.scaleout.replica")
 
 LISTEN_POLL = 0.25
 """Seconds the listener waits for a notification before checking whether it should stop."""

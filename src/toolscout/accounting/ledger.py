@@ -3,7 +3,7 @@
 Recording a turn is cheap (it keeps references to the rendered definitions); tokens are
 counted only when someone reads the ledger, with one count per ``(format, tool, version)``
 shared by every session, so the per-turn cost of a session stays far below a millisecond.
-Counts use o200k (``toolscout.tokens``); for Claude and Gemini they are an o200k estimate.
+Counts use o200k (``toolscout.accounting.tokens``); for Claude and Gemini they are an o200k estimate.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = [
     "CONTEXT_WINDOWS",

@@ -15,21 +15,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .catalog_base import BaseCatalog
-from .errors import InvalidRequest, MissingExtra
-from .eval.dataset import EvalQuery, load_queries
-from .eval.metrics import group_positions, recall_at
-from .eval.runner import EvalReport, QueryRun, evaluate, run_eval, select_queries, size_of
-from .request import SEARCH_TYPES
-from .search.hybrid import enable_hybrid
-from .search.index import ToolIndex
-from .storage import open_store
-from .storage.paths import cache_dir
+from ..catalog_base import BaseCatalog
+from ..errors import InvalidRequest, MissingExtra
+from ..request import SEARCH_TYPES
+from ..search.hybrid import enable_hybrid
+from ..search.index import ToolIndex
+from ..storage import open_store
+from ..storage.paths import cache_dir
+from .dataset import EvalQuery, load_queries
+from .metrics import group_positions, recall_at
+from .runner import EvalReport, QueryRun, evaluate, run_eval, select_queries, size_of
 
 if TYPE_CHECKING:
-    from .embed import Embedder
+    from ..embed import Embedder
 
-__all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "report_from_runs", "run_pair"]
+__all__ = ["Comparison", "compare", "compare_and_plot", "index_factory", "plot_recall", "recall_curve", "report_from_runs", "run_pair", "sign_test"]
 
 SEMANTIC_MODES = ("hybrid", "semantic")
 
@@ -82,7 +82,7 @@ class Comparison:
         return {"a": self.label_a, "b": self.label_b, "rows": self.rows}
 
 
-def _sign_test(wins: int, losses: int) -> float:
+def sign_test(wins: int, losses: int) -> float:
     """Two-sided exact sign test p-value (ties dropped)."""
     n = wins + losses
     if n == 0:
@@ -133,7 +133,7 @@ def compare(a: EvalReport, b: EvalReport, label_a: str = "A", label_b: str = "B"
                 "delta": mean([y.ndcg10 - x.ndcg10 for x, y in pairs]),
                 "b_wins": wins,
                 "b_losses": losses,
-                "p_sign": _sign_test(wins, losses),
+                "p_sign": sign_test(wins, losses),
                 "R@1 A": mean([x.r1 for x, _ in pairs]),
                 "R@1 B": mean([y.r1 for _, y in pairs]),
                 "complete@10 A": mean([x.complete10 for x, _ in pairs]),
