@@ -73,7 +73,7 @@ class App:
         )
         trace_mcp(self.server)  # a client's trace context, from _meta or the headers (docs/telemetry.md)
         telemetry.enable_from_env()  # TOOLSCOUT_OTEL=1: stages as OpenTelemetry spans
-        return TraceContextMiddleware(app)
+        return app
 
     async def serve(self, asgi: Any = None) -> None:
         """Serve on the configured transport until stopped (``asgi``: an HTTP app already
@@ -241,6 +241,7 @@ def http_app(
         app = mount(callback_app(broker), app, (CALLBACK_PATH,))
     if console:
         app = with_console(app)
+    app = TraceContextMiddleware(app)  # the client's trace context, for requests the host guard lets in
     return HostOriginGuard(app, bind=host, allow_origins=allow_origins, allow_hosts=allow_hosts)
 
 
