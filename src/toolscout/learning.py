@@ -290,6 +290,17 @@ class UsageLearner:
             self._load()
 
     # -- recording ----------------------------------------------------------------------
+    def record_search(self, session: str, result: Any, voter: str | None = None) -> None:
+        """A gateway's find (a :class:`~toolscout.results.FindResult`) as a search: only a
+        ranking that found something counts (not ``select:`` or a whole namespace)."""
+        if result.error is None and result.found and result.search_type not in ("select", "namespace"):
+            extra = {"voter": voter} if voter not in (None, session) else {}  # a learner without voters still works
+            self.searched(session, result.query, [t.name for t in result.found], **extra)
+
+    def record_call(self, session: str, tool: str, ok: bool, voter: str | None = None) -> None:
+        """A gateway's call of ``tool`` in ``session`` (never its arguments)."""
+        self.called(session, tool, ok, **({"voter": voter} if voter not in (None, session) else {}))
+
     def searched(
         self, session: str, query: str, found: Sequence[str], *, now: float | None = None, voter: str | None = None
     ) -> str | None:
