@@ -1,26 +1,18 @@
 """The RFC 0001 semantics: ``find_tools``, ``call`` and ``use_tool`` over a catalog.
 
-Nothing a model sends can raise out of here: every failure comes back as data carrying an
-:class:`~toolscout.errors.ErrorInfo` (``code``, ``message``, ``hint``), and the process
-carries on.
-
-Two entries do the work, each a parsed request (:mod:`toolscout.request`) plus the
-caller's :class:`~toolscout.context.CallContext`: :meth:`Gateway.find` (search) and
-:meth:`Gateway.execute` (a call, or ``use_tool``'s find-and-call). Every surface goes
-through them; :meth:`Gateway.find_tools`, :meth:`Gateway.call` and
-:meth:`Gateway.use_tool` are the library's conveniences over them. A call runs through the
-gateway's :class:`~toolscout.access.guard.Guard` like every other operation (its handler
-is registered there by :mod:`toolscout.execution` and reachable from nowhere else). Who
-may see and run what is one :class:`~toolscout.access.visibility.Visibility` rule applied
-to ``ctx.allow``, and a tool the caller may not see answers exactly as an unknown one.
-Usage is recorded here, once, for a context that names its session. Results
-(:mod:`toolscout.results`) are rendered by the surfaces through :mod:`toolscout.formats`.
+Two entries, each a parsed request (:mod:`toolscout.request`) plus the caller's
+:class:`~toolscout.context.CallContext`: :meth:`Gateway.find` (how: :mod:`toolscout.finding`)
+and :meth:`Gateway.execute`, a call run through the gateway's
+:class:`~toolscout.access.guard.Guard` like every other operation (its handler is registered
+there by :mod:`toolscout.execution` and reachable from nowhere else). Every surface goes
+through them; ``find_tools``, ``call`` and ``use_tool`` are the library's conveniences. A
+tool the caller may not see answers exactly as an unknown one. Nothing a model sends
+raises out of here: every failure is data carrying an :class:`~toolscout.errors.ErrorInfo`.
 """
 
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,24 +23,21 @@ from .access.audit import Recorder
 from .access.guard import Guard, Operation
 from .access.identity import voter_of
 from .access.policy import Policy
+from .access.screening import screen_mode
 from .access.validation import ArgumentCheck
 from .access.visibility import Allow, Visibility
-from .catalog_base import BaseCatalog
+from .catalog_base import BaseCatalog, weak_listener
 from .context import CallContext
 from .embed.setup import enable_embeddings
-from .errors import Ambiguous, EmptyQuery, InvalidRequest, RequestError, ToolscoutError, UnknownTool
+from .errors import EmptyQuery, InvalidRequest, RequestError, ToolscoutError, UnknownTool
 from .execution import guard_tool_calls
-from .find_cache import FindCache, find_key
-from .learning import UsageLearner
-from .meta_tools import CALL_TOOL as CALL_TOOL  # re-exported: their home was here
-from .meta_tools import FIND_TOOLS as FIND_TOOLS
-from .meta_tools import META_NAMES as META_NAMES
-from .meta_tools import USE_TOOL as USE_TOOL
-from .meta_tools import find_tools_tool as find_tools_tool
+from .find_cache import FindCache
+from .finding import search, use_choice
+from .learning import UsageLearner, learner_for
 from .meta_tools import meta_tool_records, system_prompt
-from .model import KINDS, CallResult, Tool
+from .model import CallResult, Tool
 from .namespaces import NamespaceBrowser
-from .no_match import no_match, visible_categories
+from .no_match import visible_categories
 from .request import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -58,12 +47,12 @@ from .request import (
     UseRequest,
     clean_text,
     dialect,
+    find_arguments,
+    kinds_option,
     shown,
 )
-from .results import FindResult, ToolReference, fill, refused_find
-from .search.crosslingual import language_hint
-from .search.index import ScoredTool, ToolIndex
-from .search.sets import several_steps
+from .results import FindResult, ToolReference, refused_find
+from .search.index import ToolIndex
 from .storage import BlobStore, Follower
 
 if TYPE_CHECKING:
@@ -77,8 +66,6 @@ USE_TOOL_MARGIN = 1.5
 runner-up's (or it is an exact name): a clear winner, not a coin toss."""
 
 _NO_CONTEXT = CallContext()
-_OWN_TEXT = Tool("toolscout", "Text toolscout itself returns (a program's output).", source="toolscout")
-"""What the screen's per-server mode is asked about for text no upstream entry owns."""
 
 
 class Gateway:
@@ -132,14 +119,14 @@ class Gateway:
         self.list_names_below = max(0, int(list_names_below))
         """Seed 003's fallback: when nothing matches and the caller may see at most this
         many tools, the error lists their names so the model can refine its query (0: off)."""
-        self.default_kinds: tuple[str, ...] | None = _kinds_option(default_kinds)
+        self.default_kinds: tuple[str, ...] | None = kinds_option(default_kinds)
         """What ``find_tools`` ranks when the request names no ``kinds``; ``None``: the
         catalog's ``default_kinds`` (tools only unless set)."""
         self.index = index or ToolIndex(catalog, snapshots=catalog.store)
         if isinstance(catalog, Follower):  # a SharedCatalog: rebuild on its listener, not on the next search
-            catalog.after_apply(_weak_call(self._refresh_index))
+            catalog.after_apply(weak_listener(self._refresh_index))
         self.hybrid = enable_embeddings(self.index, embeddings, vector_store or catalog.store, query_encoder)
-        self.learner: UsageLearner | None = self._enable_learning(learn, usage_store)
+        self.learner: UsageLearner | None = learner_for(learn, self.index, usage_store if usage_store is not None else catalog.store)
         """Learns from which found tools sessions call (:mod:`toolscout.learning`); ``None`` when off."""
         self.visibility = Visibility(policy, platform)
         self.namespaces = NamespaceBrowser(catalog, self.visibility)
@@ -154,20 +141,16 @@ class Gateway:
         """Reads every successful call result before it is returned (tool-result poisoning,
         :class:`toolscout.security.results.ResultScreen`); ``None``: results pass as they are."""
         self.approve = approve
-        self.approve_kinds = approval.parse_kinds(approve_kinds)
-        """Kinds whose calls need approval; ``None``: :data:`approval.DEFAULT_KINDS` when
-        the gateway or the caller (``ctx.approve``) has an approver, else none."""
+        self.approve_kinds = approval.parse_kinds(approve_kinds)  # None: see gated_kinds
         self.trust_hints = trust_hints
-        """``False``: MCP hints never decide a kind for approval (:func:`approval.needs_approval`)."""
         self.recorders: list[Recorder] = []
-        """Audit recorders (:mod:`toolscout.access.audit`): one record per guarded operation
-        and per refused call; none by default (then nothing is built)."""
+        """Audit recorders (:mod:`toolscout.access.audit`), one record per decision; none: nothing is built."""
         self.audit_arguments = False
         """Whether audit records carry the call's arguments (secret-looking values masked)."""
         self.guard = Guard(
             self.visibility,
             recorders=lambda: self.recorders,
-            screen_mode=self._screen_mode,
+            screen_mode=lambda entry: screen_mode(self.screen_results, entry),
             keep_arguments=lambda: self.audit_arguments,
         )
         """Every operation runs through it, tool calls included (:mod:`toolscout.access.guard`)."""
@@ -178,23 +161,6 @@ class Gateway:
         weakly: the catalog keeps every index it feeds alive, so a discarded gateway must not
         have its index rebuilt on every change from then on."""
         self.index.refresh()
-
-    def _enable_learning(self, learn: bool | str | UsageLearner, store: BlobStore | None) -> UsageLearner | None:
-        """``"auto"`` (default): on when there is a store the user owns (``usage_store``, or
-        the catalog's SQLite file), so usage persists where the catalog does; ``True``: on
-        (in memory without a store); ``False``: off, and the index ranks without a prior."""
-        if learn is False or learn == "off":
-            self.index.usage = None
-            return None
-        if isinstance(learn, UsageLearner):
-            learner = learn
-        else:
-            store = store if store is not None else self.catalog.store
-            if learn == "auto" and store is None:
-                return None
-            learner = UsageLearner(store)
-        self.index.usage = learner
-        return learner
 
     @property
     def policy(self) -> Policy | None:
@@ -216,22 +182,21 @@ class Gateway:
         """Search for ``ctx``'s caller: the one way every surface finds tools.
 
         ``request``: a :class:`FindRequest`, or ``find_tools`` arguments as a model sends
-        them (a dict or its JSON text), parsed here once with this gateway's limits; bad
-        arguments come back as a result carrying the error, never raised. Only tools
-        ``ctx.allow`` and the gateway's policy let the caller see are ranked. Tools in
-        ``loaded`` (the caller has their schemas) are named in the references but not sent
-        again, unless asked for by exact name or ``select:``. With ``ctx.session_id``,
-        learning records what the search found.
+        them, parsed here with this gateway's limits (bad ones: a result carrying the error).
+        Only tools the caller may see are ranked. Tools in ``loaded`` are named but not sent
+        again unless asked for by name. With ``ctx.session_id``, learning records the search.
         """
         ctx = ctx or _NO_CONTEXT
         if not isinstance(request, FindRequest):
             try:
-                request = self._parse_find(request)
+                request = FindRequest.parse(
+                    request, default_limit=self.default_limit, max_limit=self.max_limit, dialect=self.dialect
+                )
             except RequestError as exc:
-                if isinstance(exc, EmptyQuery) and ctx.allow is not None:  # name only what this caller may see
+                if isinstance(exc, EmptyQuery):  # name only what this caller may see
                     exc = EmptyQuery(exc.message, hint=exc.hint, categories=self.visible_categories(ctx.allow))
                 return refused_find(request, exc)
-        result = self._search(request, ctx.allow, loaded, autocut)
+        result = search(self, request, ctx.allow, loaded, autocut)
         learner = self.learner
         if ctx.session_id is not None and learner is not None:
             learner.record_search(ctx.session_id, result, voter_of(ctx.principal, ctx.session_id))
@@ -244,15 +209,13 @@ class Gateway:
     ) -> CallResult:
         """Run a call for ``ctx``'s caller: the one way every surface runs tools. Never raises.
 
-        A :class:`CallRequest` resolves its name, then runs through the guard
-        (:mod:`toolscout.access.guard`): a tool ``ctx.allow`` or the policy hides answers
-        exactly as an unknown one (``unknown_tool``; audited ``denied``); its arguments are
-        checked against its schema, the approver is asked when its kind needs one
-        (``ctx.approve``, else the gateway's), and the handler runs with ``ctx`` current
-        within ``ctx.timeout`` (else ``call_timeout``), its result screened and audited. A
-        :class:`UseRequest` (``use_tool``) finds first and runs the top match only when it
-        is clearly ahead. With ``ctx.session_id``, learning records the call (never its
-        arguments).
+        A :class:`CallRequest` resolves its name and runs through the guard
+        (:mod:`toolscout.access.guard`, stages in :mod:`toolscout.execution`): a tool hidden
+        from the caller answers exactly as an unknown one (``unknown_tool``, audited
+        ``denied``); arguments are validated, the approver asked when the kind needs it, the
+        handler run with ``ctx`` current within ``ctx.timeout`` (else ``call_timeout``), the
+        result screened and audited. A :class:`UseRequest` finds first and runs the top match
+        only when clearly ahead. With ``ctx.session_id``, learning records the call.
         """
         ctx = ctx or _NO_CONTEXT
         if isinstance(request, UseRequest):
@@ -285,17 +248,6 @@ class Gateway:
         op = Operation("tools/call", request.name, params=request.arguments)
         self.guard.record(op, ctx, "denied" if hidden else "refused", "denied" if hidden else error.code)
 
-    def _screen_mode(self, entry: Tool | None) -> str:
-        """The poisoning mode for text ``entry`` (an upstream's resource or prompt, a
-        program...) returns, as for its tools' results; ``off`` when results are not screened."""
-        screen = self.screen_results
-        if screen is None:
-            return "off"
-        mode = getattr(screen, "mode", None)
-        if not callable(mode):
-            return "warn"
-        return str(mode(entry if entry is not None else _OWN_TEXT))
-
     def visible_categories(self, allow: Allow | None) -> dict[str, int]:
         """Categories with the number of tools this caller may see in each, largest first:
         what hints and descriptions name (a hidden server is absent, not counted)."""
@@ -322,22 +274,10 @@ class Gateway:
         a conversation id under which learning records this search (see :meth:`call`).
         Seed 001's argument names (``max_results``, ``category_filter``, ``searchType``)
         are accepted too, as keywords."""
-        platform = aliases.pop("platform", None)
-        arguments: dict[str, Any] = {"query": query, **aliases}
-        if platform is not None and platform != self.platform:  # one platform per gateway: refused, not ignored
-            return refused_find(arguments, InvalidRequest(
-                f"platform {platform!r} is not this gateway's ({self.platform!r}): a gateway filters for one platform",
-                hint=f"Make a Gateway(catalog, platform={platform!r}) to search that platform's tools.",
-            ))
-        for key, value in (("limit", limit), ("search_type", search_type), ("category", category)):
-            if value is not None:
-                arguments[key] = value
-        if exclude:
-            arguments["exclude"] = list(exclude)
-        if kinds:
-            arguments["kinds"] = kinds if isinstance(kinds, str) else list(kinds)
+        arguments = find_arguments(query, limit, search_type, category, exclude, kinds, aliases)
         try:
             formats.renderer(format)
+            self.visibility.only_platform(aliases.get("platform"))
         except InvalidRequest as exc:
             return refused_find(arguments, exc)
         ctx = _NO_CONTEXT if allow is None and session is None else CallContext(session_id=session, allow=allow)
@@ -387,88 +327,6 @@ class Gateway:
         """The find meta-tool's name as models see it (``find_tools`` unless a dialect)."""
         return self.dialect.name
 
-    def _parse_find(self, arguments: Any) -> FindRequest:
-        """``find_tools`` arguments -> a request (limits as this gateway sets them)."""
-        try:
-            return FindRequest.parse(
-                arguments, default_limit=self.default_limit, max_limit=self.max_limit, dialect=self.dialect
-            )
-        except EmptyQuery as exc:
-            raise EmptyQuery(exc.message, hint=exc.hint, categories=self.visible_categories(None)) from None
-
-    def _search(self, request: FindRequest, allow: Allow | None, loaded: Collection[str], autocut: bool) -> FindResult:
-        started = time.perf_counter()
-        mode = request.search_type
-        result = FindResult(query=request.query, search_type=mode, warnings=list(request.notes), request=request)
-        if self.pending_sources is not None:
-            result.pending = dict(self.pending_sources())
-        try:
-            space = self.namespaces.asked(request.query, allow)
-            if space is not None:
-                self._whole_namespace(result, space, allow, loaded)
-                result.execution_time_ms = (time.perf_counter() - started) * 1000
-                return result
-            if mode in ("semantic", "hybrid") and mode not in self.index.modes():
-                result.warnings.append(
-                    f"{mode} search is not enabled (it needs the 'embed' extra and embeddings "
-                    "turned on); used keyword search"
-                )
-                mode = "keyword"
-            predicate = self.visibility.predicate(allow)
-            kinds = request.kinds or self.kinds_default()
-            cache, key, outcome = self.result_cache, None, None
-            if cache is not None:
-                learner = self.learner
-                key = find_key(
-                    request.query, request.limit, mode, request.category, request.exclude, kinds, autocut,
-                    predicate, allow, self.catalog.generation, learner.ranking_version if learner is not None else -1,
-                )
-                outcome = cache.get(key)
-            if outcome is None:
-                outcome = self.index.search(
-                    request.query, limit=request.limit, mode=mode, category=request.category, allow=predicate,
-                    exclude=request.exclude, platform=self.visibility.platform, autocut=autocut, kinds=kinds,
-                )
-                if cache is not None and key is not None:
-                    cache.put(key, outcome)
-            result.search_type = outcome.mode
-            result.intents, result.intent_tools = list(outcome.intents), dict(outcome.best)
-            result.warnings.extend(outcome.warnings)
-            hint = language_hint(request.query, outcome.mode, self.hybrid, self.index.tools)
-            if hint is not None:
-                result.warnings.append(hint)
-            result.total_matches = outcome.total_matches
-            if not outcome.hits:
-                error = no_match(
-                    request, catalog=self.catalog, visibility=self.visibility, allow=allow, pending=result.pending,
-                    suggest=lambda text: self.suggest(text, allow=allow), list_names_below=self.list_names_below,
-                )
-                if hint is not None and error.code == "no_match":  # the reason, not "other words"
-                    error.hint = f"{hint[0].upper()}{hint[1:]}."
-                raise error
-            self._fill(result, outcome.hits, loaded, allow)
-        except ToolscoutError as exc:
-            result.error = exc.info()
-        result.execution_time_ms = (time.perf_counter() - started) * 1000
-        return result
-
-    def _whole_namespace(self, result: FindResult, space: str, allow: Allow | None, loaded: Collection[str]) -> None:
-        """Every visible tool of one namespace, up to ``max_limit``, instead of a ranking."""
-        result.search_type = "namespace"
-        members = self.namespaces.members(space, allow)
-        result.total_matches = len(members)
-        if len(members) > self.max_limit:
-            result.warnings.append(
-                f"namespace {space!r} has {len(members)} tools; the first {self.max_limit} are shown: "
-                "describe the task to rank them"
-            )
-        self._fill(result, [ScoredTool(t, 1.0, 1.0, why="namespace") for t in members[: self.max_limit]], loaded, allow)
-
-    def _fill(self, result: FindResult, hits: list[ScoredTool], loaded: Collection[str], allow: Allow | None) -> None:
-        co = self.learner.co_usage(self.index.tools, self.catalog.generation) if self.learner is not None else {}
-        fill(result, hits, set(loaded), lookup=self.catalog.get, admits=lambda t: self.visibility.admits(t, allow),
-             co_usage=co)
-
     def kinds_default(self) -> tuple[str, ...]:
         """The kinds a request without ``kinds`` ranks."""
         kinds = getattr(self.catalog, "default_kinds", None) or ("tool",)
@@ -516,36 +374,13 @@ class Gateway:
 
     # -- use_tool ---------------------------------------------------------------
     async def _use(self, request: UseRequest, ctx: CallContext) -> CallResult:
-        """Find, then run the top match only when it is clearly ahead: its exact name (the
-        resolver's rule), the only match, or :data:`USE_TOOL_MARGIN` times the runner-up."""
-        found = self._search(request.find, ctx.allow, (), True)
-        refusal: CallResult | None = None
-        if found.error is not None:
-            refusal = CallResult(tool="use_tool", ok=False, content=[{"type": "text", "text": found.text()}],
-                                 error=found.error)
-        else:
-            refs = found.tool_references
-            top = refs[0]
-            clear = len(refs) == 1 or self._names_exactly(found.query, top.tool_name)
-            if not clear and len(found.intents) > 1:  # one tool would do one step of several
-                refusal = CallResult.failure("use_tool", several_steps(found.intents, found.intent_tools))
-            elif not clear and top.relevance_score < USE_TOOL_MARGIN * refs[1].relevance_score:
-                refusal = CallResult.failure("use_tool", Ambiguous(
-                    f"several tools match {found.query!r} about equally",
-                    hint="Call find_tools to see their schemas, then call the one you mean.",
-                    candidates=[{"name": r.tool_name, "summary": r.summary} for r in refs],
-                ))
-        if refusal is not None:
-            code = refusal.error.code if refusal.error is not None else "error"
-            self.guard.record(Operation("tools/call", "use_tool", params=request.params), ctx, "refused", code)
-            return refusal
-        return await self._call(CallRequest(top.tool_name, request.params), ctx, learn=False)
-
-    def _names_exactly(self, query: str, name: str) -> bool:
-        """Whether ``query`` is ``name`` itself (up to case, separators, quotes and
-        backticks: the name resolver's rule, the one the ranking's exact-name win uses)."""
-        resolver = self.index.resolver
-        return any(resolver.tools[d].name == name for d in resolver.docs_named(query))
+        """Find, then run the top match only when clearly ahead (:func:`~toolscout.results.clear_winner`)."""
+        picked = use_choice(self, request.find, ctx.allow, USE_TOOL_MARGIN)
+        if isinstance(picked, str):
+            return await self._call(CallRequest(picked, request.params), ctx, learn=False)
+        code = picked.error.code if picked.error is not None else "error"
+        self.guard.record(Operation("tools/call", "use_tool", params=request.params), ctx, "refused", code)
+        return picked
 
     # -- what the model sees ------------------------------------------------------
     def meta_tools(self, format: str = "generic", *, use_tool: bool = False, call_tool: bool = False) -> list[dict[str, Any]]:
@@ -562,26 +397,3 @@ class Gateway:
     def system_prompt(self) -> str:
         return system_prompt(self.catalog.categories(), self.find_name)
 
-
-def _weak_call(method: Callable[[], Any]) -> Callable[[], None]:
-    """``method`` called through a weak reference: a callback held by a long-lived catalog
-    neither keeps a discarded gateway alive nor keeps working for it."""
-    ref = weakref.WeakMethod(method)  # type: ignore[arg-type]
-
-    def call() -> None:
-        bound = ref()
-        if bound is not None:
-            bound()
-
-    return call
-
-
-def _kinds_option(kinds: Collection[str] | None) -> tuple[str, ...] | None:
-    """A ``default_kinds`` setting, checked once at setup (a typo raises here, not later)."""
-    if kinds is None:
-        return None
-    out = tuple(dict.fromkeys([kinds] if isinstance(kinds, str) else kinds))
-    wrong = [k for k in out if k not in KINDS]
-    if wrong or not out:
-        raise ValueError(f"default_kinds must name some of {', '.join(KINDS)}, not {wrong or 'nothing'}")
-    return out

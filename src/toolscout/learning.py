@@ -65,7 +65,7 @@ import numpy as np
 from .search.analyzer import analyze
 from .storage import BlobStore
 
-__all__ = ["Prior", "UsageLearner", "replay_log"]
+__all__ = ["Prior", "UsageLearner", "learner_for", "replay_log"]
 
 NS = "usage.events"
 _MAX_FOUND = 10
@@ -749,3 +749,21 @@ def replay_log(learner: UsageLearner, lines: Iterable[Mapping[str, Any]], found_
             learner.called(session, name, True)
         n += 1
     return n
+
+
+def learner_for(learn: bool | str | UsageLearner, index: Any, store: BlobStore | None) -> UsageLearner | None:
+    """A gateway's ``learn`` option, set on its ``index`` (which ranks with the learner as a
+    prior). ``"auto"`` (default): on when there is a store the user owns (``usage_store``,
+    or the catalog's SQLite file), so usage persists where the catalog does; ``True``: on
+    (in memory without a store); ``False``: off, and the index ranks without a prior."""
+    if learn is False or learn == "off":
+        index.usage = None
+        return None
+    if isinstance(learn, UsageLearner):
+        learner = learn
+    else:
+        if learn == "auto" and store is None:
+            return None
+        learner = UsageLearner(store)
+    index.usage = learner
+    return learner
