@@ -58,8 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # browser and the cache of repeated finds
     ("gateway", (
         "toolscout.gateway", "toolscout.results", "toolscout.meta_tools", "toolscout.code_mode",
-        "toolscout.namespaces", "toolscout.find_cache", "toolscout.program_journal", "toolscout.execution",
-        "toolscout.no_match", "toolscout.finding",
+        "toolscout.namespaces", "toolscout.find_cache", "toolscout.program_journal", "toolscout._gateway",
     )),
     # a conversation over a gateway, its deferral rule, and where sessions are kept
     ("session", ("toolscout.session", "toolscout.deferral", "toolscout.redis_sessions")),

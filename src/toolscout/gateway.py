@@ -1,10 +1,10 @@
 """The RFC 0001 semantics: ``find_tools``, ``call`` and ``use_tool`` over a catalog.
 
 Two entries, each a parsed request (:mod:`toolscout.request`) plus the caller's
-:class:`~toolscout.context.CallContext`: :meth:`Gateway.find` (how: :mod:`toolscout.finding`)
+:class:`~toolscout.context.CallContext`: :meth:`Gateway.find` (how: :mod:`toolscout._gateway.finding`)
 and :meth:`Gateway.execute`, a call run through the gateway's
 :class:`~toolscout.access.guard.Guard` like every other operation (its handler is registered
-there by :mod:`toolscout.execution` and reachable from nowhere else). Every surface goes
+there by :mod:`toolscout._gateway.execution` and reachable from nowhere else). Every surface goes
 through them; ``find_tools``, ``call`` and ``use_tool`` are the library's conveniences. A
 tool the caller may not see answers exactly as an unknown one. Nothing a model sends
 raises out of here: every failure is data carrying an :class:`~toolscout.errors.ErrorInfo`.
@@ -17,6 +17,9 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import formats
+from ._gateway.execution import guard_tool_calls
+from ._gateway.finding import search, use_choice
+from ._gateway.no_match import visible_categories
 from ._sync import run_sync
 from .access import approval
 from .access.audit import Recorder
@@ -30,14 +33,11 @@ from .catalog_base import BaseCatalog, weak_listener
 from .context import CallContext
 from .embed.setup import enable_embeddings
 from .errors import EmptyQuery, InvalidRequest, RequestError, ToolscoutError, UnknownTool
-from .execution import guard_tool_calls
 from .find_cache import FindCache
-from .finding import search, use_choice
 from .learning import UsageLearner, learner_for
 from .meta_tools import meta_tool_records, system_prompt
 from .model import CallResult, Tool
 from .namespaces import NamespaceBrowser
-from .no_match import visible_categories
 from .request import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -210,7 +210,7 @@ class Gateway:
         """Run a call for ``ctx``'s caller: the one way every surface runs tools. Never raises.
 
         A :class:`CallRequest` resolves its name and runs through the guard
-        (:mod:`toolscout.access.guard`, stages in :mod:`toolscout.execution`): a tool hidden
+        (:mod:`toolscout.access.guard`, stages in :mod:`toolscout._gateway.execution`): a tool hidden
         from the caller answers exactly as an unknown one (``unknown_tool``, audited
         ``denied``); arguments are validated, the approver asked when the kind needs it, the
         handler run with ``ctx`` current within ``ctx.timeout`` (else ``call_timeout``), the

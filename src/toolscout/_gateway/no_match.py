@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .access.visibility import Allow, Visibility
-from .catalog_base import BaseCatalog
-from .errors import InvalidRequest, NoMatch, ToolscoutError, UnknownTool
-from .request import FindRequest
-from .search.resolve import select_names
+from ..access.visibility import Allow, Visibility
+from ..catalog_base import BaseCatalog
+from ..errors import InvalidRequest, NoMatch, ToolscoutError, UnknownTool
+from ..request import FindRequest
+from ..search.resolve import select_names
 
 __all__ = ["all_names", "no_match", "visible_categories"]
 

@@ -1,10 +1,10 @@
 """How a find runs: one search for one caller, from a parsed request to its result.
 
-The counterpart of :mod:`toolscout.execution` for ``find_tools``: a request for a whole
+The counterpart of :mod:`toolscout._gateway.execution` for ``find_tools``: a request for a whole
 namespace lists it (:class:`~toolscout.namespaces.NamespaceBrowser`), anything else is
 ranked by the index over the tools the caller may see (the visibility rule is a mask, so
 ``limit`` is filled from visible tools), through the cache of repeated finds when there is
-one; nothing found is an error that says what to do next (:mod:`toolscout.no_match`).
+one; nothing found is an error that says what to do next (:mod:`toolscout._gateway.no_match`).
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
-from .access.visibility import Allow, Visibility
-from .catalog_base import BaseCatalog
-from .errors import ToolscoutError
-from .find_cache import FindCache, find_key
-from .learning import UsageLearner
-from .model import CallResult
-from .namespaces import NamespaceBrowser
+from ..access.visibility import Allow, Visibility
+from ..catalog_base import BaseCatalog
+from ..errors import ToolscoutError
+from ..find_cache import FindCache, find_key
+from ..learning import UsageLearner
+from ..model import CallResult
+from ..namespaces import NamespaceBrowser
+from ..request import FindRequest
+from ..results import FindResult, clear_winner, fill
+from ..search.crosslingual import language_hint
+from ..search.index import ScoredTool, ToolIndex
 from .no_match import no_match
-from .request import FindRequest
-from .results import FindResult, clear_winner, fill
-from .search.crosslingual import language_hint
-from .search.index import ScoredTool, ToolIndex
 
 __all__ = ["FindSettings", "search", "use_choice"]
 

@@ -18,12 +18,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
-from .access import approval
-from .access.guard import Guard, Operation
-from .catalog_base import BaseCatalog
-from .context import CallContext
-from .errors import MetadataOnly, ToolFailed, ToolscoutError, ToolTimeout
-from .model import CallResult, Tool
+from ..access import approval
+from ..access.guard import Guard, Operation
+from ..catalog_base import BaseCatalog
+from ..context import CallContext
+from ..errors import MetadataOnly, ToolFailed, ToolscoutError, ToolTimeout
+from ..model import CallResult, Tool
 
 __all__ = ["CallSettings", "as_call_result", "guard_tool_calls", "invoke"]
 
