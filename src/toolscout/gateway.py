@@ -233,8 +233,9 @@ class Gateway:
         try:
             result: CallResult = await self.guard.run(op, ctx, hidden=lambda: self._unknown(request.name, ctx.allow))
         except ToolscoutError as exc:
-            name = request.name if exc.code == "unknown_tool" else tool.name
-            return CallResult.failure(name, exc, duration_ms=(time.perf_counter() - started) * 1000)
+            if exc.code == "unknown_tool":  # hidden: as absent as an unknown name, and nothing to learn
+                return CallResult.failure(request.name, exc)
+            result = CallResult.failure(tool.name, exc, duration_ms=(time.perf_counter() - started) * 1000)
         learner = self.learner
         if learn and ctx.session_id is not None and learner is not None:
             learner.record_call(ctx.session_id, tool.name, result.ok, voter_of(ctx.principal, ctx.session_id))
@@ -372,7 +373,6 @@ class Gateway:
         problem with its JSON pointer and expected type."""
         return self.arguments.validate(tool, arguments)
 
-    # -- use_tool ---------------------------------------------------------------
     async def _use(self, request: UseRequest, ctx: CallContext) -> CallResult:
         """Find, then run the top match only when clearly ahead (:func:`~toolscout.results.clear_winner`)."""
         picked = use_choice(self, request.find, ctx.allow, USE_TOOL_MARGIN)

@@ -212,8 +212,8 @@ class Guard:
                 t = self._tick("screen", t) if self.on_stage else t
             return answer
         except ToolscoutError as exc:
-            if outcome == "ok":
-                decision, outcome = ("refused" if exc.code == "result_withheld" else "allowed"), exc.code
+            if outcome == "ok":  # raised while running: the decision made before it stands
+                decision, outcome = ("refused" if exc.code == "result_withheld" else decision), exc.code
             raise
         except Exception as exc:
             if outcome == "ok":
