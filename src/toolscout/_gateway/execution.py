@@ -15,7 +15,6 @@ import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
 from typing import Any, Protocol
 
 from ..access import approval
@@ -52,11 +51,13 @@ def guard_tool_calls(guard: Guard, settings: CallSettings) -> None:
                 "no handler, http request or upstream tool, and no handler is registered for it)",
             )
         args = settings.validate(tool, op.params)
+        checked = Operation(op.kind, op.name, tool, args, op.screen, op.id, op.payload)  # the validated copy runs
         gated = settings.gated_kinds(ctx.approve) | ctx.approve_kinds
-        asked = await approval.require(
-            tool, args, gated=gated, approver=ctx.approve or settings.approve, trust_hints=settings.trust_hints
-        )
-        return replace(op, params=args), "approved" if asked is not None else "allowed"
+        if approval.needs_approval(tool, gated, trust_hints=settings.trust_hints) is None:
+            return checked, "allowed"  # the common case: no approver to await
+        await approval.require(tool, args, gated=gated, approver=ctx.approve or settings.approve,
+                               trust_hints=settings.trust_hints)
+        return checked, "approved"
 
     async def run(op: Operation, ctx: CallContext) -> CallResult:
         tool = op.entry
@@ -67,14 +68,15 @@ def guard_tool_calls(guard: Guard, settings: CallSettings) -> None:
         limit = ctx.timeout if ctx.timeout is not None else settings.call_timeout
         loop = asyncio.get_running_loop()
         started = loop.time()
-        value = await invoke(tool, handler, dict(op.params), limit)
+        args = op.params if isinstance(op.params, dict) else dict(op.params)  # the approve stage's own copy
+        value = await invoke(tool, handler, args, limit)
         return as_call_result(tool.name, value, (loop.time() - started) * 1000)
 
-    async def screen(entry: Tool | None, result: CallResult) -> CallResult:
+    def screen(entry: Tool | None, result: CallResult) -> Awaitable[CallResult] | None:
         check = settings.screen_results
         if check is None or entry is None or not result.ok:
-            return result
-        return await check(entry, result)
+            return None  # nothing to read: no coroutine to await
+        return check(entry, result)
 
     guard.register("tools/call", run, approve=approve, screen=screen)
 

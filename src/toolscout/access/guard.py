@@ -71,7 +71,8 @@ Handler = Callable[["Operation", CallContext], Awaitable[Any]]
 Approver = Callable[["Operation", CallContext], Awaitable[tuple["Operation", str]]]
 """The ``approve`` stage of a kind: the operation as it will run (checked parameters) and
 the decision to audit (``allowed`` or ``approved``), or a raised refusal."""
-Screen = Callable[[Tool | None, Any], Awaitable[Any]]
+Screen = Callable[[Tool | None, Any], Awaitable[Any] | None]
+"""A kind's own screen of its answer: the screened answer to await, or ``None`` (nothing to do)."""
 
 NOT_RUN = frozenset(
     {"approval_denied", "approval_required", "unknown_tool", "invalid_arguments", "invalid_request", "ambiguous",
@@ -186,7 +187,10 @@ class Guard:
                     raise
             t = self._tick("approve", t) if self.on_stage else t
             t = self._tick("credentials", t) if self.on_stage else t  # the handler picks the caller's connection
-            mode = self.screen_mode(op.entry) if (self.screen_mode is not None and op.screen) else "off"
+            screen = self.__screens.get(op.kind)
+            mode = "off"  # a kind with its own screen (tool calls) is screened by it, not by mode
+            if screen is None and self.screen_mode is not None and op.screen:
+                mode = self.screen_mode(op.entry)
             if op.kind in RELAYED:
                 if mode != "off":
                     screened = screen_payload(dict(op.params), mode, what=OPERATIONS[op.kind], name=op.name)
@@ -196,9 +200,10 @@ class Guard:
             with using(ctx):  # per-user credentials read the caller from here
                 answer = await handler(op, ctx)
             t = self._tick("run", t) if self.on_stage else t
-            screen = self.__screens.get(op.kind)
             if screen is not None:
-                answer = await screen(op.entry, answer)
+                pending = screen(op.entry, answer)
+                if pending is not None:
+                    answer = await pending
             if isinstance(answer, CallResult):
                 answer = answer if screen is not None else _screened_result(answer, mode, op)
                 if answer.error is not None:
