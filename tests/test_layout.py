@@ -59,7 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # one guarded execute)
     ("gateway", (
         "toolscout.gateway", "toolscout.results", "toolscout.meta_tools", "toolscout.codemode",
-        "toolscout.namespaces", "toolscout.find_cache",
+        "toolscout.namespaces", "toolscout.find_cache", "toolscout._gateway",
     )),
     # a conversation over a gateway (`session`) and its pieces (`sessions`): the deferral rule,
     # and where sessions are kept between requests

@@ -16,6 +16,7 @@ Adding the same name from the *same* origin replaces it (a reload).
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from .model import Tool
 if TYPE_CHECKING:
     from .storage import Store
 
-__all__ = ["BaseCatalog", "CatalogChange", "Handler", "prefixed", "prefixed_name"]
+__all__ = ["BaseCatalog", "CatalogChange", "Handler", "prefixed", "prefixed_name", "weak_listener"]
 
 Handler: TypeAlias = Callable[[dict[str, Any]], Any]
 """Runs a tool: takes the validated arguments dict, returns a value, an awaitable, or a
@@ -215,3 +216,16 @@ class BaseCatalog:
         self._tools = table
         if tools:
             self._emit(CatalogChange(added=tuple(names)))
+
+
+def weak_listener(method: Callable[[], Any]) -> Callable[[], None]:
+    """``method`` called through a weak reference: a callback held by a long-lived catalog
+    neither keeps a discarded gateway alive nor keeps working for it."""
+    ref = weakref.WeakMethod(method)  # type: ignore[arg-type]
+
+    def call() -> None:
+        bound = ref()
+        if bound is not None:
+            bound()
+
+    return call

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CacheStats", "FindCache", "normalise_query"]
+__all__ = ["CacheStats", "FindCache", "find_key", "normalise_query"]
 
 DEFAULT_SIZE = 1024
 
@@ -81,3 +81,11 @@ class FindCache:
     def stats(self) -> CacheStats:
         with self._lock:
             return CacheStats(self.hits, self.misses, len(self._entries), self.capacity)
+
+
+def find_key(query: str, *parts: Any) -> tuple[Any, ...]:
+    """The cache key of one search: the normalised query, then everything else the outcome
+    depends on (limit, mode, category, exclusions, kinds, autocut, the caller's visibility
+    predicate and ``allow``, the catalog generation and the learner's ranking version), so
+    a change to any of them is a miss, never a stale answer."""
+    return (normalise_query(query), *parts)

@@ -16,9 +16,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from .access.visibility import Allow, Visibility
+from .catalog_base import BaseCatalog
+from .errors import NoMatch
 from .model import Tool
 
-__all__ = ["BY", "OTHER", "Namespace", "group", "namespace_name", "namespace_of"]
+__all__ = ["BY", "OTHER", "Namespace", "NamespaceBrowser", "group", "namespace_name", "namespace_of"]
 
 BY = ("server", "category")
 OTHER = "other"
@@ -64,3 +67,64 @@ def group(tools: Iterable[Tool], by: str = "server", descriptions: Mapping[str, 
         described = given.get(name) or f"Tools of the {name} {what} ({len(members)} tools)."
         out.append(Namespace(name, described, tuple(members)))
     return out
+
+
+class NamespaceBrowser:
+    """``find_tools("namespace:github")`` (or just ``github``, an upstream server's name no
+    tool has): the whole visible group instead of a ranking.
+
+    Servers' namespaces are cached per catalog generation: a one-word query asks this, so
+    it must not walk the catalog each time."""
+
+    def __init__(self, catalog: BaseCatalog, visibility: Visibility) -> None:
+        self.catalog = catalog
+        self.visibility = visibility
+        self._servers: tuple[int, dict[str, tuple[str, list[Tool]]]] | None = None
+
+    def asked(self, query: str, allow: Allow | None) -> str | None:
+        """The namespace a query asks for as a whole, else ``None`` (a hidden server's
+        name is just words: it is searched like any query)."""
+        text = query.strip()
+        if text[:10].lower() == "namespace:":
+            return namespace_name(text[10:].strip()) if text[10:].strip() else ""
+        if " " in text or not text or self.catalog.get(text) is not None:
+            return None
+        servers = self._server_namespaces()
+        found = servers.get(namespace_name(text).lower()) if servers else None
+        if found is None or not any(self.visibility.admits(t, allow) for t in found[1]):
+            return None
+        return found[0]
+
+    def members(self, space: str, allow: Allow | None) -> list[Tool]:
+        """Every visible tool of ``space`` (by server, else category); a ``no_match``
+        naming the visible namespaces when it has none."""
+        members: list[Tool] = []
+        seen: set[str] = set()
+        lowered = space.lower()
+        for tool in self.catalog:
+            if tool.kind != "tool" or not self.visibility.admits(tool, allow):
+                continue
+            mine = namespace_of(tool, "server")
+            seen.add(mine)
+            if mine.lower() == lowered or (tool.category and namespace_name(tool.category).lower() == lowered):
+                members.append(tool)
+        if not members:
+            raise NoMatch(
+                f"no namespace named {space!r}",
+                hint="Use one of the listed namespaces, or describe the task instead.",
+                namespaces=sorted(seen),
+            )
+        return members
+
+    def _server_namespaces(self) -> dict[str, tuple[str, list[Tool]]]:
+        generation = self.catalog.generation
+        cached = self._servers
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        spaces: dict[str, tuple[str, list[Tool]]] = {}
+        for tool in self.catalog:
+            if tool.source == "mcp" and tool.source_id:
+                name = namespace_name(tool.source_id)
+                spaces.setdefault(name.lower(), (name, []))[1].append(tool)
+        self._servers = (generation, spaces)
+        return spaces

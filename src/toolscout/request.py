@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,8 @@ __all__ = [
     "FindRequest",
     "UseRequest",
     "clean_text",
+    "find_arguments",
+    "kinds_option",
     "parse_arguments",
     "shown",
 ]
@@ -104,6 +106,39 @@ def dialect(key: str | Dialect | None) -> Dialect:
         )
     return found
 _SEARCH_TYPE_SET = frozenset(SEARCH_TYPES)
+
+
+def find_arguments(
+    query: Any,
+    limit: int | None = None,
+    search_type: str | None = None,
+    category: str | None = None,
+    exclude: Any = (),
+    kinds: Any = None,
+    aliases: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``find_tools`` arguments as a model would send them, from the library's keywords
+    (seed 001's names among ``aliases`` pass through; ``platform`` is the gateway's to judge)."""
+    arguments: dict[str, Any] = {"query": query, **{k: v for k, v in (aliases or {}).items() if k != "platform"}}
+    for key, value in (("limit", limit), ("search_type", search_type), ("category", category)):
+        if value is not None:
+            arguments[key] = value
+    if exclude:
+        arguments["exclude"] = list(exclude)
+    if kinds:
+        arguments["kinds"] = kinds if isinstance(kinds, str) else list(kinds)
+    return arguments
+
+
+def kinds_option(kinds: Collection[str] | None) -> tuple[str, ...] | None:
+    """A gateway's ``default_kinds`` setting, checked once at setup (a typo raises here, not later)."""
+    if kinds is None:
+        return None
+    out = tuple(dict.fromkeys([kinds] if isinstance(kinds, str) else kinds))
+    wrong = [k for k in out if k not in KINDS]
+    if wrong or not out:
+        raise ValueError(f"default_kinds must name some of {', '.join(KINDS)}, not {wrong or 'nothing'}")
+    return out
 
 
 def clean_text(text: str) -> str:

@@ -95,12 +95,12 @@ def test_read_only_policy_through_the_library() -> None:
     names = {r.tool_name for r in (found.tool_references if found.ok else [])}
     assert "wipe_disk" not in names and "add_note" not in names
     refused = gateway.call("wipe_disk", {"disk": "sda"})
-    assert not refused.ok and refused.error is not None and refused.error.code == "denied"
+    assert not refused.ok and refused.error is not None and refused.error.code == "unknown_tool"  # kept out: absent
     assert gateway.call("list_files").ok
     assert gateway.call("plain").ok  # no kind, no hints: passes unless the policy requires a kind
     assert ran == ["list_files", "plain"]
     strict, ran = build(policy=Policy.read_only())
-    assert strict.call("plain").error.code == "denied"  # type: ignore[union-attr]
+    assert strict.call("plain").error.code == "unknown_tool"  # type: ignore[union-attr]
     assert strict.call("list_files").ok and ran == ["list_files"]
 
 
@@ -234,7 +234,7 @@ def test_adapter_read_only_gateway_sends_and_runs_no_risky_tool() -> None:
     sent = {t["name"] for t in script.requests[0]["tools"]}
     assert sent == {"list_files", "plain"}
     refused = claude_results(messages)["t1"]
-    assert refused["is_error"] and refused["content"][0]["text"].startswith("denied:") and ran == []
+    assert refused["is_error"] and refused["content"][0]["text"].startswith("unknown_tool:") and ran == []
 
 
 # -- through the MCP server -----------------------------------------------------------------
@@ -321,7 +321,7 @@ async def test_mcp_read_only_gateway_over_upstream_hints(upstream_catalog: tuple
         names = [r["tool_name"] for r in (found.structured_content or {}).get("tool_references", [])]
         assert "up_fail" not in names
         refused = await client.call_tool("call_tool", {"name": "up_fail", "arguments": {}})
-        assert _code(refused) == "denied"
+        assert _code(refused) == "unknown_tool"  # the policy keeps it out: as absent as a name that does not exist
         echoed = await client.call_tool("call_tool", {"name": "up_echo", "arguments": {"text": "hi"}})
         assert not echoed.is_error
 

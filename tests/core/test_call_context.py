@@ -112,9 +112,9 @@ async def test_a_session_adds_its_id_and_rules_to_the_edges_context() -> None:
     assert outcome.result.value["credentials"] == {"github": "tok-a"}
     # the session's rule and the edge's both apply
     hidden = await session.ahandle("whoami", {}, context=_edge(allow=lambda t: t.name != "whoami"))
-    assert hidden.error is not None and hidden.error.code == "denied"
+    assert hidden.error is not None and hidden.error.code == "unknown_tool"  # hidden means absent
     mine = await session.ahandle("send_email", {}, context=_edge())
-    assert mine.error is not None and mine.error.code == "denied"
+    assert mine.error is not None and mine.error.code == "unknown_tool"
 
 
 async def test_concurrent_calls_keep_their_own_contexts() -> None:
@@ -151,7 +151,7 @@ async def test_the_allow_rule_hides_from_find_and_refuses_execute() -> None:
     picked = gw.find({"query": "select:send_email"}, no_email)
     assert picked.found == []
     refused = await gw.execute(CallRequest.parse("send_email", {}), no_email)
-    assert refused.error is not None and refused.error.code == "denied"
+    assert refused.error is not None and refused.error.code == "unknown_tool"  # hidden means absent
     used = await gw.execute(UseRequest.parse({"query": "send_email", "params": {}}), no_email)
     assert not used.ok and used.tool != "send_email"
 

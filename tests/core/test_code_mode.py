@@ -173,7 +173,7 @@ async def test_escape_attempts_are_stopped_with_a_clear_error(code: str, code_ex
         ("x = 1\n\nawait add_comment(number='one', body='x')", "invalid_arguments", 3, "/number"),
         ("await broken()", "tool_error", 1, "disk on fire"),
         ("x = 2\nawait remote_fail()", "tool_error", 2, "upstream says no"),
-        ("await call_tool('secret.tool')", "denied", 1, "secret.tool"),
+        ("await call_tool('secret.tool')", "unknown_tool", 1, "secret.tool"),  # hidden: as absent as an unknown one
         ("a = [1]\na[5]", "program_error", 2, "IndexError"),
     ],
 )
@@ -249,7 +249,7 @@ async def test_session_code_mode_lists_execute_and_runs_through_the_session_cont
     outcome = await session.ahandle("execute", {"code": "(await whoami())['session']"})
     assert outcome.ok and outcome.text() == "conv-2"
     hidden = await session.ahandle("execute", {"code": "await call_tool('secret.tool')"})
-    assert hidden.error is not None and hidden.error.code == "denied"
+    assert hidden.error is not None and hidden.error.code == "unknown_tool"  # hidden means absent
     bad = await session.ahandle("execute", {"program": "1"})
     assert bad.error is not None and bad.error.code == "invalid_request"
     # below the threshold every tool is listed, and execute with them

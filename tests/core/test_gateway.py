@@ -143,7 +143,10 @@ def test_policy_filters_before_ranking_and_blocks_calls():
     names = [r.tool_name for r in gw.find_tools("send slack message", limit=5).tool_references]
     assert "slack_send_message" not in names
     denied = gw.call("slack_send_message", {"channel": "a", "text": "b"})
-    assert denied.error.code == "denied"
+    unknown = gw.call("slack_send_nothing", {"channel": "a", "text": "b"})
+    assert denied.error.code == "unknown_tool"  # hidden means absent: answered as a name that does not exist
+    assert denied.error.model_dump(exclude={"message"}) == unknown.error.model_dump(exclude={"message"})
+    assert "slack_send_message" not in denied.error.details["suggestions"]
 
 
 def test_call_validates_and_runs_sync_and_async():

@@ -36,7 +36,7 @@ async def test_a_tool_call_reports_the_stages_in_order() -> None:
     seen: list[str] = []
     gateway.guard.on_stage = lambda name, seconds: seen.append(name) if seconds >= 0 else None
     result = await gateway.execute(CallRequest("hello", {"name": "ada"}), CallContext())
-    assert result.ok and seen == ["visible", "approve", "run", "screen", "audit"]
+    assert result.ok and tuple(seen) == STAGES  # the same order as every other guarded operation
 
 
 async def test_a_guarded_operation_reports_every_stage_in_order() -> None:
@@ -80,3 +80,20 @@ async def test_handlers_are_held_only_by_the_guard() -> None:
     with pytest.raises(ValueError):
         Operation("shell/exec", "x")
     assert "program" in OPERATIONS and "sampling/createMessage" in OPERATIONS
+
+
+async def test_an_approved_call_that_fails_is_recorded_approved_with_its_error() -> None:
+    """The decision made before the run stands when the handler fails (it is not 'allowed')."""
+
+    def erase(disk: str) -> str:
+        """Erase a disk."""
+        raise OSError("disk busy")
+
+    catalog = Catalog()
+    catalog.add_function(erase, permission="dangerous")
+    gateway = Gateway(catalog, call_timeout=None, approve=lambda tool, args: True)
+    records: list[Any] = []
+    gateway.recorders.append(records.append)
+    result = await gateway.execute(CallRequest("erase", {"disk": "sda"}), CallContext())
+    assert not result.ok and result.error is not None and result.error.code == "tool_error"
+    assert [(r.tool, r.decision, r.outcome, r.operation) for r in records] == [("erase", "approved", "tool_error", "tools/call")]

@@ -310,5 +310,7 @@ def test_one_visibility_rule_masks_search_and_admits_calls() -> None:
     assert "get_air_quality" not in names and "legacy_tool" not in names
     for name in ("get_air_quality", "legacy_tool"):
         refused = Session(gw, threshold=1, allow=no_air, call_tool=True).handle("call_tool", {"name": name, "arguments": {"city": "x"}})
-        assert refused.error is not None and refused.error.code == "denied", name
+        # hidden (another rule, or unavailable here): answered exactly as a tool that does not exist
+        assert refused.error is not None and refused.error.code == "unknown_tool", name
+        assert refused.error.message == f"no tool named {name!r}", name
     assert "get_air_quality" not in gw.suggest("get_air_qualty", allow=no_air)  # no leak through did-you-mean

@@ -281,7 +281,7 @@ async def test_v1_servers_and_capabilities_do_not_name_a_hidden_server(hidden: S
         caps = (await http.get("/v1/capabilities")).json()
         call = (await http.post("/v1/call", json={"name": "web_page", "arguments": {}})).json()
     assert servers == {"servers": {}} and "web" not in caps["servers"] and caps["tools"] == 0
-    assert call["error"]["code"] == "denied" and [(r.tool, r.decision) for r in hidden.records] == [("web_page", "denied")]
+    assert call["error"]["code"] == "unknown_tool" and [(r.tool, r.decision) for r in hidden.records] == [("web_page", "denied")]
 
 
 async def test_v1_call_marks_an_upstream_result(warn: Served) -> None:
@@ -342,4 +342,5 @@ async def test_an_upstreams_elicitation_is_screened_before_the_user_reads_it(tmp
     built.gateway.recorders.append(records.append)
     await run_with(built.aggregator, talk)
     assert len(shown) == 1 and shown[0].startswith(MARK) and DROP in shown[0], shown
-    assert [(r.operation, r.tool) for r in records if getattr(r, "operation", None)] == [("elicitation/create", "loc")]
+    # the relayed request is recorded when it is answered, inside the tool call it serves
+    assert [(r.operation, r.tool) for r in records] == [("elicitation/create", "loc"), ("tools/call", "loc_ask")]

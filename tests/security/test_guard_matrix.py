@@ -18,17 +18,18 @@ CASES = ("hidden", "denied", "approval", "poisoned", "session")
 
 # (surface, operation) -> {case: "module::test"} or a reason string (not offered there).
 I31 = "security.test_guard_issue31"
+HID = "security.test_hidden_tools"  # a hidden tool called by its exact name answers as an unknown one
 TOOLS = "tools/call"
 MATRIX: dict[tuple[str, str], dict[str, str] | str] = {
     ("mcp", TOOLS): {
-        "hidden": f"{I31}::test_no_match_hints_do_not_name_a_hidden_server",
+        "hidden": f"{HID}::test_mcp_call_tool_answers_a_hidden_tool_as_an_unknown_one",
         "denied": f"{I31}::test_a_call_denied_over_mcp_tools_call_is_audited",
         "approval": "server.test_approval_tickets::test_a_ticket_is_bound_to_its_session_tool_and_arguments",
         "poisoned": f"{I31}::test_an_upstream_result_reaches_an_mcp_client_marked",
         "session": "server.test_auth::test_one_caller_cannot_steer_learning_with_sessions_or_connections",
     },
     ("mcp-stateless", TOOLS): {  # the same tests, parametrized over legacy (stateful) and auto (stateless)
-        "hidden": f"{I31}::test_no_match_hints_do_not_name_a_hidden_server",
+        "hidden": f"{HID}::test_mcp_call_tool_answers_a_hidden_tool_as_an_unknown_one",
         "denied": f"{I31}::test_a_call_denied_over_mcp_tools_call_is_audited",
         "approval": "server.test_approval_tickets::test_a_stateless_answer_runs_its_call_once_and_cannot_be_replayed",
         "poisoned": f"{I31}::test_an_upstream_result_reaches_an_mcp_client_marked",
@@ -62,22 +63,25 @@ MATRIX: dict[tuple[str, str], dict[str, str] | str] = {
     ("mcp", "elicitation/create"): {
         "poisoned": f"{I31}::test_an_upstreams_elicitation_is_screened_before_the_user_reads_it"},
     ("v1", TOOLS): {
-        "hidden": f"{I31}::test_v1_servers_and_capabilities_do_not_name_a_hidden_server",
+        "hidden": f"{HID}::test_v1_call_and_tool_answer_a_hidden_tool_as_an_unknown_one",
         "denied": f"{I31}::test_v1_servers_and_capabilities_do_not_name_a_hidden_server",
         "approval": "server.test_console_call::test_v1_runs_a_gated_tool_only_with_the_callers_approval",
         "poisoned": f"{I31}::test_v1_call_marks_an_upstream_result",
     },
     ("console", TOOLS): {
+        "hidden": f"{HID}::test_v1_call_and_tool_answer_a_hidden_tool_as_an_unknown_one",
+        "denied": f"{HID}::test_v1_call_and_tool_answer_a_hidden_tool_as_an_unknown_one",
         "approval": "server.test_console_call::test_a_gated_tool_asks_for_approval_and_runs_only_once_approved",
         "poisoned": f"{I31}::test_v1_call_marks_an_upstream_result",
     },
     ("code-mode", TOOLS): {
-        "hidden": f"{I31}::test_the_execute_description_does_not_name_a_hidden_server",
+        "hidden": f"{HID}::test_code_mode_answers_a_hidden_tool_as_an_unknown_one",
         "approval": "core.test_code_mode::test_an_approval_prompt_pauses_the_program_and_its_answer_is_kept",
         "poisoned": f"{I31}::test_a_program_reading_poisoned_structured_content_is_marked",
         "denied": f"{I31}::test_a_program_is_one_record_with_its_calls_under_it",
     },
     ("cli-call", TOOLS): {
+        "hidden": f"{HID}::test_cli_call_answers_a_tool_not_visible_here_as_an_unknown_one",
         "poisoned": f"{I31}::test_cli_call_prints_the_mark_before_poisoned_structured_content",
     },
 }
@@ -123,3 +127,11 @@ def test_every_named_test_exists() -> None:
             except ImportError:
                 found = importlib.import_module(f"tests.{module}")
             assert callable(getattr(found, name, None)), f"{where} does not exist"
+
+
+def test_every_surface_answers_a_hidden_tool_call_as_an_unknown_one() -> None:
+    """Hidden means absent for tool calls on every surface: each has its ``hidden`` row, and
+    it names a test of the exact-name call (not only of listings and hints)."""
+    for surface in SURFACES:
+        row = MATRIX[(surface, TOOLS)]
+        assert isinstance(row, dict) and row.get("hidden", "").startswith(f"{HID}::"), surface

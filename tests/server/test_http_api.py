@@ -135,7 +135,7 @@ async def test_call_runs_the_tool(http: httpx.AsyncClient) -> None:
         ({"name": "math_ad", "arguments": {"a": 1, "b": 2}}, "unknown_tool"),
         ({"name": "math_add", "arguments": {"a": "one"}}, "invalid_arguments"),
         ({"name": "text_explode", "arguments": {}}, "tool_error"),
-        ({"name": "admin_wipe_disk"}, "denied"),
+        ({"name": "admin_wipe_disk"}, "unknown_tool"),  # hidden by policy: as absent as an unknown name
         ({"name": "  ", "arguments": {}}, "invalid_request"),
     ],
 )
@@ -147,8 +147,10 @@ async def test_model_facing_call_errors_are_200_with_error(
     body = reply.json()
     CallResponse.model_validate(body)
     assert body["ok"] is False and body["error"]["code"] == code and body["content"][0]["text"].startswith(code)
-    if code == "unknown_tool":
+    if payload["name"] == "math_ad":
         assert body["error"]["details"]["suggestions"][0] == "math_add"
+    if payload["name"] == "admin_wipe_disk":  # hidden: no did-you-mean names it either
+        assert "admin_wipe_disk" not in body["error"]["details"]["suggestions"]
 
 
 # -- requests the API cannot read: 4xx with {"error": {code, message, hint}} ---------------
@@ -209,8 +211,10 @@ async def test_tool_errors(http: httpx.AsyncClient) -> None:
     error = unknown.json()["error"]
     assert error["code"] == "unknown_tool" and error["details"]["suggestions"][0] == "math_add"
     assert error["hint"]
-    denied = await http.get("/v1/tools/admin_wipe_disk")
-    assert denied.status_code == 403 and denied.json()["error"]["code"] == "denied"
+    hidden = await http.get("/v1/tools/admin_wipe_disk")  # policy hides it: answered as an unknown name
+    assert hidden.status_code == 404 and hidden.json()["error"]["code"] == "unknown_tool"
+    assert hidden.json()["error"]["message"] == "no tool named 'admin_wipe_disk'"
+    assert "admin_wipe_disk" not in hidden.json()["error"]["details"]["suggestions"]
     bad_format = await http.get("/v1/tools/math_add", params={"format": "klingon"})
     assert bad_format.status_code == 400 and bad_format.json()["error"]["code"] == "invalid_request"
 

@@ -29,13 +29,16 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import ApprovalDenied, ApprovalRequired, ConfigError
 from ..model import PERMISSION_KINDS
 
 if TYPE_CHECKING:
     from ..model import Tool
 
-__all__ = ["DEFAULT_KINDS", "UNKNOWN_KIND", "Approve", "Decision", "decide", "needs_approval", "parse_kinds"]
+__all__ = [
+    "DEFAULT_KINDS", "UNKNOWN_KIND", "Approve", "Decision", "decide", "gated_kinds", "needs_approval", "parse_kinds",
+    "require",
+]
 
 DEFAULT_KINDS: frozenset[str] = frozenset({"dangerous"})
 """Kinds gated when an approver is given and ``approve_kinds`` is not."""
@@ -129,3 +132,30 @@ def as_decision(value: Any) -> Decision:
     if isinstance(value, bool):
         return Decision(value)
     return Decision.deny(f"the approver answered {type(value).__name__}, not a decision")
+
+
+def gated_kinds(approve_kinds: frozenset[str] | None, has_approver: bool) -> frozenset[str]:
+    """The kinds whose calls need approval: the operator's ``approve_kinds`` when set, else
+    :data:`DEFAULT_KINDS` once some approver exists, else none."""
+    if approve_kinds is not None:
+        return approve_kinds
+    return DEFAULT_KINDS if has_approver else frozenset()
+
+
+async def require(
+    tool: Tool, arguments: dict[str, Any], *, gated: frozenset[str], approver: Approve | None, trust_hints: bool = True
+) -> str | None:
+    """Raise unless this call may run; the kind a person approved, or ``None`` when it
+    needed no approval. Asked after validation, so a person only approves a call that
+    would run; without an approver a gated call is ``approval_required``."""
+    kind = needs_approval(tool, gated, trust_hints=trust_hints)
+    if kind is None:
+        return None
+    if approver is None:
+        what = "of unknown kind (the operator set none, and hints are not trusted)" if kind == UNKNOWN_KIND else kind
+        raise ApprovalRequired(f"tool {tool.name!r} is {what} and needs approval before it runs; nothing ran", kind=kind)
+    decision = await decide(approver, tool, arguments)
+    if not decision.allowed:
+        why = f": {decision.reason}" if decision.reason else ""
+        raise ApprovalDenied(f"the call to {tool.name!r} was not approved{why}", kind=kind, reason=decision.reason)
+    return kind

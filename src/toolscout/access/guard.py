@@ -1,8 +1,8 @@
-"""One guarded execution for every operation that is not a tool call's own handler.
+"""One guarded execution for every operation, tool calls included.
 
-Every operation a caller can make (read or subscribe a resource, list or get a prompt,
-complete an argument, read a skill, run a code-mode program) and every request an upstream
-sends to the caller (sampling, elicitation, roots) runs here, in one order::
+Every operation a caller can make (call a tool, read or subscribe a resource, list or get a
+prompt, complete an argument, read a skill, run a code-mode program) and every request an
+upstream sends to the caller (sampling, elicitation, roots) runs here, in one order::
 
     identify -> visible -> approve -> credentials -> run -> screen -> audit
 
@@ -11,9 +11,10 @@ Why by construction: the handlers are registered with a :class:`Guard` and held 
 :class:`Operation`. Before, each surface applied the rules itself and some forgot one
 (unscreened resources, unaudited skill reads, hidden servers told apart: issue 31).
 
-Tool calls run through :meth:`toolscout.gateway.Gateway.execute`, which applies the same
-order with the tool's schema validation and approval in between; it reports the same stage
-names to the same hook.
+A kind may register an ``approve`` step with its handler (tool calls do: the tool must have
+a runner, its arguments must fit its schema, and a person approves a gated kind); it runs
+in the ``approve`` stage, and a refusal there is audited ``refused`` (nothing ran). A kind
+may also register its own ``screen`` (tool calls use the gateway's result screen).
 
 A hidden entry answers exactly as an unknown one (``hidden()`` builds the error the surface
 gives for "no such thing"), and its audit record says ``denied``.
@@ -68,6 +69,17 @@ before ``run`` for these)."""
 
 StageHook = Callable[[str, float], None]
 Handler = Callable[["Operation", CallContext], Awaitable[Any]]
+Approver = Callable[["Operation", CallContext], Awaitable[tuple["Operation", str]]]
+"""The ``approve`` stage of a kind: the operation as it will run (checked parameters) and
+the decision to audit (``allowed`` or ``approved``), or a raised refusal."""
+Screen = Callable[[Tool | None, Any], Awaitable[Any] | None]
+"""A kind's own screen of its answer: the screened answer to await, or ``None`` (nothing to do)."""
+
+NOT_RUN = frozenset(
+    {"approval_denied", "approval_required", "unknown_tool", "invalid_arguments", "invalid_request", "ambiguous",
+     "no_match", "empty_query", "not_revealed", "session_store_unavailable"}
+)
+"""Error codes of requests that never reached a handler (audited as ``refused``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +127,8 @@ class Guard:
         self._on_stage = on_stage
         self.keep_arguments = keep_arguments
         self.__handlers: dict[str, Handler] = {}
+        self.__approvers: dict[str, Approver] = {}
+        self.__screens: dict[str, Screen] = {}
 
     @property
     def on_stage(self) -> StageHook | None:
@@ -128,13 +142,19 @@ class Guard:
     def on_stage(self, hook: StageHook | None) -> None:
         self._on_stage = hook
 
-    def register(self, kind: str, handler: Handler) -> None:
-        """Make ``handler`` the one runner of ``kind``; only :meth:`run` ever calls it."""
+    def register(self, kind: str, handler: Handler, *, approve: Approver | None = None,
+                 screen: Screen | None = None) -> None:
+        """Make ``handler`` the one runner of ``kind``; only :meth:`run` ever calls it.
+        ``approve``: the kind's approval stage; ``screen``: its own screen of the answer."""
         if kind not in OPERATIONS:
             raise ValueError(f"unknown operation kind {kind!r}")
         if kind in self.__handlers:
             raise ValueError(f"{kind} already has a handler")
         self.__handlers[kind] = handler
+        if approve is not None:
+            self.__approvers[kind] = approve
+        if screen is not None:
+            self.__screens[kind] = screen
 
     def handles(self, kind: str) -> bool:
         return kind in self.__handlers
@@ -158,7 +178,7 @@ class Guard:
         One audit record either way (``audit=False``: a listing, which decides nothing)."""
         started_wall = time.time()
         t = time.perf_counter() if self.on_stage is not None else 0.0
-        principal = ctx.principal  # identify: the surface derived it once (access.principal)
+        # identify: the surface derived ctx.principal once (access.principal); the record names it
         t = self._tick("identify", t) if self.on_stage else t
         decision, outcome = "allowed", "ok"
         try:
@@ -166,13 +186,24 @@ class Guard:
                 decision, outcome = "denied", "denied"
                 raise hidden()
             t = self._tick("visible", t) if self.on_stage else t
-            t = self._tick("approve", t) if self.on_stage else t  # reads are never gated; programs gate each call
             handler = self.__handlers.get(op.kind)
             if handler is None:
                 decision, outcome = "refused", "unknown_operation"
                 raise hidden()
+            approve = self.__approvers.get(op.kind)  # reads are never gated; programs gate each call
+            if approve is not None:
+                try:
+                    op, decision = await approve(op, ctx)
+                except ToolscoutError as exc:
+                    outcome = exc.code
+                    decision = "refused" if exc.code in NOT_RUN else decision
+                    raise
+            t = self._tick("approve", t) if self.on_stage else t
             t = self._tick("credentials", t) if self.on_stage else t  # the handler picks the caller's connection
-            mode = self.screen_mode(op.entry) if (self.screen_mode is not None and op.screen) else "off"
+            screen = self.__screens.get(op.kind)
+            mode = "off"  # a kind with its own screen (tool calls) is screened by it, not by mode
+            if screen is None and self.screen_mode is not None and op.screen:
+                mode = self.screen_mode(op.entry)
             if op.kind in RELAYED:
                 if mode != "off":
                     screened = screen_payload(dict(op.params), mode, what=OPERATIONS[op.kind], name=op.name)
@@ -182,44 +213,60 @@ class Guard:
             with using(ctx):  # per-user credentials read the caller from here
                 answer = await handler(op, ctx)
             t = self._tick("run", t) if self.on_stage else t
+            if screen is not None:
+                pending = screen(op.entry, answer)
+                if pending is not None:
+                    answer = await pending
             if isinstance(answer, CallResult):
-                answer = _screened_result(answer, mode, op)
+                answer = answer if screen is not None else _screened_result(answer, mode, op)
                 if answer.error is not None:
                     outcome = answer.error.code
                     decision = "refused" if outcome in ("result_withheld", "approval_denied") else decision
-            elif mode != "off" and isinstance(answer, dict):
+                elif not answer.ok:
+                    outcome = "tool_error"
+            elif screen is None and mode != "off" and isinstance(answer, dict):
                 answer = screen_payload(answer, mode, what=OPERATIONS[op.kind], name=op.name)
             if op.kind not in RELAYED:
                 t = self._tick("screen", t) if self.on_stage else t
             return answer
         except ToolscoutError as exc:
-            if outcome == "ok":
-                decision, outcome = ("refused" if exc.code == "result_withheld" else "allowed"), exc.code
+            if outcome == "ok":  # raised while running: the decision made before it stands
+                decision, outcome = ("refused" if exc.code == "result_withheld" else decision), exc.code
             raise
         except Exception as exc:
             if outcome == "ok":
                 outcome = getattr(exc, "code", None) if isinstance(getattr(exc, "code", None), str) else "error"
             raise
         finally:
-            recorders = self.recorders() if audit else ()
-            if recorders:
-                record = AuditRecord(
-                    time=started_wall,
-                    principal=principal.id,
-                    kind=principal.kind,
-                    tool=op.name,
-                    decision=decision,
-                    outcome=str(outcome),
-                    duration_ms=round((time.time() - started_wall) * 1000, 3),
-                    session=ctx.session_id,
-                    arguments=mask_secrets(dict(op.params)) if op.params and self.keep_arguments() and op.kind not in RELAYED else None,
-                    operation=op.kind,
-                    id=op.id,
-                    parent=ctx.audit_parent if ctx.audit_parent != op.id else None,
-                )
-                emit(recorders, record)
+            if audit:
+                self.record(op, ctx, decision, str(outcome), started_wall)
             if self.on_stage is not None:
                 self._tick("audit", t)
+
+    def record(self, op: Operation, ctx: CallContext, decision: str, outcome: str, started: float | None = None) -> None:
+        """One audit record of ``op`` for ``ctx``'s caller, to every recorder (none: nothing
+        is built). :meth:`run` writes it; a surface writes it itself only for a request it
+        refused before there was an operation to run (an unknown or hidden tool's name)."""
+        recorders = self.recorders()
+        if not recorders:
+            return
+        now = time.time()
+        started = now if started is None else started
+        principal = ctx.principal
+        emit(recorders, AuditRecord(
+            time=started,
+            principal=principal.id,
+            kind=principal.kind,
+            tool=op.name,
+            decision=decision,
+            outcome=outcome,
+            duration_ms=round((now - started) * 1000, 3),
+            session=ctx.session_id,
+            arguments=mask_secrets(dict(op.params)) if op.params and self.keep_arguments() and op.kind not in RELAYED else None,
+            operation=op.kind,
+            id=op.id,
+            parent=ctx.audit_parent if ctx.audit_parent != op.id else None,
+        ))
 
 
 def _screened_result(result: CallResult, mode: str, op: Operation) -> CallResult:

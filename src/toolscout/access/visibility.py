@@ -17,7 +17,7 @@ import sys
 from collections import OrderedDict
 
 from ..context import Allow
-from ..errors import PolicyDenied
+from ..errors import InvalidRequest, PolicyDenied
 from ..model import Tool
 from .policy import Policy
 
@@ -58,6 +58,14 @@ class Visibility:
                 hint="Pick another tool; this session may not use this one.",
             )
         return None
+
+    def only_platform(self, asked: str | None) -> None:
+        """One platform per gateway: a search for another one is refused, not ignored."""
+        if asked is not None and asked != self.platform:
+            raise InvalidRequest(
+                f"platform {asked!r} is not this gateway's ({self.platform!r}): a gateway filters for one platform",
+                hint=f"Make a Gateway(catalog, platform={asked!r}) to search that platform's tools.",
+            )
 
     def admits(self, tool: Tool, allow: Allow | None = None) -> bool:
         return self.refusal(tool, allow) is None

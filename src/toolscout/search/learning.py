@@ -65,7 +65,7 @@ import numpy as np
 from ..storage import BlobStore
 from .analyzer import analyze
 
-__all__ = ["Prior", "UsageLearner", "replay_log"]
+__all__ = ["Prior", "UsageLearner", "learner_for", "replay_log"]
 
 NS = "usage.events"
 _MAX_FOUND = 10
@@ -290,6 +290,17 @@ class UsageLearner:
             self._load()
 
     # -- recording ----------------------------------------------------------------------
+    def record_search(self, session: str, result: Any, voter: str | None = None) -> None:
+        """A gateway's find (a :class:`~toolscout.results.FindResult`) as a search: only a
+        ranking that found something counts (not ``select:`` or a whole namespace)."""
+        if result.error is None and result.found and result.search_type not in ("select", "namespace"):
+            extra = {"voter": voter} if voter not in (None, session) else {}  # a learner without voters still works
+            self.searched(session, result.query, [t.name for t in result.found], **extra)
+
+    def record_call(self, session: str, tool: str, ok: bool, voter: str | None = None) -> None:
+        """A gateway's call of ``tool`` in ``session`` (never its arguments)."""
+        self.called(session, tool, ok, **({"voter": voter} if voter not in (None, session) else {}))
+
     def searched(
         self, session: str, query: str, found: Sequence[str], *, now: float | None = None, voter: str | None = None
     ) -> str | None:
@@ -738,3 +749,21 @@ def replay_log(learner: UsageLearner, lines: Iterable[Mapping[str, Any]], found_
             learner.called(session, name, True)
         n += 1
     return n
+
+
+def learner_for(learn: bool | str | UsageLearner, index: Any, store: BlobStore | None) -> UsageLearner | None:
+    """A gateway's ``learn`` option, set on its ``index`` (which ranks with the learner as a
+    prior). ``"auto"`` (default): on when there is a store the user owns (``usage_store``,
+    or the catalog's SQLite file), so usage persists where the catalog does; ``True``: on
+    (in memory without a store); ``False``: off, and the index ranks without a prior."""
+    if learn is False or learn == "off":
+        index.usage = None
+        return None
+    if isinstance(learn, UsageLearner):
+        learner = learn
+    else:
+        if learn == "auto" and store is None:
+            return None
+        learner = UsageLearner(store)
+    index.usage = learner
+    return learner

@@ -252,7 +252,6 @@ def create_app(
         response_model=dict[str, Any],
         responses={
             400: {"model": ErrorResponse, "description": "Unknown format."},
-            403: {"model": ErrorResponse, "description": "The tool exists but policy denies it."},
             404: {"model": ErrorResponse, "description": "No such tool; `details.suggestions` has near names."},
         },
         tags=["tools"],

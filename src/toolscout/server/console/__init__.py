@@ -323,13 +323,10 @@ def console_api(
     @app.get(f"{CONSOLE_API}/tool")
     async def tool(request: Request, name: str) -> Response:
         ctx = caller(request)
-        found = gateway.lookup(name)
-        if found is not None and ctx.allow is not None and not gateway.visibility.admits(found, ctx.allow):
-            found = None  # another person's tool: as if it did not exist
-        if found is None:
-            suggestions = gateway.suggest(name, allow=ctx.allow)
-            error = {"code": "unknown_tool", "message": f"no tool named {name!r}", "details": {"suggestions": suggestions}}
-            return reply({"error": error}, 404)
+        try:  # a tool the caller may not see (policy or their own rule) is answered as if it did not exist
+            found = gateway.resolve(name, allow=ctx.allow)
+        except ToolscoutError as exc:
+            return reply({"error": exc.info().model_dump()}, 404)
         return reply(tool_detail(gateway, found))
 
     @app.get(f"{CONSOLE_API}/search")
