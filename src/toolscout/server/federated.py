@@ -11,6 +11,7 @@ tools), relays ``resources/subscribe`` with its update notifications and the ups
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import weakref
@@ -49,6 +50,7 @@ class ClientRelay:
         self._ctx = ctx
         self._level = level
         self._shared = shared
+        self._lookup: asyncio.Future[str | None] | None = None  # one lookup, awaited by every message
 
     def supports(self, capability: str) -> bool:
         import mcp_types as types
@@ -75,11 +77,15 @@ class ClientRelay:
 
     async def notify(self, method: str, params: Mapping[str, Any] | None) -> None:
         if method == "notifications/message" and self._shared is not None and self._level() is None:
-            shared, self._shared = self._shared, None
+            # Messages of one call may arrive concurrently: all wait for the same lookup, so
+            # none passes before the level another replica kept is known.
+            if self._lookup is None:
+                self._lookup = asyncio.ensure_future(self._shared())
+            found = None
             with contextlib.suppress(Exception):  # Redis away: everything, as before a setLevel
-                found = await shared()
-                if found is not None:
-                    self._level = lambda: found
+                found = await asyncio.shield(self._lookup)
+            if found is not None:
+                self._level = lambda: found
         if method == "notifications/message" and not self._wants(params):
             return
         await self._ctx.session._request_outbound.notify(method, params)
