@@ -21,7 +21,7 @@ from typing import Any
 from ..model import Tool
 from ..security.findings import Finding, ordered
 from ..security.poisoning import scan_text
-from ..security.results import MAX_SCANNED, ResultWithheld
+from ..security.results import MAX_SCANNED, ResultWithheld, strings_in
 
 __all__ = ["NOTE", "payload_texts", "scan_payload", "screen_mode", "screen_payload"]
 
@@ -32,20 +32,8 @@ NOTE = (
 _MAX_STRINGS = 2000
 
 
-def _strings(node: Any, path: str, budget: list[int]) -> Iterator[tuple[str, str]]:
-    if budget[0] <= 0:
-        return
-    if isinstance(node, str):
-        budget[0] -= 1
-        yield path, node
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("uri", "mimeType", "type", "role", "_meta", "blob", "annotations"):
-                continue  # addresses and kinds, not prose a model follows
-            yield from _strings(value, f"{path}.{key}", budget)
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _strings(value, f"{path}[{i}]", budget)
+_NOT_PROSE = frozenset(("uri", "mimeType", "type", "role", "_meta", "blob", "annotations"))
+"""Keys of MCP shapes that hold addresses and kinds, not prose a model follows."""
 
 
 def payload_texts(payload: Any) -> Iterator[tuple[str, str]]:
@@ -53,7 +41,7 @@ def payload_texts(payload: Any) -> Iterator[tuple[str, str]]:
     relayed request shape, or plain data), at most :data:`MAX_SCANNED` characters in all."""
     left = MAX_SCANNED
     seen: set[str] = set()
-    for field, text in _strings(payload, "result", [_MAX_STRINGS]):
+    for field, text in strings_in(payload, "result", [_MAX_STRINGS], _NOT_PROSE):
         if not text or text in seen or left <= 0:
             continue
         seen.add(text)

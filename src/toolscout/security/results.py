@@ -28,7 +28,7 @@ from .findings import Finding, ordered
 from .poisoning import scan_text
 from .screen import MODES, blocking
 
-__all__ = ["MAX_SCANNED", "ResultScreen", "ResultWithheld", "scan_result", "screen_result"]
+__all__ = ["MAX_SCANNED", "ResultScreen", "ResultWithheld", "scan_result", "screen_result", "strings_in"]
 
 log = logging.getLogger("toolscout.security")
 
@@ -47,7 +47,11 @@ class ResultWithheld(PolicyDenied):
     code = "result_withheld"
 
 
-def _strings(node: Any, path: str, budget: list[int]) -> Iterator[tuple[str, str]]:
+def strings_in(
+    node: Any, path: str, budget: list[int], skip: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, str]]:
+    """``(path, text)`` of every string in ``node``, at most ``budget[0]`` of them; keys in
+    ``skip`` (addresses and kinds, not prose) are passed over."""
     if budget[0] <= 0:
         return
     if isinstance(node, str):
@@ -55,10 +59,11 @@ def _strings(node: Any, path: str, budget: list[int]) -> Iterator[tuple[str, str
         yield path, node
     elif isinstance(node, dict):
         for key, value in node.items():
-            yield from _strings(value, f"{path}.{key}", budget)
+            if key not in skip:
+                yield from strings_in(value, f"{path}.{key}", budget, skip)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _strings(value, f"{path}[{i}]", budget)
+            yield from strings_in(value, f"{path}[{i}]", budget, skip)
 
 
 def _texts(result: CallResult) -> Iterator[tuple[str, str]]:
@@ -66,7 +71,7 @@ def _texts(result: CallResult) -> Iterator[tuple[str, str]]:
     left = MAX_SCANNED
     seen: set[str] = set()
     blocks = ((f"result.content[{i}]", b.get("text")) for i, b in enumerate(result.content) if isinstance(b, dict))
-    structured = _strings(result.structured, "result.structured", [_MAX_STRINGS])
+    structured = strings_in(result.structured, "result.structured", [_MAX_STRINGS])
     for field, text in (*blocks, *structured):
         if not isinstance(text, str) or not text or text in seen or left <= 0:
             continue
