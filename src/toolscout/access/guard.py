@@ -159,10 +159,13 @@ class Guard:
     def handles(self, kind: str) -> bool:
         return kind in self.__handlers
 
-    def _tick(self, stage: str, started: float) -> float:
+    @staticmethod
+    def _tick(hook: StageHook | None, stage: str, started: float) -> float:
+        """Report ``stage`` to ``hook`` (``None``: no clock is read) and start the next."""
+        if hook is None:
+            return started
         now = time.perf_counter()
-        if self.on_stage is not None:
-            self.on_stage(stage, now - started)
+        hook(stage, now - started)
         return now
 
     async def run(
@@ -177,15 +180,16 @@ class Guard:
         when the caller may not see ``op.entry`` and whatever the handler raised otherwise.
         One audit record either way (``audit=False``: a listing, which decides nothing)."""
         started_wall = time.time()
-        t = time.perf_counter() if self.on_stage is not None else 0.0
+        hook = self.on_stage  # read once: telemetry may start listening mid-call
+        t = time.perf_counter() if hook is not None else 0.0
         # identify: the surface derived ctx.principal once (access.principal); the record names it
-        t = self._tick("identify", t) if self.on_stage else t
+        t = self._tick(hook, "identify", t)
         decision, outcome = "allowed", "ok"
         try:
             if op.entry is not None and not self.visibility.admits(op.entry, ctx.allow):
                 decision, outcome = "denied", "denied"
                 raise hidden()
-            t = self._tick("visible", t) if self.on_stage else t
+            t = self._tick(hook, "visible", t)
             handler = self.__handlers.get(op.kind)
             if handler is None:
                 decision, outcome = "refused", "unknown_operation"
@@ -198,8 +202,8 @@ class Guard:
                     outcome = exc.code
                     decision = "refused" if exc.code in NOT_RUN else decision
                     raise
-            t = self._tick("approve", t) if self.on_stage else t
-            t = self._tick("credentials", t) if self.on_stage else t  # the handler picks the caller's connection
+            t = self._tick(hook, "approve", t)
+            t = self._tick(hook, "credentials", t)  # the handler picks the caller's connection
             screen = self.__screens.get(op.kind)
             mode = "off"  # a kind with its own screen (tool calls) is screened by it, not by mode
             if screen is None and self.screen_mode is not None and op.screen:
@@ -208,11 +212,11 @@ class Guard:
                 if mode != "off":
                     screened = screen_payload(dict(op.params), mode, what=OPERATIONS[op.kind], name=op.name)
                     op = dataclasses.replace(op, params=screened)
-                t = self._tick("screen", t) if self.on_stage else t
+                t = self._tick(hook, "screen", t)
                 mode = "off"  # the client's answer goes back to the upstream, not to a model
             with using(ctx):  # per-user credentials read the caller from here
                 answer = await handler(op, ctx)
-            t = self._tick("run", t) if self.on_stage else t
+            t = self._tick(hook, "run", t)
             if screen is not None:
                 pending = screen(op.entry, answer)
                 if pending is not None:
@@ -227,7 +231,7 @@ class Guard:
             elif screen is None and mode != "off" and isinstance(answer, dict):
                 answer = screen_payload(answer, mode, what=OPERATIONS[op.kind], name=op.name)
             if op.kind not in RELAYED:
-                t = self._tick("screen", t) if self.on_stage else t
+                t = self._tick(hook, "screen", t)
             return answer
         except ToolscoutError as exc:
             if outcome == "ok":  # raised while running: the decision made before it stands
@@ -240,8 +244,7 @@ class Guard:
         finally:
             if audit:
                 self.record(op, ctx, decision, str(outcome), started_wall)
-            if self.on_stage is not None:
-                self._tick("audit", t)
+            self._tick(hook, "audit", t)
 
     def record(self, op: Operation, ctx: CallContext, decision: str, outcome: str, started: float | None = None) -> None:
         """One audit record of ``op`` for ``ctx``'s caller, to every recorder (none: nothing
