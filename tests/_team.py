@@ -9,6 +9,8 @@ from typing import Any
 import uvicorn
 
 from toolscout import Catalog, Tool
+from toolscout.access.principal import PRINCIPAL_KEY
+from toolscout.context import Principal
 
 OBJ = {"type": "object"}
 CLIENTS = [
@@ -24,6 +26,20 @@ POLICIES = [
     {"match": {"groups": "eng"}, "tools": ["github_*", "weather_*", "mail_*", "chat_*"], "approve": ["dangerous"]},
     {"match": {"groups": "sales"}, "tools": ["crm_*", "weather_*", "mail_*", "chat_*"]},
 ]
+
+
+class AsUser:
+    """Test-only identity (the seam an authenticating middleware fills): ``X-Test-User: alice`` makes the request alice's."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            user = dict(scope.get("headers") or []).get(b"x-test-user")
+            if user:
+                scope = {**scope, PRINCIPAL_KEY: Principal(user.decode(), "user")}
+        await self.app(scope, receive, send)
 
 
 def catalog() -> Catalog:

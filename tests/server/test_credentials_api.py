@@ -22,11 +22,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from _procs import free_port
+from _team import AsUser
 from mcp_fixtures.asgi import serving
 from mcp_fixtures.per_user_upstream import PerUserUpstream
 from toolscout.access.credentials import generate_key
-from toolscout.access.principal import PRINCIPAL_KEY
-from toolscout.context import Principal
 from toolscout.errors import ConfigError
 from toolscout.server.app import build_app
 from toolscout.server.serve_config import ServeConfig
@@ -34,20 +33,6 @@ from toolscout.sources.mcp.config import parse_config
 
 STATIC = "static-gateway-token-1234"
 module_loop = pytest.mark.asyncio(loop_scope="module")
-
-
-class AsUser:
-    """Test-only identity: ``X-Test-User: alice`` makes the request alice's."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            user = dict(scope.get("headers") or []).get(b"x-test-user")
-            if user:
-                scope = {**scope, PRINCIPAL_KEY: Principal(user.decode(), "user")}
-        await self.app(scope, receive, send)
 
 
 @dataclass
