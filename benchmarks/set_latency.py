@@ -18,12 +18,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import DATA, write_section
+from _trees import checked_out
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -80,26 +80,12 @@ def main() -> None:
     multi = [len(split_intents(q)) > 1 for q in queries]
     versions = dict(v.split("=", 1) for v in args.version)
     best: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        sources: dict[str, Path] = {}
-        trees: list[Path] = []
-        for label, rev in versions.items():
-            if rev == "HEAD":
-                sources[label] = ROOT / "src"
-                continue
-            tree = Path(tmp) / f"tree-{label}"
-            subprocess.run(["git", "worktree", "add", "--detach", str(tree), rev], cwd=ROOT, capture_output=True, check=True)
-            trees.append(tree)
-            sources[label] = tree / "src"
-        try:
-            for r in range(args.rounds):
-                for label, src in sources.items():
-                    ms = _run(src, pool)
-                    best[label] = ms if label not in best else [min(a, b) for a, b in zip(best[label], ms, strict=True)]
-                    print(f"round {r + 1} {label}: p50 {_percentile(ms, 0.5):.2f} ms", flush=True)
-        finally:
-            for tree in trees:
-                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True, check=False)
+    with checked_out(versions) as sources:
+        for r in range(args.rounds):
+            for label, src in sources.items():
+                ms = _run(src, pool)
+                best[label] = ms if label not in best else [min(a, b) for a, b in zip(best[label], ms, strict=True)]
+                print(f"round {r + 1} {label}: p50 {_percentile(ms, 0.5):.2f} ms", flush=True)
     rows = ["| requests | queries | " + " | ".join(f"p50 / p95 ms {k}" for k in best) + " |", "|---|---|" + "---|" * len(best)]
     for label, keep in (("all", [True] * len(queries)), ("single-intent", [not m for m in multi]), ("several sub-intents", multi)):
         cells = []

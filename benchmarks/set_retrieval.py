@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import DATA, write_section
+from _trees import checked_out
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -95,34 +96,20 @@ def main() -> None:
     versions = dict(v.split("=", 1) for v in args.version)
     parts: list[str] = []
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        sources: dict[str, Path] = {}
-        trees: list[Path] = []
-        for label, rev in versions.items():
-            if rev == "HEAD":
-                sources[label] = ROOT / "src"
+    with checked_out(versions) as sources, tempfile.TemporaryDirectory() as tmp:
+        for name, options, selection in SETS:
+            if (wanted and name not in wanted) or not (args.data / name).is_dir():
                 continue
-            tree = Path(tmp) / f"tree-{label}"
-            subprocess.run(["git", "worktree", "add", "--detach", str(tree), rev], cwd=ROOT, capture_output=True, check=True)
-            trees.append(tree)
-            sources[label] = tree / "src"
-        try:
-            for name, options, selection in SETS:
-                if (wanted and name not in wanted) or not (args.data / name).is_dir():
-                    continue
-                reports: dict[str, EvalReport] = {}
-                seconds: dict[str, float] = {}
-                for label, src in sources.items():
-                    out = Path(tmp) / f"{name}-{label}.jsonl"
-                    seconds[label] = _rank(src, args.data / name, args.mode, options, out)
-                    reports[label] = report_from_runs(args.data / name, out, **selection)
-                timing = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
-                opts = " ".join(options)
-                parts.append(f"**{name}** (`toolscout eval {name} --type {args.mode} {opts}`; {timing})\n\n{_table(name, reports)}")
-                print(parts[-1], "\n", flush=True)
-        finally:
-            for tree in trees:
-                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True, check=False)
+            reports: dict[str, EvalReport] = {}
+            seconds: dict[str, float] = {}
+            for label, src in sources.items():
+                out = Path(tmp) / f"{name}-{label}.jsonl"
+                seconds[label] = _rank(src, args.data / name, args.mode, options, out)
+                reports[label] = report_from_runs(args.data / name, out, **selection)
+            timing = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
+            opts = " ".join(options)
+            parts.append(f"**{name}** (`toolscout eval {name} --type {args.mode} {opts}`; {timing})\n\n{_table(name, reports)}")
+            print(parts[-1], "\n", flush=True)
     shown = " ".join(f"--version {k}={v}" for k, v in versions.items())
     body = (
         f"Mode {args.mode}. Versions: {', '.join(f'{k} = {v}' for k, v in versions.items())}. Percentages; "
