@@ -32,22 +32,20 @@ from __future__ import annotations
 import uuid
 import warnings
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from . import formats
-from ._sync import run_sync
-from .accounting.ledger import Ledger, count_definitions
-from .codemode.runner import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits, execute_tool
+from .accounting.ledger import Ledger
+from .codemode.runner import DEFAULT_LIMITS, EXECUTE_NAME, CodeLimits
 from .context import CallContext
-from .errors import ToolscoutError
 from .model import DeferPolicy, Tool
-from .naming import wire_name
-from .request import shown
 from .sessions.deferral import DeferRule
 from .sessions.deferral import context_window as deferral_window
-from .sessions.dispatch import SearchCounter, ToolOutcome, in_wire_names, route
-from .sessions.render import ToolRenderer, baseline_tokens, both
+from .sessions.dispatch import SearchCounter, ToolOutcome
+from .sessions.handling import CallEntries
+from .sessions.render import ToolRenderer
 from .sessions.reveal import RevealSet
+from .sessions.saved_state import SavedState, StoreLink
+from .sessions.tool_list import ToolList
 
 if TYPE_CHECKING:
     from .access.approval import Approve
@@ -60,18 +58,7 @@ DEFAULT_MAX_REVEALED = 128
 DEFAULT_REPEAT_LIMIT = 3
 
 
-class StoreLink(Protocol):
-    """The half of :class:`~toolscout.sessions.store.SessionStore` a session calls: it is
-    attached at creation, refreshed before each handled call and saved after a change."""
-
-    def attach(self, session: Session) -> None: ...
-    def refresh(self, session: Session) -> None: ...
-    async def arefresh(self, session: Session) -> None: ...
-    def save(self, session: Session) -> bool: ...
-    async def asave(self, session: Session) -> bool: ...
-
-
-class Session:
+class Session(ToolList, SavedState, CallEntries):
     """The reveal set, schema cache and ledger of one conversation over a :class:`Gateway`.
 
     Every surface uses this one model: the library, the provider adapters and the MCP
@@ -179,13 +166,6 @@ class Session:
             *(("use_tool",) if self.use_tool else ()),
             *((EXECUTE_NAME,) if self.code_mode else ()),
         )
-
-    def _listed_metas(self) -> tuple[str, ...]:
-        """The meta-tools of the next list: all of them while deferring; below the
-        threshold only ``execute`` (in code mode), since every tool is listed anyway."""
-        if self._active:
-            return self.meta_names
-        return (EXECUTE_NAME,) if self.code_mode else ()
 
     def _permitted(self, tool: Tool) -> bool:
         return self.gateway.visibility.admits(tool, self.allow)
@@ -327,89 +307,6 @@ class Session:
             return []
         return [t for t in self.gateway.catalog if t.name not in self._pinned_set and self._permitted(t)]
 
-    # -- the tool list ----------------------------------------------------------------
-    def _render(self, tool: Tool, format: str) -> dict[str, Any]:
-        return self._renderer.full(tool, format)
-
-    def meta_tools(self, format: str = "generic") -> list[dict[str, Any]]:
-        cached = self._meta_cache.get(format)
-        if cached is None:
-            cached = self.gateway.meta_tools(format, call_tool=self.call_tool, use_tool=self.use_tool)
-            if self.code_mode:
-                cached = [*cached, formats.render(execute_tool(self.gateway.visible_categories(self.allow), self.code_mode), format)]
-            self._meta_cache[format] = cached
-        return cached
-
-    def tool_names(self) -> list[str]:
-        """Names in list order (meta-tools first when deferring)."""
-        self._sync()
-        metas = list(self._listed_metas())
-        return [*metas, *(t.name for t, _ in self.listed())]
-
-    def listed(self) -> list[tuple[Tool, bool]]:
-        """The catalog tools of the list, in order, each with whether it goes as a stub.
-
-        Normally: pinned tools, then revealed ones in the order found (append-only). With
-        ``stubs=True`` while deferring: pinned tools, then every other visible tool in
-        catalog order, as a stub until its schema is loaded (found), then in full at the
-        same place. The list then never grows; a found tool changes bytes from its place on
-        (once), and an evicted one goes back to its stub.
-        """
-        self._sync()
-        catalog = self.gateway.catalog
-        if not (self.stubs and self._active and self.progressive):
-            return [(t, False) for t in (catalog.get(n) for n in (*self._pinned, *self.reveals.revealed)) if t is not None]
-        out = [(t, False) for t in (catalog.get(n) for n in self._pinned) if t is not None]
-        out += [(t, not self.is_callable(t.name)) for t in self.deferred()]
-        return out
-
-    def stub(self, tool: Tool, format: str = "generic") -> Tool:
-        """``tool`` as a stub: its name and one line saying how to load its parameters."""
-        return self._renderer.stub(tool, format)[0]
-
-    def stub_tokens(self, format: str = "generic") -> int:
-        """Tokens the stubs of the next list cost (0 without ``stubs=True``); the ledger's
-        turns count them with the rest of the list."""
-        return count_definitions([self._renderer.stub(t, format)[1] for t, stub in self.listed() if stub])
-
-    def tools(self, format: str = "generic", *, record: bool = True, meta: bool = True) -> list[dict[str, Any]]:
-        """The tool list for the next request, in ``format``; append-only across turns.
-
-        The returned dicts are cached and shared between turns (that is what keeps their
-        bytes identical): do not mutate them. ``record=False`` skips the ledger (which
-        keeps references only: tokens are counted when the ledger is read).
-        """
-        self._sync()
-        self.format = format
-        metas = self._listed_metas() if meta else ()
-        out: list[dict[str, Any]] = [d for n, d in zip(self.meta_names, self.meta_tools(format), strict=True) if n in metas]
-        names: list[str] = list(metas)
-        for tool, stub in self.listed():
-            out.append(self._renderer.stub(tool, format)[1] if stub else self._render(tool, format))
-            names.append(tool.name)
-        if record:
-            self.ledger.record(format, out, names, lambda: self.baseline_tokens(format))
-        return out
-
-    def record_turn(self, format: str, definitions: list[dict[str, Any]], names: list[str]) -> None:
-        """Ledger entry for a list an adapter built itself (native deferral modes)."""
-        self.format = format
-        self.ledger.record(format, definitions, names, lambda: self.baseline_tokens(format))
-
-    def render(self, name: str, format: str) -> dict[str, Any] | None:
-        """One tool's cached definition in ``format`` (``None`` if it is not in the catalog)."""
-        tool = self.gateway.catalog.get(name)
-        return self._render(tool, format) if tool is not None else None
-
-    def wire(self, name: str) -> str:
-        """``name`` as the model sees it in this session's format."""
-        return wire_name(name, self.format) if self.format else name
-
-    def baseline_tokens(self, format: str = "generic") -> int:
-        """Tokens of the static list: every visible tool's full schema in ``format``."""
-        scope = (id(self.gateway.visibility), id(self.allow))
-        return baseline_tokens(self.gateway.catalog, format, self._permitted, scope)
-
     # -- revealing --------------------------------------------------------------------
     def reveal(self, *names: str) -> tuple[str, ...]:
         """Add tools to the list (after those already there); returns the newly added.
@@ -455,56 +352,6 @@ class Session:
         """A tool this session called at least twice (kept from eviction with ``auto_pin``)."""
         return bool(self.auto_pin) and self.reveals.calls.get(name, 0) >= 2
 
-    # -- handling calls ---------------------------------------------------------------
-    def context(self, edge: CallContext | None = None) -> CallContext:
-        """The context this session's calls carry: what the surface knows (``edge``: the
-        principal, its credentials, a progress reporter, the surface's approver) plus this
-        session's id, its ``allow`` (both rules apply when the edge has one too) and its
-        approver (ahead of the surface's)."""
-        if edge is None:
-            cached = self._ctx
-            if cached is not None and cached[0] is self.allow and cached[1] is self.approve:
-                return cached[2]
-            ctx = CallContext(session_id=self.id, allow=self.allow, approve=self.approve)
-            self._ctx = (self.allow, self.approve, ctx)
-            return ctx
-        allow = self.allow if edge.allow is None else edge.allow if self.allow is None else both(self.allow, edge.allow)
-        return edge.replace(session_id=self.id, allow=allow, approve=self.approve or edge.approve)
-
-    async def ahandle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
-        """Handle any tool call the model made. Never raises for bad input. ``context``:
-        what the surface knows about the caller (see :meth:`context`).
-
-        With a ``store``: refreshed first (an unreachable store answers
-        ``session_store_unavailable`` and nothing runs, so a retry is safe), saved after
-        when the state changed (a failed save never turns a result that ran into an error:
-        the change is kept here and written with the next save).
-        """
-        if self.store is None:
-            return await self._ahandle(name, arguments, context)
-        try:
-            await self.store.arefresh(self)
-        except ToolscoutError as exc:
-            return ToolOutcome.failure(name if isinstance(name, str) else shown(name), exc)
-        outcome = await self._ahandle(name, arguments, context)
-        await self.store.asave(self)
-        return outcome
-
-    async def _ahandle(self, name: str, arguments: Any, edge: CallContext | None) -> ToolOutcome:
-        return in_wire_names(await route(self, name, arguments, self.context(edge)), self.wire, self.format)
-
-    def handle(self, name: str, arguments: Any = None, *, context: CallContext | None = None) -> ToolOutcome:
-        """Synchronous :meth:`ahandle` (usable inside or outside a running event loop)."""
-        if self.store is None:
-            return run_sync(self.ahandle(name, arguments, context=context))
-        try:
-            self.store.refresh(self)
-        except ToolscoutError as exc:
-            return ToolOutcome.failure(name if isinstance(name, str) else shown(name), exc)
-        outcome = run_sync(self._ahandle(name, arguments, context))
-        self.store.save(self)
-        return outcome
-
     def preselect(self, message: str, k: int = 3, *, context: CallContext | None = None) -> tuple[str, ...]:
         """Reveal the tools ``message`` (the user's request) most likely needs before the
         model's first turn, so a clear request costs no ``find_tools`` round trip.
@@ -523,28 +370,3 @@ class Session:
         if found.error is not None:
             return ()
         return self.reveal(*(t.name for t in found.found[:k]))
-
-    # -- persistence (for shared stores) ----------------------------------------------
-    def state(self) -> dict[str, Any]:
-        """What a shared store must keep to rebuild this session elsewhere (small, JSON)."""
-        return {"id": self.id, **self.reveals.state(), "searches": dict(self.searches.counts)}
-
-    def restore(self, state: dict[str, Any]) -> Session:
-        self._sync()
-        self._reveal(*state.get("revealed", ()))
-        self._mark_loaded(*state.get("loaded", ()))
-        for name in state.get("recency", ()):
-            self.reveals.touch(name)
-        self.reveals.versions.update({k: v for k, v in state.get("versions", {}).items() if k in self.reveals.versions})
-        self.searches.update(state.get("searches", {}))
-        return self
-
-    def adopt(self, state: dict[str, Any]) -> Session:
-        """Become ``state`` (a shared store's merge of this session with other workers'):
-        tools it no longer holds leave the list, new ones join at its end, so the tools
-        that stay keep their place and bytes."""
-        self._sync()
-        keep = set(state.get("revealed", ()))
-        for name in [n for n in self.reveals.revealed if n not in keep]:
-            self.reveals.drop(name)
-        return self.restore(state)
