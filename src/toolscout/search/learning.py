@@ -48,15 +48,12 @@ on a worker thread and no search waits for it: searches keep the previous prior 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
-import math
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
@@ -64,8 +61,10 @@ import numpy as np
 
 from ..storage import BlobStore
 from .analyzer import analyze
+from .usage_evidence import Derived, OwnTerms, derive, voter
+from .usage_prior import NO_DOCS, NO_VALS, Prior
 
-__all__ = ["Prior", "UsageLearner", "learner_for", "replay_log"]
+__all__ = ["Prior", "UsageLearner", "learner_for", "replay_log", "voter"]
 
 NS = "usage.events"
 _MAX_FOUND = 10
@@ -85,174 +84,6 @@ def query_pairs(terms: Sequence[str]) -> list[str]:
     they first occur, as the keyword backend's ``terms`` gives them): "building code"
     tells tools apart where "building" and "code" alone do not."""
     return [f"{a} {b}" for a, b in pairwise(terms)]
-
-
-_NO_DOCS = np.zeros(0, np.int64)
-_MARGIN_SHARE = 1.0 / 3.0
-"""The share of the gap to its neighbour that one voter's evidence may move a tool by: a
-third, so a lift and its neighbour's drop together stay below the gap."""
-_NO_VALS = np.zeros(0, np.float64)
-
-
-@dataclass(frozen=True, slots=True)
-class Prior:
-    """One query's prior: ``boost`` (relevance units, summed over ``docs``; a doc may repeat)
-    or ``dense`` (the boost of every doc, when that was cheaper), and ``sink`` (a per-doc
-    score multiplier, or ``None``)."""
-
-    docs: np.ndarray
-    boost: np.ndarray
-    sink: np.ndarray | None
-    dense: np.ndarray | None = None
-    capped: np.ndarray = dataclasses.field(default_factory=lambda: _NO_DOCS)
-    """Docs moved on one voter's evidence alone (no key of the query has a second principal
-    agreeing): a lift is bounded by a third of the margin to the doc just above, a drop by a
-    third of the margin to the doc just below, so one vote (a lift of one tool and a drop of
-    its neighbour together) can close a gap but never flip a ranking (issue 32: one session
-    moved a tool from #3 to #1)."""
-    applied: dict[int, float] = dataclasses.field(default_factory=dict)
-    """What :meth:`apply` really added to each capped doc (relevance units), for :meth:`of`."""
-
-    def _boosts(self, docs: np.ndarray) -> np.ndarray:
-        if self.dense is not None:
-            return self.dense[docs]
-        out = np.zeros(len(docs), np.float64)
-        for i, doc in enumerate(docs.tolist()):
-            out[i] = float(self.boost[self.docs == doc].sum())
-        return out
-
-    def apply(self, scores: np.ndarray, bound: float) -> np.ndarray:
-        """``scores`` (modified in place) with the sink and the boost (``bound``: a full
-        match's score, so the boost is at most ``max_boost`` of it); a :attr:`capped` doc's
-        boost is bounded by the margin it would have to overturn."""
-        if self.sink is not None:
-            scores *= self.sink
-        cut: dict[int, float] = {}
-        if len(self.capped) and bound > 0:
-            for doc, boost in zip(self.capped.tolist(), self._boosts(self.capped).tolist(), strict=True):
-                if boost == 0:
-                    continue
-                own = float(scores[doc])
-                if boost > 0:
-                    above = scores[scores > own]
-                    margin = float(above.min()) - own if len(above) else math.inf
-                    cut[doc] = min(boost, _MARGIN_SHARE * margin / bound)
-                else:
-                    below = scores[(scores < own) & (scores > 0)]
-                    margin = own - float(below.max()) if len(below) else math.inf
-                    cut[doc] = max(boost, -_MARGIN_SHARE * margin / bound)
-            self.applied.clear()
-            self.applied.update(cut)
-        if self.dense is not None:
-            if cut:
-                dense = self.dense.copy()
-                dense[list(cut)] = list(cut.values())
-                scores += dense * bound
-            else:
-                scores += self.dense * bound
-        elif len(self.docs):
-            boost = self.boost
-            if cut:
-                boost = boost.copy()
-                for doc, value in cut.items():
-                    at = np.flatnonzero(self.docs == doc)
-                    boost[at] = 0.0
-                    boost[at[0]] = value
-            np.add.at(scores, self.docs, boost * bound)
-        return scores
-
-    def of(self, docs: Sequence[int], scores: Sequence[float] | None = None, bound: float = 1.0) -> dict[int, float]:
-        """What usage changed for each of ``docs`` (the hits), in relevance units: the boost,
-        minus what the sink took when the hits' final ``scores`` (and ``bound``) are given."""
-        out: dict[int, float] = {}
-        if self.dense is not None:
-            out = {doc: value for doc, value in zip(docs, self.dense[list(docs)].tolist(), strict=True) if value}
-        elif len(self.docs) and docs:
-            sel = (self.docs[:, None] == np.asarray(docs)[None, :]).any(axis=1)  # few hits: cheaper than isin
-            for doc, value in zip(self.docs[sel].tolist(), self.boost[sel].tolist(), strict=True):
-                out[doc] = out.get(doc, 0.0) + value
-        for doc in docs:
-            if doc in self.applied:
-                out[doc] = self.applied[doc]
-        if self.sink is not None and scores is not None and bound > 0:
-            for doc, score in zip(docs, scores, strict=True):
-                factor = float(self.sink[doc])
-                if factor < 1.0:  # score = base * factor + boost * bound
-                    base = (score - out.get(doc, 0.0) * bound) / factor
-                    out[doc] = out.get(doc, 0.0) - base * (1.0 - factor) / bound
-        return out
-
-
-_PER_KEY = 64
-_CHUNK = 2_000_000  # (key, tool) entries expanded at once while deriving: bounds memory
-
-
-class _Flat:
-    """The searches of a log as flat arrays, for deriving evidence with numpy: per event its
-    keys (terms and term pairs), the tools it offered (shown or called) and how each was taken."""
-
-    def __init__(self) -> None:
-        self.key_id: dict[str, int] = {}
-        self.session_id: dict[str, int] = {}
-        self.keys: list[int] = []
-        self.n_keys: list[int] = []
-        self.tools: list[int] = []
-        self.took: list[float] = []  # 1 called, 0.5 called and failed, 0 shown and not called
-        self.n_tools: list[int] = []
-        self.weight: list[float] = []
-        self.session: list[int] = []
-        self.rates: dict[int, list[int]] = {}  # session -> [tools called, tools offered]
-
-    def add(self, event: dict[str, Any], weight: float, doc_of: Mapping[str, int]) -> None:
-        pairs = event.get("p")
-        keys = [k for k in (*event["q"], *(pairs if isinstance(pairs, list) else ())) if isinstance(k, str)]
-        ids = self.key_id
-        self.keys.extend(ids.setdefault(k, len(ids)) for k in keys)
-        self.n_keys.append(len(keys))
-        calls: dict[str, bool] = event.get("c", {})
-        offered = [(doc_of[t], 1.0 if ok else 0.5) for t, ok in calls.items() if t in doc_of]
-        offered += [(doc_of[t], 0.0) for t in dict.fromkeys(event.get("f", ())) if t in doc_of and t not in calls]
-        self.tools.extend(d for d, _ in offered)
-        self.took.extend(t for _, t in offered)
-        self.n_tools.append(len(offered))
-        self.weight.append(weight)
-        self.session.append(self.session_id.setdefault(voter(event), len(self.session_id)))
-        rate = self.rates.setdefault(self.session[-1], [0, 0])
-        rate[0] += sum(1 for t in calls if t in doc_of)
-        rate[1] += len(offered)
-
-    def base_rate(self) -> float:
-        """The share of offered tools a session calls, averaged over sessions (so one session,
-        however many events it logs, weighs as one), at most 0.5."""
-        rates = [c / o for c, o in self.rates.values() if o]
-        return min(0.5, sum(rates) / len(rates)) if rates else 0.5
-
-
-def _sum_of_session_max(code: np.ndarray, weight: np.ndarray, n_sessions: int) -> tuple[np.ndarray, np.ndarray]:
-    """``code`` = group * n_sessions + session: per group, the sum over its sessions of each
-    session's largest ``weight`` (a session counts once however often it repeats).
-    Returns (groups, sums), groups ascending."""
-    order = np.argsort(code, kind="stable")
-    c = code[order]
-    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
-    best = np.maximum.reduceat(weight[order], starts)
-    group = c[starts] // n_sessions
-    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    return group[first], np.add.reduceat(best, first)
-
-
-@dataclass(slots=True)
-class _Derived:
-    """Arrays for one (catalog generation, usage version): what a search reads."""
-
-    generation: int
-    version: int
-    terms: dict[str, tuple[np.ndarray, np.ndarray, float]]  # term -> (docs, weight * p, weight)
-    unseen_weight: float
-    sink: np.ndarray | None  # multiplier per doc (1 - sink), or None when nothing sinks
-    co: dict[str, list[str]]
-    solo: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
-    """term -> the docs it lifts on one voter's choice alone (no second principal agrees)."""
 
 
 class UsageLearner:
@@ -281,8 +112,8 @@ class UsageLearner:
         self._lock = threading.RLock()
         self._events: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._recent: OrderedDict[str, list[str]] = OrderedDict()  # session -> event keys
-        self._derived: _Derived | None = None
-        self._own_terms: dict[tuple[str, str], frozenset[str]] = {}
+        self._derived: Derived | None = None
+        self._own_terms: OwnTerms = {}
         self._built_at = 0.0
         self._build_cost = 0.0
         self._worker: threading.Thread | None = None  # a rebuild too slow for a search to wait for
@@ -413,8 +244,11 @@ class UsageLearner:
         ranked = sorted(callers.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         return [tool for tool, _ in ranked[:n]]
 
+    def _build(self, events: list[dict[str, Any]], tools: Sequence[Any], generation: int, version: int, now: float) -> Derived:
+        return derive(self, self._own_terms, events, tools, generation, version, now)
+
     # -- deriving -----------------------------------------------------------------------
-    def _derive(self, tools: Sequence[Any], generation: int) -> _Derived | None:
+    def _derive(self, tools: Sequence[Any], generation: int) -> Derived | None:
         """The derived prior for this catalog generation. A rebuild that cost over
         ``_BACKGROUND_FROM`` last time runs on a worker thread while searches keep the
         previous prior (or none, if the catalog changed since); a cheap one runs here."""
@@ -432,7 +266,7 @@ class UsageLearner:
             return d if current else None
         return self._rebuild(tools, generation)
 
-    def _rebuild(self, tools: Sequence[Any], generation: int) -> _Derived:
+    def _rebuild(self, tools: Sequence[Any], generation: int) -> Derived:
         with self._lock:
             events = list(self._events.values())
             version = self.version
@@ -452,188 +286,6 @@ class UsageLearner:
                 target=self._rebuild, args=(tools, generation), name="toolscout-usage-prior", daemon=True
             )
             self._worker.start()
-
-    def _build(self, events: list[dict[str, Any]], tools: Sequence[Any], generation: int, version: int, now: float) -> _Derived:
-        doc_of = {t.name: i for i, t in enumerate(tools)}
-        shown: dict[str, dict[str, float]] = {}
-        chosen: dict[str, dict[str, float]] = {}
-        together: dict[str, set[str]] = {}  # session -> tools it called successfully
-        flat = _Flat()
-        for e in events:
-            s = voter(e)
-            w = 0.5 ** (max(0.0, now - e["t"]) / self.half_life_s) if self.half_life_s > 0 else 1.0
-            calls: dict[str, bool] = e.get("c", {})
-            for tool in e.get("f", ()):
-                per = shown.setdefault(tool, {})
-                per[s] = max(per.get(s, 0.0), w)
-            for tool, ok in calls.items():
-                per = chosen.setdefault(tool, {})
-                per[s] = max(per.get(s, 0.0), w)
-                if ok:
-                    together.setdefault(s, set()).add(tool)
-            if e["q"] and calls:  # a search nothing was credited to says nothing about its tools
-                flat.add(e, w, doc_of)
-        solo: dict[str, np.ndarray] = {}
-        terms = self._evidence(flat, tools, solo)
-        m = max(1, len(flat.session_id))
-        sink = None
-        if self.max_sink > 0 and tools:
-            factor = np.ones(len(tools), np.float64)
-            for tool, per in shown.items():
-                doc = doc_of.get(tool)
-                n_shown = sum(per.values())
-                if doc is None or n_shown < 5 * self.min_sessions:
-                    continue
-                unchosen = max(0.0, 1.0 - sum(chosen.get(tool, {}).values()) / n_shown)
-                factor[doc] = 1.0 - self.max_sink * unchosen * min(1.0, n_shown / 50.0)
-            sink = factor if (factor < 1.0).any() else None
-        co_counts: dict[str, dict[str, int]] = {}
-        for called in together.values():
-            for a in called:
-                for b in called:
-                    if a != b:
-                        co_counts.setdefault(a, {})[b] = co_counts.setdefault(a, {}).get(b, 0) + 1
-        co = {
-            a: [b for b, n in sorted(bs.items(), key=lambda kv: (-kv[1], kv[0])) if n >= self.min_sessions][:3]
-            for a, bs in co_counts.items()
-        }
-        return _Derived(generation, version, terms, math.log1p(m), sink, {a: bs for a, bs in co.items() if bs}, solo)
-
-    def _evidence(
-        self, flat: _Flat, tools: Sequence[Any], solo: dict[str, np.ndarray] | None = None
-    ) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
-        """Per key (term or term pair): the tools with evidence, ``weight * v`` and ``weight``.
-
-        For key k and tool d, over distinct sessions (each once, at its largest weight):
-        ``offered`` = sessions that searched k and were shown or called d, ``took`` = those
-        that called it (a failed call half). ``v = (took' - beta * (offered - took)) /
-        (offered + min_sessions)``: the choice rate's deviation from the log's base rate
-        ``r0`` (``beta = r0 / (1 - r0)``), shrunk towards 0 by ``min_sessions`` pseudo-sessions.
-        ``took'`` is ``took`` when every term of k occurs in d's own name or description,
-        else ``took - (min_sessions - 1)`` (at least 0): words a tool does not contain need
-        agreement between sessions before they lift it. ``solo`` (when given) receives, per
-        key, the tools lifted on one voter's choice alone (see :class:`Prior`)."""
-        n_events = len(flat.n_keys)
-        if not n_events or not flat.key_id or not tools:
-            return {}
-        n_sessions = max(1, len(flat.session_id))
-        n_tools = len(tools)
-        nk = np.asarray(flat.n_keys, np.int64)
-        nt = np.asarray(flat.n_tools, np.int64)
-        w_ev = np.asarray(flat.weight, np.float64)
-        s_ev = np.asarray(flat.session, np.int64)
-        keys = np.asarray(flat.keys, np.int64)
-        docs = np.asarray(flat.tools, np.int64)
-        took = np.asarray(flat.took, np.float64)
-        k_start = np.cumsum(nk) - nk
-        t_start = np.cumsum(nt) - nt
-        ev_of_key = np.repeat(np.arange(n_events), nk)
-        searched_keys, searched = _sum_of_session_max(keys * n_sessions + s_ev[ev_of_key], w_ev[ev_of_key], n_sessions)
-        n_key = np.zeros(len(flat.key_id), np.float64)
-        n_key[searched_keys] = searched
-        # (key, tool) pairs, session by session: events grouped by session and expanded in
-        # chunks cut at session boundaries, so a session's events are always reduced together
-        order = np.argsort(s_ev, kind="stable")
-        size = (nk * nt)[order]
-        cum = np.r_[0, np.cumsum(size)]
-        s_sorted = s_ev[order]
-        bounds = np.r_[np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]]), n_events]
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        a = 0
-        while a < n_events:
-            b = int(bounds[max(np.searchsorted(cum[bounds], cum[a] + _CHUNK, side="right") - 1, 0)])
-            if b <= a:
-                b = int(bounds[np.searchsorted(bounds, a, side="right")])
-            ev = order[a:b]
-            a = b
-            reps = nk[ev] * nt[ev]
-            n = int(reps.sum())
-            if n == 0:
-                continue
-            ev_rep = np.repeat(ev, reps)
-            j = np.arange(n) - np.repeat(np.cumsum(reps) - reps, reps)
-            per = nt[ev_rep]
-            pos = t_start[ev_rep] + j % per
-            w = w_ev[ev_rep]
-            code = (keys[k_start[ev_rep] + j // per] * n_tools + docs[pos]) * n_sessions + s_ev[ev_rep]
-            srt = np.argsort(code)
-            c = code[srt]
-            starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
-            offered = np.maximum.reduceat(w[srt], starts)
-            chose = np.maximum.reduceat((w * took[pos])[srt], starts)
-            pair = c[starts] // n_sessions
-            first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
-            # distinct voters behind each pair's evidence: who chose it (a lift), who was
-            # shown it (a drop); each voter once, whatever its weight
-            voters = np.add.reduceat((chose > 0).astype(np.float64), first) + 1j * np.add.reduceat(
-                (offered > 0).astype(np.float64), first
-            )
-            parts.append((pair[first], np.add.reduceat(offered, first), np.add.reduceat(chose, first), voters))
-        if not parts:
-            return {}
-        pair = np.concatenate([p[0] for p in parts])
-        srt = np.argsort(pair, kind="stable")
-        pair = pair[srt]
-        first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
-        offered = np.add.reduceat(np.concatenate([p[1] for p in parts])[srt], first)
-        chose = np.add.reduceat(np.concatenate([p[2] for p in parts])[srt], first)
-        voters = np.add.reduceat(np.concatenate([p[3] for p in parts])[srt], first)
-        pair = pair[first]
-        key, doc = pair // n_tools, pair % n_tools
-        names = list(flat.key_id)
-        # a pair's two terms (a term: itself twice), to test words and to cap pair weights
-        part_a = np.arange(len(names), dtype=np.int64)
-        part_b = part_a.copy()
-        for name, k in flat.key_id.items():
-            if " " in name:
-                a, b = name.split(" ", 1)
-                part_a[k], part_b[k] = flat.key_id.get(a, k), flat.key_id.get(b, k)
-        spare = float(self.min_sessions - 1)
-        lift = chose.copy()
-        if spare > 0:
-            called = np.flatnonzero(chose > 0)
-            own = self._own_codes(flat.key_id, tools, np.unique(doc[called]), n_tools)
-            d_c, k_c = doc[called], key[called]
-            grounded = np.isin(part_a[k_c] * n_tools + d_c, own) & np.isin(part_b[k_c] * n_tools + d_c, own)
-            lacks = called[~grounded]
-            lift[lacks] = np.maximum(0.0, chose[lacks] - spare)
-        r0 = flat.base_rate()
-        beta = r0 / (1.0 - r0)
-        v = (lift - beta * (offered - chose)) / (offered + float(self.min_sessions))
-        keep = np.abs(v) > 1e-12
-        key, doc, v, voters = key[keep], doc[keep], v[keep], voters[keep]
-        m = max(1, n_sessions)
-        weight = np.log1p(m / np.maximum(n_key, 1e-12))
-        weight = np.minimum(weight, weight[part_a] + weight[part_b])  # a pair weighs at most its two terms
-        out: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
-        edges = np.r_[np.flatnonzero(np.r_[True, key[1:] != key[:-1]]), len(key)] if len(key) else np.zeros(1, np.int64)
-        for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
-            k = int(key[lo])
-            wk = float(weight[k])
-            d_k, v_k, n_k = doc[lo:hi], v[lo:hi], voters[lo:hi]
-            if hi - lo > _PER_KEY:  # the strongest evidence only: a query's cost stays small
-                top = np.argpartition(-np.abs(v_k), _PER_KEY)[:_PER_KEY]
-                d_k, v_k, n_k = d_k[top], v_k[top], n_k[top]
-            out[names[k]] = (d_k.copy(), v_k * wk, wk)
-            lone = ((v_k > 0) & (n_k.real < 2)) | ((v_k < 0) & (n_k.imag < 2))
-            if solo is not None and lone.any():
-                solo[names[k]] = d_k[lone].copy()
-        return out
-
-    def _own_codes(self, key_id: Mapping[str, int], tools: Sequence[Any], docs: np.ndarray, n_tools: int) -> np.ndarray:
-        """``term id * n_tools + doc`` for every logged term that occurs in the own name or
-        description of each of ``docs``: the words a call may credit without agreement."""
-        cache = self._own_terms
-        codes: list[int] = []
-        for doc in docs.tolist():
-            tool = tools[doc]
-            own = cache.get((tool.name, tool.description))
-            if own is None:
-                if len(cache) > 100_000:
-                    cache.clear()
-                own = cache[(tool.name, tool.description)] = frozenset(analyze(f"{tool.name} {tool.description}"))
-            codes.extend(key_id[t] * n_tools + doc for t in own if t in key_id)
-        return np.asarray(codes, np.int64)
 
     # -- reading ------------------------------------------------------------------------
     def prior(
@@ -681,9 +333,9 @@ class UsageLearner:
         if paired > total:  # a query's pairs weigh together at most its terms
             for i in pair_at:
                 vals[i] = vals[i] * (total / paired)
-        capped = np.fromiter(sorted(lone - agreed), np.int64) if lone - agreed else _NO_DOCS
+        capped = np.fromiter(sorted(lone - agreed), np.int64) if lone - agreed else NO_DOCS
         if not docs:
-            return None if d.sink is None else Prior(_NO_DOCS, _NO_VALS, d.sink)
+            return None if d.sink is None else Prior(NO_DOCS, NO_VALS, d.sink)
         all_docs = docs[0] if len(docs) == 1 else np.concatenate(docs)
         all_vals = (vals[0] if len(vals) == 1 else np.concatenate(vals)) * (self.max_boost / total)
         clip = reach > total  # pairs could push a tool past max_boost: sum per tool and clip
@@ -691,7 +343,7 @@ class UsageLearner:
             dense = np.bincount(all_docs, weights=all_vals, minlength=len(tools))
             if clip:
                 np.clip(dense, -self.max_boost, self.max_boost, out=dense)
-            return Prior(_NO_DOCS, _NO_VALS, d.sink, dense, capped)
+            return Prior(NO_DOCS, NO_VALS, d.sink, dense, capped)
         if clip:
             all_docs, inverse = np.unique(all_docs, return_inverse=True)
             all_vals = np.clip(np.bincount(inverse, weights=all_vals), -self.max_boost, self.max_boost)
@@ -707,13 +359,6 @@ class UsageLearner:
     def also_used_with(self, name: str, tools: Sequence[Any], generation: int) -> list[str]:
         """Tools sessions usually called together with ``name`` (best first, at most 3)."""
         return list(self.co_usage(tools, generation).get(name, ()))
-
-
-def voter(event: Mapping[str, Any]) -> str:
-    """Whom an event counts for: its principal (``v``) when the edge knew one, else its
-    session. One voter's events weigh as one session's, however many sessions it names."""
-    found = event.get("v")
-    return found if isinstance(found, str) else event["s"]
 
 
 def _valid(event: Any) -> bool:
