@@ -32,7 +32,7 @@ SRC = ROOT / "src" / "toolscout"
 # there, and the layers stay where they are.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # what everything speaks: records, errors, names
-    ("base", ("toolscout.errors", "toolscout.model", "toolscout.naming", "toolscout._sync", "toolscout.progress")),
+    ("base", ("toolscout.errors", "toolscout.model", "toolscout._tool_fields", "toolscout.naming", "toolscout._sync", "toolscout.progress")),
     # one Store contract and its engines (SQLite, PostgreSQL)
     ("storage", ("toolscout.storage",)),
     # a request and a tool as they travel: parsed requests, wire formats
@@ -260,7 +260,7 @@ def test_the_pure_catalog_loads_without_sources_search_or_storage() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     result = json.loads(out.stdout)
-    assert set(result["loaded"]) <= {"toolscout.catalog_base", "toolscout.errors", "toolscout.model"}, result["loaded"]
+    assert set(result["loaded"]) <= {"toolscout.catalog_base", "toolscout.errors", "toolscout.model", "toolscout._tool_fields"}, result["loaded"]
     assert result["events"] == [[["send_email"], []], [[], ["send_email"]]] and result["generation"] == 2
 
 

@@ -11,10 +11,30 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from operator import attrgetter
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
+from ._tool_fields import EMPTY_MAP as EMPTY_MAP
+from ._tool_fields import EMPTY_OBJECT_SCHEMA as EMPTY_OBJECT_SCHEMA
+from ._tool_fields import KINDS as KINDS
+from ._tool_fields import PERMISSION_KINDS as PERMISSION_KINDS
+from ._tool_fields import Annotations as Annotations
+from ._tool_fields import DeferPolicy as DeferPolicy
+from ._tool_fields import Kind as Kind
+from ._tool_fields import PermissionKind as PermissionKind
+from ._tool_fields import canonical_json as canonical_json
+from ._tool_fields import (
+    check_annotations,
+    check_meta,
+    check_optional_text,
+    check_schema_text,
+    check_text,
+    check_text_map,
+    check_texts,
+    shown_value,
+)
+from ._tool_fields import compact_json as compact_json
+from ._tool_fields import permission_from_annotations as permission_from_annotations
 from .errors import DeclarationError, ErrorInfo, ToolscoutError
 
 __all__ = [
@@ -26,118 +46,6 @@ __all__ = [
     "PermissionKind",
     "Tool",
 ]
-
-PermissionKind = Literal["read", "write", "execute", "network", "dangerous"]
-PERMISSION_KINDS: tuple[str, ...] = ("read", "write", "execute", "network", "dangerous")
-EMPTY_OBJECT_SCHEMA = '{"properties":{},"type":"object"}'
-Kind = Literal["tool", "skill", "agent", "resource", "prompt"]
-KINDS: tuple[str, ...] = ("tool", "skill", "agent", "resource", "prompt")
-"""What a catalog entry is: a tool to call, a skill (instructions to load, Agent Skills
-format), an agent (an A2A agent card), or an upstream MCP server's resource (or resource
-template) or prompt. All are searched and called the same way (calling a resource reads
-it, calling a prompt gets it); only tools are ranked unless a request names other kinds."""
-
-
-class DeferPolicy(StrEnum):
-    """Whether a tool's schema may be withheld until it is found (seed 003)."""
-
-    NEVER = "never"  # always sent in full
-    AUTOMATIC = "automatic"  # deferred once the catalog is above the threshold
-    ALWAYS = "always"  # deferred whenever search is active
-
-
-@dataclass(frozen=True, slots=True)
-class Annotations:
-    """MCP tool annotations (behaviour hints). ``None`` means "not stated"."""
-
-    title: str | None = None
-    read_only: bool | None = None
-    destructive: bool | None = None
-    idempotent: bool | None = None
-    open_world: bool | None = None
-
-    @classmethod
-    def from_mcp(cls, data: Mapping[str, Any] | None) -> Annotations | None:
-        if not data:
-            return None
-
-        def flag(key: str) -> bool | None:
-            value = data.get(key)
-            return value if isinstance(value, bool) else None
-
-        title = data.get("title")
-        return cls(
-            title=title if isinstance(title, str) else None,
-            read_only=flag("readOnlyHint"),
-            destructive=flag("destructiveHint"),
-            idempotent=flag("idempotentHint"),
-            open_world=flag("openWorldHint"),
-        )
-
-    def to_mcp(self) -> dict[str, Any]:
-        pairs = {
-            "title": self.title,
-            "readOnlyHint": self.read_only,
-            "destructiveHint": self.destructive,
-            "idempotentHint": self.idempotent,
-            "openWorldHint": self.open_world,
-        }
-        return {k: v for k, v in pairs.items() if v is not None}
-
-
-def permission_from_annotations(annotations: Annotations | None) -> PermissionKind | None:
-    """The permission kind MCP behaviour hints imply, for tools that declare none.
-
-    Without it an upstream MCP tool has no kind, and ``Policy(permissions={"read"})`` lets
-    a destructive tool through. First rule that applies: ``readOnlyHint`` and
-    ``destructiveHint`` both true -> dangerous (hints that contradict each other are read
-    the unsafe way: an upstream must not opt out of approval by adding ``readOnlyHint``);
-    ``readOnlyHint`` true -> read; ``destructiveHint`` true -> dangerous; ``readOnlyHint`` false -> write if
-    ``destructiveHint`` is false, else dangerous (MCP's default for a tool that modifies
-    is destructive); ``destructiveHint`` false -> write; ``openWorldHint`` true alone ->
-    network; otherwise ``None``. ``idempotentHint`` never decides: a retry-safe write is
-    still a write. Only stated hints count, so a tool with a title alone stays undeclared.
-    """
-    if annotations is None:
-        return None
-    if annotations.read_only and annotations.destructive:
-        return "dangerous"
-    if annotations.read_only:
-        return "read"
-    if annotations.destructive:
-        return "dangerous"
-    if annotations.read_only is False:
-        return "write" if annotations.destructive is False else "dangerous"
-    if annotations.destructive is False:
-        return "write"
-    if annotations.open_world:
-        return "network"
-    return None
-
-
-def canonical_json(value: Any) -> str:
-    """Key-sorted compact JSON: equal values give equal text (for hashes)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def compact_json(value: Any) -> str:
-    """Compact JSON that keeps key order: models read parameters in the declared order."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-class _EmptyMap(dict):  # type: ignore[type-arg]
-    """The one empty mapping shared by every tool without display names, translations or
-    meta: three empty dicts per tool were ~190 MB at 1M tools. Read-only, like a Tool."""
-
-    __slots__ = ()
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("a Tool's mappings are read-only; use tool.replace(...)")
-
-    __setitem__ = __delitem__ = __ior__ = setdefault = update = pop = popitem = clear = _refuse  # type: ignore[assignment]
-
-
-EMPTY_MAP: Mapping[str, Any] = _EmptyMap()
 
 
 class _Profile(NamedTuple):
@@ -256,48 +164,48 @@ class Tool:
             meta = {**(meta or {}), "input_examples": [dict(e) for e in input_examples]}
         if not isinstance(name, str) or not name.strip():
             raise DeclarationError(
-                f"a tool needs a non-empty string name, not {_shown(name)}", field="name"
+                f"a tool needs a non-empty string name, not {shown_value(name)}", field="name"
             )
-        _check_text(name, name, "name")
+        check_text(name, name, "name")
         if permission is not None and permission not in PERMISSION_KINDS:
             raise DeclarationError(
-                f"tool {name!r}: permission must be one of {', '.join(PERMISSION_KINDS)}, not {_shown(permission)}",
+                f"tool {name!r}: permission must be one of {', '.join(PERMISSION_KINDS)}, not {shown_value(permission)}",
                 field="permission",
             )
         if kind not in KINDS:
             raise DeclarationError(
-                f"tool {name!r}: kind must be one of {', '.join(KINDS)}, not {_shown(kind)}", field="kind"
+                f"tool {name!r}: kind must be one of {', '.join(KINDS)}, not {shown_value(kind)}", field="kind"
             )
         try:
             defer = DeferPolicy(defer)
         except (TypeError, ValueError):
             raise DeclarationError(
-                f"tool {name!r}: defer must be one of never, automatic, always, not {_shown(defer)}",
+                f"tool {name!r}: defer must be one of never, automatic, always, not {shown_value(defer)}",
                 field="defer",
             ) from None
         s = object.__setattr__
         s(self, "name", name)
-        s(self, "description", _optional_text(name, "description", description) or "")
-        s(self, "_schema_json", _schema_text(name, "input_schema", input_schema) or EMPTY_OBJECT_SCHEMA)
-        s(self, "_output_json", _schema_text(name, "output_schema", output_schema))
-        s(self, "original_name", _optional_text(name, "original_name", original_name))
-        source = _optional_text(name, "source", source) or "python"
-        source_id = _optional_text(name, "source_id", source_id)
+        s(self, "description", check_optional_text(name, "description", description) or "")
+        s(self, "_schema_json", check_schema_text(name, "input_schema", input_schema) or EMPTY_OBJECT_SCHEMA)
+        s(self, "_output_json", check_schema_text(name, "output_schema", output_schema))
+        s(self, "original_name", check_optional_text(name, "original_name", original_name))
+        source = check_optional_text(name, "source", source) or "python"
+        source_id = check_optional_text(name, "source_id", source_id)
         profile = shared_profile(
             source,
             source_id,
-            _optional_text(name, "origin", origin) or (f"{source}:{source_id}" if source_id else source),
-            _optional_text(name, "category", category) or None,
-            _texts(name, "tags", tags),
-            _annotations(name, annotations),
+            check_optional_text(name, "origin", origin) or (f"{source}:{source_id}" if source_id else source),
+            check_optional_text(name, "category", category) or None,
+            check_texts(name, "tags", tags),
+            check_annotations(name, annotations),
             permission,
             bool(searchable),
             bool(available),
-            _texts(name, "platforms", platforms),
+            check_texts(name, "platforms", platforms),
             defer,
-            _text_map(name, "display", display),
-            _text_map(name, "descriptions", descriptions),
-            _meta(name, meta),
+            check_text_map(name, "display", display),
+            check_text_map(name, "descriptions", descriptions),
+            check_meta(name, meta),
             kind,
         )
         s(self, "_profile", profile)
@@ -527,144 +435,6 @@ def filled(tool: Tool) -> bool:
     except AttributeError:
         return False
     return True
-
-
-# -- checks for Tool(...): a malformed field is a DeclarationError naming it, never a
-# TypeError later (in a summary, a version hash, a store write or a wire encoding). The
-# common case (plain ASCII str, list and dict values) takes the cheap branches: a catalog
-# refresh builds every tool of an upstream.
-
-_SURROGATE_HINT = (
-    "A lone UTF-16 surrogate (e.g. a JSON '\\ud800' escape without its pair) is not text; "
-    "fix the encoding where this value comes from."
-)
-_STRICT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _check_text(name: str, value: str, field: str) -> str:
-    """``value`` if it can be encoded as UTF-8 (every wire and the store need that)."""
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise DeclarationError(
-                f"tool {name!r}: {field} contains an unpaired surrogate "
-                f"U+{ord(value[exc.start]):04X}, which is not text",
-                field=field,
-                hint=_SURROGATE_HINT,
-            ) from None
-    return value
-
-
-def _optional_text(name: str, field: str, value: Any) -> str | None:
-    if value is None or (type(value) is str and value.isascii()):
-        return value
-    if not isinstance(value, str):
-        raise DeclarationError(
-            f"tool {name!r}: {field} must be a string, not {type(value).__name__}", field=field
-        )
-    return _check_text(name, value, field)
-
-
-def _texts(name: str, field: str, values: Any) -> tuple[str, ...]:
-    if type(values) is tuple or type(values) is list:
-        out = tuple(values)
-    elif isinstance(values, str | bytes):  # would split into characters
-        out = None
-    else:
-        try:
-            out = tuple(values)
-        except TypeError:
-            out = None
-    if out is None:
-        raise DeclarationError(
-            f"tool {name!r}: {field} must be a list of strings, not {type(values).__name__}", field=field
-        )
-    for value in out:
-        if type(value) is not str or not value.isascii():
-            if not isinstance(value, str):
-                raise DeclarationError(f"tool {name!r}: {field} must be a list of strings", field=field)
-            _check_text(name, value, field)
-    return out
-
-
-def _text_map(name: str, field: str, value: Any) -> Mapping[str, str]:
-    if not value:
-        return EMPTY_MAP
-    if type(value) is not dict and not isinstance(value, Mapping):
-        raise DeclarationError(f"tool {name!r}: {field} must map strings to strings", field=field)
-    for k, v in value.items():
-        if type(k) is not str or type(v) is not str or not (k.isascii() and v.isascii()):
-            if not isinstance(k, str) or not isinstance(v, str):
-                raise DeclarationError(f"tool {name!r}: {field} must map strings to strings", field=field)
-            _check_text(name, k, field)
-            _check_text(name, v, field)
-    return dict(value)
-
-
-def _json_text(name: str, field: str, value: Any) -> str:
-    """Compact JSON text of ``value``, refusing what JSON cannot carry (NaN, sets, cycles...)."""
-    try:
-        text = _STRICT_JSON.encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        reason = "it nests too deeply" if isinstance(exc, RecursionError) else _shown(str(exc), 120)
-        raise DeclarationError(f"tool {name!r}: {field} is not JSON data: {reason}", field=field) from None
-    return _check_text(name, text, field)
-
-
-def _schema_text(name: str, field: str, schema: Any) -> str | None:
-    if not schema:
-        return None
-    if type(schema) is not dict and not isinstance(schema, Mapping):
-        raise DeclarationError(
-            f"tool {name!r}: {field} must be a JSON Schema object, not {type(schema).__name__}", field=field
-        )
-    return _json_text(name, field, dict(schema))
-
-
-def _meta(name: str, meta: Any) -> Mapping[str, Any]:
-    if not meta:
-        return EMPTY_MAP
-    if type(meta) is not dict and not isinstance(meta, Mapping):
-        raise DeclarationError(f"tool {name!r}: meta must be a mapping, not {type(meta).__name__}", field="meta")
-    out = dict(meta)
-    for k, v in out.items():  # flat ASCII strings need no encoding pass
-        if type(k) is not str or type(v) is not str or not (k.isascii() and v.isascii()):
-            _json_text(name, "meta", out)
-            break
-    return out
-
-
-_NO_ANNOTATIONS = Annotations()
-
-
-def _annotations(name: str, value: Any) -> Annotations | None:
-    if value is None:
-        return None
-    if type(value) is not Annotations:
-        if isinstance(value, Mapping):
-            value = Annotations.from_mcp(value)
-            if value is None:
-                return None
-        elif not isinstance(value, Annotations):
-            raise DeclarationError(
-                f"tool {name!r}: annotations must be Annotations or an MCP hints mapping, "
-                f"not {type(value).__name__}",
-                field="annotations",
-            )
-    for flag in (value.read_only, value.destructive, value.idempotent, value.open_world):
-        if flag is not None and flag is not True and flag is not False:
-            raise DeclarationError(f"tool {name!r}: annotation hints must be true, false or None", field="annotations")
-    if value.title is not None:
-        _optional_text(name, "annotations.title", value.title)
-    elif value == _NO_ANNOTATIONS:  # states nothing: the same tool as one without (same version)
-        return None
-    return value
 
 
 @dataclass(slots=True)
