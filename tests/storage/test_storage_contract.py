@@ -296,10 +296,10 @@ def test_toolscouts_own_imports_raise_no_deprecation_warning() -> None:
 
 
 def test_the_json_of_a_change_event_is_read_by_the_engine() -> None:
-    # reach-in: the parser of NOTIFY payloads, checked without a PostgreSQL server
-    from toolscout.storage.postgres import _change
+    # the parser of NOTIFY payloads, checked without a PostgreSQL server
+    from toolscout.storage.postgres_feed import change_from_payload
 
-    assert _change(json.dumps({"source": "crm", "version": 7, "base": 6, "members": False})).members is False  # type: ignore[union-attr]
-    assert _change(json.dumps({"source": "crm", "version": 8})).base is None  # type: ignore[union-attr]
+    assert change_from_payload(json.dumps({"source": "crm", "version": 7, "base": 6, "members": False})).members is False  # type: ignore[union-attr]
+    assert change_from_payload(json.dumps({"source": "crm", "version": 8})).base is None  # type: ignore[union-attr]
     with warnings.catch_warnings():
-        assert _change("{not json") is None
+        assert change_from_payload("{not json") is None

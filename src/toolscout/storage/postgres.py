@@ -43,7 +43,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import MissingExtra, StoreError, StoreUnavailable
 from ..model import Tool
 from ._codec import Row, check_value, decode_arrays, encode_arrays, tool_row, tools_from_rows
-from .base import Entry, SourceChange, SourceState, SourceWrite, StoreHealth
+from .base import Entry, SourceState, SourceWrite, StoreHealth
+from .postgres_feed import PostgresFeed
+from .postgres_schema import MIGRATIONS
 
 if TYPE_CHECKING:
     import psycopg
@@ -65,49 +67,6 @@ CHANNEL = "toolscout_catalog"
 """The NOTIFY channel: payload ``{"source": ..., "version": ...}``, at most a few hundred bytes."""
 _MIGRATION_LOCK = 0x746F6F6C73636F75  # pg_advisory_xact_lock key: "toolscou"
 _SOURCE_LOCK_SEED = 7041
-
-MIGRATIONS: tuple[tuple[int, str, str], ...] = (
-    (
-        1,
-        "sources, tools, blobs, meta",
-        """
-        CREATE TABLE toolscout.sources (
-            source     TEXT PRIMARY KEY,
-            kind       TEXT NOT NULL,
-            version    BIGINT NOT NULL,
-            tool_count INTEGER NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            updated_by TEXT NOT NULL DEFAULT ''
-        );
-        CREATE SEQUENCE toolscout.versions;
-        CREATE TABLE toolscout.tools (
-            source     TEXT NOT NULL REFERENCES toolscout.sources (source) ON DELETE CASCADE,
-            name       TEXT NOT NULL,
-            pos        INTEGER NOT NULL,
-            changed_in BIGINT NOT NULL,
-            digest     TEXT NOT NULL,
-            version    TEXT NOT NULL,
-            schema     TEXT NOT NULL,
-            record     TEXT NOT NULL,
-            PRIMARY KEY (source, name),
-            CONSTRAINT tools_name_unique UNIQUE (name)
-        );
-        CREATE INDEX tools_changed ON toolscout.tools (source, changed_in);
-        CREATE TABLE toolscout.blobs (
-            ns         TEXT NOT NULL,
-            key        TEXT NOT NULL,
-            value      BYTEA NOT NULL,
-            is_text    BOOLEAN NOT NULL,
-            meta       TEXT NOT NULL DEFAULT '{}',
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (ns, key)
-        );
-        CREATE TABLE toolscout.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        """,
-    ),
-)
-"""``(version, name, SQL)`` in order. Append, never edit: a replica applies the ones its
-database lacks, under an advisory lock, each in the transaction that records it."""
 
 _DOWN_HINT = (
     "PostgreSQL is unreachable or restarting. Searches keep answering from memory; writes are "
@@ -597,42 +556,4 @@ class PostgresStore:
             with contextlib.suppress(Exception):
                 conn.close()
             raise self._unreachable("listen", exc) from exc
-        return PostgresFeed(self, conn)
-
-
-class PostgresFeed:
-    """The change events of a :class:`PostgresStore` (one LISTEN connection)."""
-
-    def __init__(self, store: PostgresStore, conn: psycopg.Connection[Any]) -> None:
-        self._store = store
-        self._conn = conn
-
-    def poll(self, timeout: float) -> list[SourceChange]:
-        """The notifications that arrive within ``timeout`` s (at most one wait); malformed
-        payloads are logged and skipped. A lost connection raises StoreUnavailable."""
-        try:
-            notes = list(self._conn.notifies(timeout=timeout, stop_after=1))
-        except self._store._pg.Error as exc:
-            raise self._store._unreachable("listen", exc) from exc
-        return [change for change in map(_change, (n.payload for n in notes)) if change is not None]
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._conn.close()
-
-
-def _change(payload: str) -> SourceChange | None:
-    """A notification's payload (written by ``_notify``) as a change event."""
-    try:
-        data = json.loads(payload)
-        base = data.get("base")
-        members = data.get("members")
-        return SourceChange(
-            str(data["source"]),
-            int(data["version"]),
-            base if isinstance(base, int) else None,
-            members if isinstance(members, bool) else None,
-        )
-    except (ValueError, KeyError, TypeError, AttributeError):
-        log.warning("shared catalog: ignoring a malformed notification %r", payload[:200])
-        return None
+        return PostgresFeed(conn, self._pg.Error, self._unreachable)
