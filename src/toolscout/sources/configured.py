@@ -25,41 +25,40 @@ source alike.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import inspect
-import json
 import logging
 import os
-import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
 
 from ..catalog_base import BaseCatalog, Handler
 from ..errors import ConfigError, ToolFailed, ToolscoutError, ToolTimeout
 from ..model import DeferPolicy, Tool
 from ..security import Screen, blocking, findings_of, is_quarantined
-from ._yaml import load_yaml
-from .agents import load_agents
-from .bindings import BindingProblem, UpstreamHandler, bind
-from .declarations import load_declarations
-from .functions import function_tool
+from .bindings import UpstreamHandler
 from .mcp.upstream import backoff_delay
-from .openapi import tools_from_openapi
 from .overrides import OverrideProblem, apply_overrides, pins_for, unknown_overrides, with_pins
-from .skills import load_skills
 from .source_config import (
-    AgentsSource,
     DeclarationSource,
     OpenAPISource,
     PythonSource,
     SkillsSource,
     SourceEntry,
-    unset_variable,
+)
+from .source_readers import (
+    Pairs,
+    Read,
+    SourceProblem,
+    as_problem,
+    headers_of,
+    parse_document,
+    read_declarations,
+    read_module,
+    read_openapi,
+    read_skills,
 )
 
 if TYPE_CHECKING:
@@ -69,17 +68,7 @@ __all__ = ["ConfiguredSources", "poisoning_status"]
 
 log = logging.getLogger("toolscout.sources")
 
-_Pairs = list[tuple[Tool, Any]]
-_Read = tuple[_Pairs, list[str]]  # (tool, handler) pairs, and entries skipped on the way
-_Converted = tuple[_Pairs, list[str]]
-
-
-class _Problem(Exception):
-    """A source that cannot be loaded: the config field to fix, and why."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field, self.message = field, message
+_Converted = tuple[Pairs, list[str]]
 
 
 @dataclass
@@ -143,12 +132,12 @@ class ConfiguredSources:
         for state in self.states.values():
             try:
                 if state.remote:
-                    _headers(state.entry)  # an unset variable is a config error, not a fetch failure
+                    headers_of(state.entry)  # an unset variable is a config error, not a fetch failure
                     continue
                 signature = self._signature(state)
                 self._apply(state, self._convert(state, *self._read(state)), signature)
             except Exception as exc:
-                problem = _as_problem(exc)
+                problem = as_problem(exc)
                 if strict:
                     raise self._config_error(state, problem) from None
                 self._failed(state, problem.message)
@@ -184,7 +173,7 @@ class ConfiguredSources:
                 converted = await asyncio.to_thread(lambda: self._convert(state, *self._read(state)))
                 self._apply(state, converted, signature)
             except Exception as exc:
-                problem = _as_problem(exc)
+                problem = as_problem(exc)
                 state.signature = signature  # wait for the next change, not a retry per tick
                 kept = self.tool_count(state.name)
                 self._failed(state, f"{problem.message} (still serving the {kept} tools loaded before)")
@@ -203,18 +192,18 @@ class ConfiguredSources:
             try:
                 try:
                     async with httpx.AsyncClient(
-                        timeout=entry.timeout or 60.0, headers=_headers(entry), follow_redirects=True
+                        timeout=entry.timeout or 60.0, headers=headers_of(entry), follow_redirects=True
                     ) as client:
                         response = await client.get(entry.spec)
                 except httpx.HTTPError as exc:
-                    raise _Problem("spec", f"cannot fetch {entry.location()}: {type(exc).__name__}: {exc}") from None
+                    raise SourceProblem("spec", f"cannot fetch {entry.location()}: {type(exc).__name__}: {exc}") from None
                 if response.status_code >= 400:
-                    raise _Problem("spec", f"GET {entry.location()} answered HTTP {response.status_code}")
-                doc = _parse_document(response.text, entry.location(), json_first=True)
-                converted = await asyncio.to_thread(lambda: self._convert(state, self._openapi(state, doc), []))
+                    raise SourceProblem("spec", f"GET {entry.location()} answered HTTP {response.status_code}")
+                doc = parse_document(response.text, entry.location(), json_first=True)
+                converted = await asyncio.to_thread(lambda: self._convert(state, read_openapi(entry, doc), []))
                 self._apply(state, converted, None)
             except Exception as exc:
-                self._failed(state, _as_problem(exc).message)
+                self._failed(state, as_problem(exc).message)
                 self._retry_later(state)
             finally:
                 self._on_listed()
@@ -234,113 +223,28 @@ class ConfiguredSources:
         state.retry_task = self._spawn(again())
 
     # -- reading one source (off the loop: pure but for the screen's pins) --------------------
-    def _read(self, state: _State) -> _Read:
+    def _read(self, state: _State) -> Read:
         entry = state.entry
         if isinstance(entry, DeclarationSource):
-            return self._declarations(entry)
+            return read_declarations(entry, self._path, self._upstream)
         if isinstance(entry, SkillsSource):
-            return self._skills(entry)
+            return read_skills(entry, self._path)
         if isinstance(entry, OpenAPISource):
             path = self._path(entry.spec)
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                raise _Problem("spec", f"cannot read {path}: {exc}") from None
-            return self._openapi(state, _parse_document(text, str(path), json_first=path.suffix == ".json")), []
-        return self._module(entry), []
+                raise SourceProblem("spec", f"cannot read {path}: {exc}") from None
+            return read_openapi(entry, parse_document(text, str(path), json_first=path.suffix == ".json")), []
+        return read_module(entry, self._path), []
 
-    def _declarations(self, entry: DeclarationSource) -> _Read:
-        try:
-            tools, skipped = load_declarations(self._path(entry.path), skip_invalid=entry.skip_invalid, lang=entry.lang)
-        except ConfigError as exc:
-            raise _Problem("path", str(exc)) from None
-        if not tools and not skipped:
-            raise _Problem("path", f"{entry.path} holds no tools")
-        path = self._path(entry.path)
-        folders = [path.parent, *(self._path(p) for p in entry.python_path)]
-        pairs: _Pairs = []
-        for tool in tools:  # what runs each one (bindings.py); none: metadata only
-            try:
-                handler = bind(tool, python_path=folders, environ=os.environ, upstream=self._upstream, timeout=entry.timeout)
-            except BindingProblem as exc:
-                raise _Problem(exc.field, f"{entry.path}: {exc.message}") from None
-            pairs.append((tool, handler))
-        return pairs, [str(e) for e in skipped]
-
-    def _skills(self, entry: SkillsSource) -> _Read:
-        """Skill folders or agent cards (:mod:`.skills`, :mod:`.agents`) with their handlers."""
-        load = load_agents if isinstance(entry, AgentsSource) else load_skills
-        try:
-            pairs, skipped = load(self._path(entry.path), skip_invalid=entry.skip_invalid)
-        except (ConfigError, OSError) as exc:
-            raise _Problem("path", str(exc)) from None
-        if not pairs and not skipped:
-            raise _Problem("path", f"{entry.path} holds no {entry.kind}")
-        return list(pairs), [str(e) for e in skipped]
-
-    def _openapi(self, state: _State, doc: Any) -> _Pairs:
-        entry = state.entry
-        assert isinstance(entry, OpenAPISource)
-        if not isinstance(doc, Mapping) or "paths" not in doc:
-            raise _Problem("spec", f"{entry.location()} is not an OpenAPI document (no 'paths')")
-        base = entry.base_url or _server_url(doc, entry.spec if entry.remote else None)
-        if base is None:
-            raise _Problem("baseUrl", "the spec names no absolute server URL; set 'baseUrl'")
-        try:
-            pairs = tools_from_openapi(doc, base_url=base, headers=_headers(entry), timeout=entry.timeout or 60.0)
-        except ConfigError as exc:
-            raise _Problem("spec", str(exc)) from None
-        kept: _Pairs = []
-        for tool, handler in pairs:
-            http = tool.meta.get("http") or {}
-            if entry.selects(tool.name, str(http.get("method", "")), str(http.get("path", "")), list(tool.tags)):
-                kept.append((tool, handler))
-        if not kept:
-            raise _Problem("include", f"no operation of {entry.location()} is left by include/exclude")
-        return kept
-
-    def _module(self, entry: PythonSource) -> _Pairs:
-        for folder in reversed(entry.python_path or ["."]):  # default: the config file's folder
-            path = str(self._path(folder))
-            if path not in sys.path:
-                sys.path.insert(0, path)
-        module_name, _, attribute = entry.module.partition(":")
-        try:
-            importlib.invalidate_caches()
-            value: Any = importlib.import_module(module_name)
-        except Exception as exc:
-            raise _Problem("module", f"cannot import {module_name}: {type(exc).__name__}: {exc}") from None
-        for part in attribute.split("."):
-            if not hasattr(value, part):
-                raise _Problem("module", f"{module_name} has no attribute {attribute!r}")
-            value = getattr(value, part)
-        if isinstance(value, BaseCatalog):
-            return [(t, value.handler(t.name)) for t in value]
-        items = [value] if callable(value) else value
-        if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
-            raise _Problem("module", f"{entry.module} is {type(value).__name__}, not a Catalog or a list of functions")
-        pairs: _Pairs = []
-        try:
-            for item in items:
-                if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Tool):
-                    pairs.append(item)
-                elif callable(item):
-                    pairs.append(function_tool(item))
-                else:
-                    raise _Problem("module", f"{entry.module} holds a {type(item).__name__}, not a function")
-        except ConfigError as exc:
-            raise _Problem("module", f"{entry.module}: {exc}") from None
-        if not pairs:
-            raise _Problem("module", f"{entry.module} holds no tools")
-        return pairs
-
-    def _convert(self, state: _State, pairs: _Pairs, skipped: list[str]) -> _Converted:
+    def _convert(self, state: _State, pairs: Pairs, skipped: list[str]) -> _Converted:
         """Filter (allow/deny), name (prefix), set the defer policy and screen the tools."""
         name, entry = state.name, state.entry
         prefix = self.config.prefix_for(name)
         own_defer = "defer" not in entry.model_fields_set  # else the source's policy wins
         skipped = list(skipped)
-        out: _Pairs = []
+        out: Pairs = []
         for tool, handler in pairs:
             own = tool.name
             if not entry.keeps(own):
@@ -360,10 +264,10 @@ class ConfiguredSources:
             try:  # what the model will read, so what the screen reads next
                 out.append((apply_overrides(tool.replace(**changes), entry, own, prefix), handler))
             except OverrideProblem as exc:
-                raise _Problem(f"overrides.{own}", str(exc)) from None
+                raise SourceProblem(f"overrides.{own}", str(exc)) from None
         unknown = unknown_overrides(entry, (t.name for t, _ in pairs))
         if unknown:
-            raise _Problem(
+            raise SourceProblem(
                 f"overrides.{unknown[0]}", f"no tool named {unknown[0]!r} in this source (overrides name tools by their own name, before the prefix)"
             )
         mode = entry.poisoning or self.config.poisoning
@@ -389,7 +293,7 @@ class ConfiguredSources:
         try:
             self.catalog.replace_source(name, tools, handlers=handlers)
         except ToolscoutError as exc:  # a shared catalog (PostgreSQL) that cannot be written now
-            raise _Problem("(catalog)", f"catalog not written: {exc}") from None
+            raise SourceProblem("(catalog)", f"catalog not written: {exc}") from None
         for problem in skipped:
             log.warning("source %s: skipped tool %s", name, problem)
         state.handlers, state.skipped, state.quarantined = handlers, skipped, held
@@ -538,7 +442,7 @@ class ConfiguredSources:
 
         return redact
 
-    def _config_error(self, state: _State, problem: _Problem) -> ConfigError:
+    def _config_error(self, state: _State, problem: SourceProblem) -> ConfigError:
         where = self.config.path or "config"
         return ConfigError(
             f"{where}: source '{state.name}' ({state.entry.kind}), field '{problem.field}': {self._redactor(state)(problem.message)}",
@@ -568,46 +472,6 @@ def poisoning_status(catalog: BaseCatalog, source: str, held: list[Tool]) -> dic
         "quarantined": len(held),
         "quarantined_tools": [worst(t) for t in held[:20]],
     }
-
-
-def _as_problem(exc: Exception) -> _Problem:
-    """Any failure while loading one source as a :class:`_Problem` (a module's own import
-    error, a bug in a user's function list): it must not reach the other sources."""
-    if isinstance(exc, _Problem):
-        return exc
-    return _Problem("(source)", f"{type(exc).__name__}: {str(exc)[:300]}")
-
-
-def _headers(entry: OpenAPISource) -> dict[str, str]:
-    try:
-        return entry.resolved_headers(dict(os.environ))
-    except KeyError as exc:
-        field_name, variable = exc.args
-        raise _Problem(field_name, unset_variable(variable)) from None
-
-
-def _parse_document(text: str, where: str, *, json_first: bool) -> Any:
-    try:
-        if json_first:
-            with contextlib.suppress(ValueError):
-                return json.loads(text)
-        return load_yaml(text)[0]
-    except RecursionError:
-        raise _Problem("spec", f"{where} nests too deeply") from None
-    except Exception as exc:  # YAML syntax, bad Unicode
-        raise _Problem("spec", f"{where} is neither JSON nor YAML: {str(exc)[:200]}") from None
-
-
-def _server_url(doc: Mapping[str, Any], spec_url: str | None) -> str | None:
-    """The spec's first ``servers`` URL (relative ones against the spec URL), else the spec
-    URL's origin; ``None`` for a file without an absolute one."""
-    servers = doc.get("servers")
-    url = servers[0].get("url") if isinstance(servers, list) and servers and isinstance(servers[0], Mapping) else None
-    if isinstance(url, str) and url.startswith(("http://", "https://")):
-        return url
-    if spec_url is None:
-        return None
-    return urljoin(spec_url, url if isinstance(url, str) and url else "/")
 
 
 def _is_async(fn: Any) -> bool:
