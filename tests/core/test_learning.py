@@ -196,6 +196,7 @@ def test_off_switch_and_default_for_a_store_the_user_owns(tmp_path: Path) -> Non
     assert gw.learner is not None
     for i in range(5):
         _use(gw, f"s{i}")
+    gw.learner.flush()  # events are written in the background: an orderly stop writes them
     assert cat.store is not None and len(cat.store.keys(NS)) >= 5
     events = [json.loads(cat.store.get(NS, k).text) for k in cat.store.keys(NS)]
     assert all(set(e) == {"s", "t", "q", "p", "f", "c"} for e in events)  # terms, pairs, names, outcomes: no arguments
@@ -366,6 +367,7 @@ def test_replicas_share_usage_through_postgresql(pg_dsn: str) -> None:
         assert first.learner is not None
         for i in range(5):
             _use(first, f"r{i}")
+        first.learner.flush()  # written in the background; flushed here so the test does not race it
         second = Gateway(_catalog(), usage_store=store)  # another replica, started later
         assert _ranked(second)[0] == "send_email"
 
@@ -471,3 +473,25 @@ def test_a_voter_counts_once_however_many_sessions_it_names() -> None:
         crowd.searched(f"s{i}", QUERY, ["post_message", "send_email"], voter=f"user-{i}")
         crowd.called(f"s{i}", "send_email", True, voter=f"user-{i}")
     assert _ranked(Gateway(_catalog(), learn=crowd))[0] == "send_email"
+
+
+def test_events_written_in_the_background_are_all_readable_after_close(tmp_path: Path) -> None:
+    """A store write per call is off the request path (search/usage_writer.py): what a
+    learner recorded is all in the store once it is closed, in its latest state, and an
+    event recorded after close is written at once."""
+    from toolscout.storage import open_store
+
+    store = open_store(tmp_path / "usage.db")
+    learner = UsageLearner(store)
+    keys = []
+    for i in range(300):  # more than one batch, with updates of queued events
+        keys.append(learner.searched(f"s{i}", "send an email to the team", ["send_email", "post_message"]))
+        learner.called(f"s{i}", "send_email", i % 2 == 0)
+    learner.close()
+    stored = {k: json.loads(store.get(NS, k).text) for k in store.keys(NS)}  # type: ignore[union-attr]
+    assert set(keys) <= set(stored) and len(stored) == 300
+    assert all(stored[k]["c"] == {"send_email": i % 2 == 0} for i, k in enumerate(keys))  # the latest text of each
+    late = learner.searched("late", "post a chat message", ["post_message"])
+    assert late is not None and store.get(NS, late) is not None
+    reopened = UsageLearner(store)
+    assert len(reopened) == 301

@@ -8,7 +8,9 @@ terms (the keyword analyzer's, not the raw text) and the pairs of adjacent terms
 it found, and which of them the session then called and whether each call succeeded. Events
 live in a :class:`~toolscout.storage.Store` namespace (the catalog's SQLite file by default, the
 shared PostgreSQL store when scaled out; any :class:`~toolscout.storage.BlobStore` will do), or
-only in memory when there is no store.
+only in memory when there is no store. They are written by a background thread
+(:mod:`.usage_writer`), not inside the search or call that recorded them: :meth:`UsageLearner.close`
+(or a normal interpreter exit) writes what is queued, and a crash loses the events still queued.
 
 What ranking gets (see docs/learning.md):
 
@@ -63,6 +65,7 @@ from ..storage import BlobStore
 from .analyzer import analyze
 from .usage_evidence import Derived, OwnTerms, derive, voter
 from .usage_prior import NO_DOCS, NO_VALS, Prior
+from .usage_writer import EventWriter
 
 __all__ = ["Prior", "UsageLearner", "learner_for", "replay_log", "voter"]
 
@@ -117,6 +120,7 @@ class UsageLearner:
         self._built_at = 0.0
         self._build_cost = 0.0
         self._worker: threading.Thread | None = None  # a rebuild too slow for a search to wait for
+        self._writer = EventWriter(store, NS) if store is not None else None
         if store is not None:
             self._load()
 
@@ -187,11 +191,20 @@ class UsageLearner:
         self.version += 1
 
     def _save(self, key: str, event: dict[str, Any]) -> None:
-        if self.store is None:
-            return
-        # usage is a courtesy: a store problem never fails a search or a call
-        with contextlib.suppress(Exception):
-            self.store.put(NS, key, json.dumps(event, separators=(",", ":")))
+        if self._writer is not None:  # queued: written off the request path (usage_writer.py)
+            self._writer.put(key, json.dumps(event, separators=(",", ":")))
+
+    def flush(self) -> None:
+        """Write every recorded event to the store now (they are written in the background;
+        :mod:`.usage_writer` says what a crash loses)."""
+        if self._writer is not None:
+            self._writer.flush()
+
+    def close(self) -> None:
+        """Write what is queued and stop the background writer; an interpreter that exits
+        normally does this by itself. Events recorded later are written at once."""
+        if self._writer is not None:
+            self._writer.close()
 
     def _load(self) -> None:
         """Read the store's events; drop from it those beyond ``max_events`` or decayed to
@@ -224,6 +237,7 @@ class UsageLearner:
     def reload(self) -> None:
         """Read events other processes wrote to a shared store."""
         if self.store is not None:
+            self.flush()  # ours first: a queued event must not be read back older than it is
             self._load()
 
     def __len__(self) -> int:
