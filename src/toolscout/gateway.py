@@ -156,6 +156,7 @@ class Gateway:
         )
         """Every operation runs through it, tool calls included (:mod:`toolscout.access.guard`)."""
         guard_tool_calls(self.guard, self)
+        self.code_runner: Any = None  # code mode's one sandbox pool, made on the first program (codemode.runner.code_runner)
 
     def _refresh_index(self) -> None:
         """Rebuild the index now (a shared catalog calls this after applying a change). Held

@@ -304,3 +304,13 @@ async def test_two_tools_with_one_spelling_are_both_reachable() -> None:
     )
     assert done.ok, done.text()
     assert json.loads(done.text()) == [{"mail.send": "mail_send", "mail_send": None}, "relay", "direct", "relay"]
+
+
+def test_a_gateway_owns_its_one_runner() -> None:
+    """No registry beside the gateway: the runner (one sandbox pool) is the gateway's own,
+    shared by its sessions and never by another gateway's."""
+    other = Gateway(Catalog())
+    assert other.code_runner is None  # nothing made before a first program
+    mine = code_runner(other)
+    assert other.code_runner is mine and code_runner(other, CodeLimits(workers=5)) is mine
+    assert code_runner(GATEWAY) is RUNNER and RUNNER is not mine

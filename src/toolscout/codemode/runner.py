@@ -32,10 +32,9 @@ import re
 import threading
 import time
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..access import approval
 from ..access.guard import Operation
@@ -57,7 +56,7 @@ from .journal import current_journal
 if TYPE_CHECKING:
     from ..gateway import Gateway
 
-__all__ = ["EXECUTE_NAME", "CodeLimits", "CodeRunner", "code_runner", "execute_tool", "python_name"]
+__all__ = ["EXECUTE_NAME", "CodeLimits", "CodeRunner", "RunnerHost", "code_runner", "execute_tool", "python_name"]
 
 EXECUTE_NAME = "execute"
 _SCRIPT = "<python-input-0>"
@@ -537,16 +536,27 @@ async def _run_program(op: Operation, ctx: CallContext) -> CallResult:
     return result
 
 
-_RUNNERS: weakref.WeakKeyDictionary[Any, CodeRunner] = weakref.WeakKeyDictionary()
-_RUNNERS_LOCK = threading.Lock()
+class RunnerHost(Protocol):
+    """What owns a runner: a gateway keeps the one runner of its sandbox pool in
+    ``code_runner`` (``None`` until its first program), so the pool lives and dies with the
+    gateway and every session of it shares one."""
+
+    code_runner: CodeRunner | None
+
+
+_MAKING = threading.Lock()  # two first programs at once make one runner, not two pools
 
 
 def code_runner(gateway: Gateway, limits: CodeLimits | None = None) -> CodeRunner:
-    """The one runner (one sandbox pool) of ``gateway``, made on first use; ``limits``
-    set its defaults the first time (a session may still pass its own per run)."""
-    with _RUNNERS_LOCK:
-        runner = _RUNNERS.get(gateway)
-        if runner is None:
-            runner = _RUNNERS[gateway] = CodeRunner(gateway, limits or DEFAULT_LIMITS)
-        return runner
+    """The one runner (one sandbox pool) of ``gateway``, made on first use and kept by the
+    gateway (:class:`RunnerHost`); ``limits`` set its defaults the first time (a session
+    may still pass its own per run)."""
+    host: RunnerHost = gateway
+    runner = host.code_runner
+    if runner is None:
+        with _MAKING:
+            runner = host.code_runner
+            if runner is None:
+                runner = host.code_runner = CodeRunner(gateway, limits or DEFAULT_LIMITS)
+    return runner
 
