@@ -30,17 +30,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from .._sync import run_inline
 from ..errors import ConfigError, MissingExtra, SessionStoreUnavailable
 from ..session import Session
-from .dispatch import MAX_SEARCHES
+from .state_merge import merge_states
+from .tickets import RedisTicketStore
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PREFIX", "DEFAULT_TTL", "RedisSessionStore", "merge_states"]
 
 log = logging.getLogger("toolscout.sessions")
+_T = TypeVar("_T")
 
 DEFAULT_TTL = 86_400
 """Seconds an unused session is kept (refreshed on every use)."""
@@ -134,79 +135,6 @@ def _where(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
 
 
-def _moved(before: list[str], after: list[str]) -> list[str]:
-    """The tail of ``after`` (a recency order) that is no longer in ``before``'s order:
-    the names used since ``before``, in the order they were used."""
-    where = {name: i for i, name in enumerate(before)}
-    last = -1
-    for i, name in enumerate(after):
-        at = where.get(name, -1)
-        if at < last or at < 0:
-            return after[i:]
-        last = at
-    return []
-
-
-def merge_states(
-    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any] | None, *, max_revealed: int
-) -> dict[str, Any]:
-    """Three-way merge of session states: ``base`` is ours when it last matched the store,
-    ``theirs`` what the store holds now (``None``: nothing, so ours stands).
-
-    Reveals from both sides are kept (theirs first, then ours in our order); a name one
-    side dropped since ``base`` stays dropped; names used here move to the recent end;
-    search counters add our increments to theirs; past ``max_revealed`` the least recently
-    used go. Fields this merge does not know take ours when we changed them (lists: the
-    union), else theirs.
-    """
-    if theirs is None:
-        return dict(ours)
-    base = base or {}
-    b_rev, o_rev, t_rev = base.get("revealed", []), ours.get("revealed", []), theirs.get("revealed", [])
-    b_set, o_set, t_set = set(b_rev), set(o_rev), set(t_rev)
-    dropped = b_set - o_set
-    revealed = [n for n in t_rev if n not in dropped]
-    revealed += [n for n in o_rev if n not in b_set and n not in t_set]
-    keep = set(revealed)
-    moved = _moved(base.get("recency", []), ours.get("recency", []))
-    moved_set = set(moved)
-    recency = [n for n in theirs.get("recency", []) if n in keep and n not in moved_set]
-    recency += [n for n in moved if n in keep]
-    listed = set(recency)
-    recency = [n for n in revealed if n not in listed] + recency  # unknown recency: oldest
-    over = len(revealed) - max(1, max_revealed)
-    if over > 0:
-        evicted, recency = set(recency[:over]), recency[over:]
-        revealed = [n for n in revealed if n not in evicted]
-        keep -= evicted
-    t_ver, o_ver = theirs.get("versions", {}), ours.get("versions", {})
-    versions = {k: v for k, v in {**t_ver, **o_ver}.items() if k in keep or k in o_ver}
-    b_search, searches = base.get("searches", {}), dict(theirs.get("searches", {}))
-    for key, count in ours.get("searches", {}).items():
-        grew = count - b_search.get(key, 0)
-        if grew > 0:
-            searches[key] = searches.pop(key, 0) + grew  # re-inserted: most recent last
-    while len(searches) > MAX_SEARCHES:
-        del searches[next(iter(searches))]
-    out = dict(theirs)
-    for key, value in ours.items():
-        if value == base.get(key):
-            continue
-        other = theirs.get(key)
-        if isinstance(value, list) and isinstance(other, list):
-            seen = set(map(_hashable, other))
-            out[key] = [*other, *(v for v in value if _hashable(v) not in seen)]
-        else:
-            out[key] = value
-    out.update(id=ours.get("id", theirs.get("id")), revealed=revealed, recency=recency)
-    out.update(versions=versions, searches=searches)
-    return out
-
-
-def _hashable(value: Any) -> Any:
-    return value if isinstance(value, str | int | float | bool | None) else json.dumps(value, sort_keys=True)
-
-
 class RedisSessionStore:
     """Session state in Redis, shared by every process that points at the same server: a
     :class:`~toolscout.sessions.store.SessionStore`.
@@ -259,6 +187,7 @@ class RedisSessionStore:
         )
         self._down = False
         self._books: weakref.WeakKeyDictionary[Session, _Book] = weakref.WeakKeyDictionary()
+        self._tickets: RedisTicketStore | None = None
 
     def __repr__(self) -> str:
         return f"RedisSessionStore({self.where!r}, ttl={self.ttl}, prefix={self.prefix!r})"
@@ -515,14 +444,26 @@ class RedisSessionStore:
             raise self._failed(exc, "lookup") from None
         return found.decode() if isinstance(found, bytes) else found
 
-    async def aclaim(self, name: str, ttl: float) -> bool:
-        """Claim ``name`` for ``ttl`` seconds across every replica: ``True`` only for the
-        first claim (a single-use approval ticket's nonce)."""
+    async def acommand(self, doing: str, command: Callable[[Any], Awaitable[_T]]) -> _T:
+        """``command(client)`` on this event loop's client, with this store's error wording
+        (an unreachable Redis raises :class:`SessionStoreUnavailable` naming ``doing``): what
+        the ticket store (:attr:`tickets`) runs on this connection."""
         client, _ = self._async()
         try:
-            return bool(await client.set(self.key(f"claimed:{name}"), "1", nx=True, px=max(1, round(ttl * 1000))))
+            return await command(client)
         except self._errors() as exc:
-            raise self._failed(exc, "claim") from None
+            raise self._failed(exc, doing) from None
+
+    @property
+    def tickets(self) -> RedisTicketStore:
+        """The approval-ticket store on this Redis (:mod:`toolscout.sessions.tickets`)."""
+        if self._tickets is None:
+            self._tickets = RedisTicketStore(self)
+        return self._tickets
+
+    async def aclaim(self, name: str, ttl: float) -> bool:
+        """:meth:`tickets`' claim, for callers that pass this store as the shared one."""
+        return await self.tickets.aclaim(name, ttl)
 
     async def aput_note(self, name: str, value: str, ttl: float) -> None:
         """Keep a small value under ``name`` for ``ttl`` seconds where every replica reads it
@@ -542,15 +483,8 @@ class RedisSessionStore:
         return value.decode() if isinstance(value, bytes) else value
 
     async def asecret(self, name: str) -> str:
-        """A random secret every replica sharing this Redis reads alike (the first to ask
-        makes it): what signs stateless approval tickets, so any replica can check one."""
-        client, _ = self._async()
-        key = self.key(f"secret:{name}")
-        try:
-            await client.set(key, secrets.token_hex(32), nx=True)
-            return str(await client.get(key))
-        except self._errors() as exc:
-            raise self._failed(exc, "secret") from None
+        """:meth:`tickets`' secret, for callers that pass this store as the shared one."""
+        return await self.tickets.asecret(name)
 
     def ping(self) -> bool:
         """Whether Redis answers now (for readiness checks); never raises."""
