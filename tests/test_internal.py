@@ -17,7 +17,7 @@ from _paths import ROOT
 SRC = ROOT / "src" / "toolscout"
 
 # Packages whose __init__ does not yet say what they offer.
-WITHOUT_ALL: frozenset[str] = frozenset({"toolscout.search", "toolscout.server"})
+WITHOUT_ALL: frozenset[str] = frozenset()
 
 # Private names imported from another module, as "importer -> module.name".
 PRIVATE_NAME_IMPORTS: frozenset[str] = frozenset({

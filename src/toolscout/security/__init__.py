@@ -8,40 +8,10 @@ See docs/security.md for the codes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .findings import CODES, FINDINGS_KEY, SEVERITIES, Finding, Severity, findings_of, with_findings
-
-if TYPE_CHECKING:
-    from .pins import Pins
-    from .poisoning import scan, scan_text
-    from .screen import MODES, QUARANTINE_KEY, Mode, Screen, allowed, blocking, is_quarantined
-
-# The scanner's rules take a while to compile: loaded on first use, so reading findings
-# (the gateway does, on every search) costs no start-up time.
-_LAZY = {
-    "Pins": "pins",
-    "scan": "poisoning",
-    "scan_text": "poisoning",
-    "MODES": "screen",
-    "QUARANTINE_KEY": "screen",
-    "Mode": "screen",
-    "Screen": "screen",
-    "allowed": "screen",
-    "blocking": "screen",
-    "is_quarantined": "screen",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+from .pins import Pins
+from .poisoning import scan, scan_text
+from .screen import MODES, QUARANTINE_KEY, Mode, Screen, allowed, blocking, is_quarantined
 
 __all__ = [
     "CODES",
