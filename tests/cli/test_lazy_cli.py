@@ -12,7 +12,10 @@ import sys
 import typer
 
 from toolscout.cli import app
-from toolscout.cli._lazy import COMMANDS, load_all
+from toolscout.cli._lazy import (  # reach-in: the lazy command table is what this test checks
+    COMMANDS,
+    load_all,
+)
 
 HEAVY = ("toolscout.catalog", "toolscout.gateway", "toolscout.errors", "toolscout.cli.catalog_commands", "numpy", "rich")
 """What the fast path must not import (pydantic is not listed: typer itself may import it)."""

@@ -18,7 +18,6 @@ from toolscout.adapters.openai import ChatCompletionsAdapter
 from toolscout.cli import app
 from toolscout.context import Principal
 from toolscout.gateway import Gateway
-from toolscout.search import learning
 from toolscout.search.learning import NS, UsageLearner
 from toolscout.server.mcp import GatewayServer
 from toolscout.session import Session
@@ -426,8 +425,8 @@ def test_a_slow_rebuild_runs_off_the_search_path_and_then_takes_over(monkeypatch
     assert learner is not None
     before = gw.find_tools(QUERY).tool_references[0]  # built inline: the log is small
     assert before.tool_name == "send_email"
-    monkeypatch.setattr(learning, "_BACKGROUND_FROM", 0.0)  # as if the last rebuild had been slow
-    monkeypatch.setattr(learning, "_INLINE_BELOW", 0)  # ...and the log were not small
+    learner.background_from = 0.0  # as if the last rebuild had been slow
+    learner.inline_below = 0  # ...and the log were not small
     learner._build_cost, learner._built_at = 1.0, time.time()  # it just ran: searches keep its prior
     release, building = threading.Event(), threading.Event()
     build = learner._build
@@ -437,6 +436,7 @@ def test_a_slow_rebuild_runs_off_the_search_path_and_then_takes_over(monkeypatch
         assert release.wait(30)
         return build(*args)  # type: ignore[arg-type]
 
+    # reach-in: the rebuild is held mid-way to see searches go on without it; no public call can pause it
     monkeypatch.setattr(learner, "_build", slow_build)
     for i in range(5, 10):
         _use(gw, f"s{i}", query="post a chat message to the team", call="post_message")

@@ -8,7 +8,10 @@ import jsonschema
 import pytest
 
 from toolscout.demo import demo_catalog, demo_tools
-from toolscout.demo._build import CATALOG_PATH, render
+from toolscout.demo._build import (  # reach-in: the shipped catalog must equal its build script's output
+    CATALOG_PATH,
+    render,
+)
 from toolscout.demo.real import REAL_HANDLERS, evaluate
 from toolscout.demo.simulated import simulated_handler
 from toolscout.model import Tool

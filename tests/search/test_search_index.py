@@ -365,6 +365,7 @@ def test_resolver_answers_the_same_when_every_name_hashes_alike(monkeypatch: pyt
     queries = [*names, "send email", "`send.email`", "other_tool", "FETCH", "get-weather", "nothing", "send_email", ""]
     plain = resolve.NameResolver(tools)
     expected = [(plain.resolve(q), plain.docs_named(q), plain.doc_of(q)) for q in queries]
+    # reach-in: forces hash collisions between names, which no real catalog produces on demand
     monkeypatch.setattr(resolve, "_hash", lambda text: len(text) % 3)
     colliding = resolve.NameResolver(tools)
     assert [(colliding.resolve(q), colliding.docs_named(q), colliding.doc_of(q)) for q in queries] == expected

@@ -402,7 +402,11 @@ def test_yaml_alias_bombs_are_refused_quickly(workdir: Path, text: str, words: s
 
 @pytest.mark.parametrize("loader", ["libyaml", "python"])
 def test_both_yaml_loaders_read_json_data(loader: str) -> None:
-    from toolscout.sources._yaml import JsonLoader, PyJsonLoader, load_yaml
+    from toolscout.sources._yaml import (  # reach-in: both loaders, which only the installed libyaml selects
+        JsonLoader,
+        PyJsonLoader,
+        load_yaml,
+    )
 
     cls = JsonLoader if loader == "libyaml" else PyJsonLoader
     assert load_yaml("on: 2024-01-01\n1: [x]\n<<: {m: 1}\n", loader_class=cls)[0] == {

@@ -450,14 +450,14 @@ def _rewrite_columns(path: Path, change: Callable[[dict[str, Any]], None]) -> No
 
     # reach-in: the test writes a damaged column file itself, in the codec's own encoding
     from toolscout.storage._codec import encode_arrays as _npz
-    from toolscout.storage.sqlite import _COLUMNS_NS  # reach-in: where SQLite keeps the column file
+    from toolscout.storage.sqlite import COLUMNS_NS  # where SQLite keeps the column file
 
     with Store(path) as store:
         key = store.info()["saved_at"]
-        arrays = {k: np.array(v) for k, v in store.get_arrays(_COLUMNS_NS, key).items()}
+        arrays = {k: np.array(v) for k, v in store.get_arrays(COLUMNS_NS, key).items()}
         change(arrays)
         with store._write("rewrite") as db:
-            db.execute("UPDATE blobs SET value=? WHERE ns=? AND key=?", (_npz(arrays), _COLUMNS_NS, key))
+            db.execute("UPDATE blobs SET value=? WHERE ns=? AND key=?", (_npz(arrays), COLUMNS_NS, key))
 
 
 def test_columns_of_earlier_saves_and_shared_texts_load_whole(tmp_path: Path) -> None:
@@ -501,8 +501,8 @@ def test_column_texts_with_nul_and_empty_values_round_trip(tmp_path: Path) -> No
     save_catalog(original, tmp_path / "s.db")
     # reach-in: the column decoder on its own, so a NUL-bearing field is checked without a database
     from toolscout.storage._columns import tools_from_columns as _tools_from_columns
-    from toolscout.storage.sqlite import _COLUMNS_NS  # reach-in: as above
+    from toolscout.storage.sqlite import COLUMNS_NS
 
     with Store(tmp_path / "s.db") as store:
-        loaded = _tools_from_columns(store.get_arrays(_COLUMNS_NS, store.info()["saved_at"]))  # no fallback to rows
+        loaded = _tools_from_columns(store.get_arrays(COLUMNS_NS, store.info()["saved_at"]))  # no fallback to rows
     assert loaded == original and [t.original_name for t in loaded] == [t.original_name for t in original]

@@ -38,7 +38,7 @@ What ranking gets (see docs/learning.md):
 * **co-usage**: tools called in the same session by at least ``min_sessions`` sessions.
 
 Evidence decays with a half-life (``half_life_days``). Derived arrays are rebuilt lazily
-when the usage version or the catalog generation changes; a log under ``_INLINE_BELOW``
+when the usage version or the catalog generation changes; a log under ``inline_below``
 events is always rebuilt inline (exact right after its events, on any machine); beyond
 that, once a rebuild costs over 1 ms,
 no more often than every 50x its cost, so a busy gateway spends at most ~2% of its time
@@ -120,6 +120,10 @@ class UsageLearner:
         self._built_at = 0.0
         self._build_cost = 0.0
         self._worker: threading.Thread | None = None  # a rebuild too slow for a search to wait for
+        self.inline_below = _INLINE_BELOW
+        """Events: a smaller log is always rebuilt inline (exact right after its events)."""
+        self.background_from = _BACKGROUND_FROM
+        """Seconds: a rebuild that took longer last time runs on a worker thread."""
         self._writer = EventWriter(store, NS) if store is not None else None
         if store is not None:
             self._load()
@@ -264,18 +268,18 @@ class UsageLearner:
     # -- deriving -----------------------------------------------------------------------
     def _derive(self, tools: Sequence[Any], generation: int) -> Derived | None:
         """The derived prior for this catalog generation. A rebuild that cost over
-        ``_BACKGROUND_FROM`` last time runs on a worker thread while searches keep the
+        ``background_from`` last time runs on a worker thread while searches keep the
         previous prior (or none, if the catalog changed since); a cheap one runs here."""
         d = self._derived
         current = d is not None and d.generation == generation
         if current and d.version == self.version:  # type: ignore[union-attr]
             return d
-        if len(self._events) < _INLINE_BELOW:  # measured cost is machine speed: size decides "small"
+        if len(self._events) < self.inline_below:  # measured cost is machine speed: size decides "small"
             return self._rebuild(tools, generation)
         now = time.time()
         if current and self._build_cost > 0.001 and now - self._built_at < 50 * self._build_cost:
             return d  # a costly rebuild ran very recently: serve the slightly older prior
-        if d is not None and self._build_cost > _BACKGROUND_FROM:
+        if d is not None and self._build_cost > self.background_from:
             self._build_in_background(tools, generation)
             return d if current else None
         return self._rebuild(tools, generation)

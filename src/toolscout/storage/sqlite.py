@@ -206,7 +206,7 @@ class SQLiteStore:
         with self._write("save tools") as db:
             for statement in _COLUMN_TRIGGERS:
                 db.execute(statement)
-            db.execute("DELETE FROM blobs WHERE ns=?", (_COLUMNS_NS,))
+            db.execute("DELETE FROM blobs WHERE ns=?", (COLUMNS_NS,))
             db.execute("DELETE FROM tools")
             saved = list(tools)  # inside the transaction: a lazy iterable that raises rolls back
             db.executemany("INSERT INTO tools VALUES (?, ?, ?, ?, ?)", map(tool_row, range(len(saved)), saved))
@@ -222,7 +222,7 @@ class SQLiteStore:
             if _codec.FAST and saved:
                 value = encode_arrays(tool_columns(saved))
                 db.execute(
-                    "INSERT INTO blobs VALUES (?, ?, ?, '{}', ?)", (_COLUMNS_NS, saved_at, value, time.time())
+                    "INSERT INTO blobs VALUES (?, ?, ?, '{}', ?)", (COLUMNS_NS, saved_at, value, time.time())
                 )
         return count
 
@@ -234,7 +234,7 @@ class SQLiteStore:
         with self._guard("load tools"):
             meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         if _codec.FAST and "saved_at" in meta:
-            arrays = self.get_arrays(_COLUMNS_NS, meta["saved_at"])
+            arrays = self.get_arrays(COLUMNS_NS, meta["saved_at"])
             if arrays is not None:
                 try:
                     tools = tools_from_columns(arrays)
@@ -390,9 +390,9 @@ def load_tools(path: str | os.PathLike[str]) -> list[Tool]:
 # distinct values (one UTF-8 buffer and their end offsets, in characters) and one code per
 # tool (-1: None), and the shared fields are the distinct profiles (JSON) and a code per
 # tool. Equal texts (a schema many tools share) are stored, and loaded, once.
-_COLUMNS_NS = "catalog.columns"
+COLUMNS_NS = "catalog.columns"
 _COLUMN_TRIGGERS = tuple(
     f"CREATE TRIGGER IF NOT EXISTS tools_{event.lower()}_drops_columns AFTER {event} ON tools "
-    f"BEGIN DELETE FROM blobs WHERE ns='{_COLUMNS_NS}'; END"
+    f"BEGIN DELETE FROM blobs WHERE ns='{COLUMNS_NS}'; END"
     for event in ("INSERT", "UPDATE", "DELETE")
 )
