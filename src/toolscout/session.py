@@ -150,6 +150,7 @@ class Session(ToolList, SavedState, CallEntries):
         """How often each search ran (a repeat is pointed out to the model)."""
         self._renderer = ToolRenderer(lambda: self.gateway.find_name)
         self._meta_cache: dict[str, list[dict[str, Any]]] = {}
+        self._list_memo: tuple[Any, ...] | None = None  # the last list built, and what it was built from
         self._ctx: tuple[Any, Any, CallContext] | None = None
         self.store = store
         self._stored: Any = None  # the store's bookkeeping (revision, state last synced)
@@ -227,7 +228,7 @@ class Session(ToolList, SavedState, CallEntries):
         for name in list(self.reveals.loaded):
             tool = catalog.get(name)
             if tool is None or not self._permitted(tool):
-                del self.reveals.loaded[name]
+                self.reveals.unload(name)
         for name in [*self._pinned, *self.reveals.revealed]:
             tool = catalog.get(name)
             old = self.reveals.versions.get(name)
@@ -296,7 +297,7 @@ class Session(ToolList, SavedState, CallEntries):
         for name in names:
             tool = self.gateway.catalog.get(name)
             if tool is not None and self._permitted(tool) and name not in self._pinned_set and name not in self.reveals.loaded:
-                self.reveals.loaded[name] = None
+                self.reveals.load(name)
                 added = True
         return added
 

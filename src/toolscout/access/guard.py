@@ -183,13 +183,15 @@ class Guard:
         hook = self.on_stage  # read once: telemetry may start listening mid-call
         t = time.perf_counter() if hook is not None else 0.0
         # identify: the surface derived ctx.principal once (access.principal); the record names it
-        t = self._tick(hook, "identify", t)
+        if hook is not None:
+            t = self._tick(hook, "identify", t)
         decision, outcome = "allowed", "ok"
         try:
             if op.entry is not None and not self.visibility.admits(op.entry, ctx.allow):
                 decision, outcome = "denied", "denied"
                 raise hidden()
-            t = self._tick(hook, "visible", t)
+            if hook is not None:
+                t = self._tick(hook, "visible", t)
             handler = self.__handlers.get(op.kind)
             if handler is None:
                 decision, outcome = "refused", "unknown_operation"
@@ -202,8 +204,10 @@ class Guard:
                     outcome = exc.code
                     decision = "refused" if exc.code in NOT_RUN else decision
                     raise
-            t = self._tick(hook, "approve", t)
-            t = self._tick(hook, "credentials", t)  # the handler picks the caller's connection
+            if hook is not None:
+                t = self._tick(hook, "approve", t)
+            if hook is not None:  # the handler picks the caller's connection
+                t = self._tick(hook, "credentials", t)
             screen = self.__screens.get(op.kind)
             mode = "off"  # a kind with its own screen (tool calls) is screened by it, not by mode
             if screen is None and self.screen_mode is not None and op.screen:
@@ -212,11 +216,13 @@ class Guard:
                 if mode != "off":
                     screened = screen_payload(dict(op.params), mode, what=OPERATIONS[op.kind], name=op.name)
                     op = dataclasses.replace(op, params=screened)
-                t = self._tick(hook, "screen", t)
+                if hook is not None:
+                    t = self._tick(hook, "screen", t)
                 mode = "off"  # the client's answer goes back to the upstream, not to a model
             with using(ctx):  # per-user credentials read the caller from here
                 answer = await handler(op, ctx)
-            t = self._tick(hook, "run", t)
+            if hook is not None:
+                t = self._tick(hook, "run", t)
             if screen is not None:
                 pending = screen(op.entry, answer)
                 if pending is not None:
@@ -230,7 +236,7 @@ class Guard:
                     outcome = "tool_error"
             elif screen is None and mode != "off" and isinstance(answer, dict):
                 answer = screen_payload(answer, mode, what=OPERATIONS[op.kind], name=op.name)
-            if op.kind not in RELAYED:
+            if hook is not None and op.kind not in RELAYED:
                 t = self._tick(hook, "screen", t)
             return answer
         except ToolscoutError as exc:
@@ -244,7 +250,8 @@ class Guard:
         finally:
             if audit:
                 self.record(op, ctx, decision, str(outcome), started_wall)
-            self._tick(hook, "audit", t)
+            if hook is not None:
+                self._tick(hook, "audit", t)
 
     def record(self, op: Operation, ctx: CallContext, decision: str, outcome: str, started: float | None = None) -> None:
         """One audit record of ``op`` for ``ctx``'s caller, to every recorder (none: nothing

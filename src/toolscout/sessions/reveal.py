@@ -29,11 +29,25 @@ class RevealSet:
         self.recency: OrderedDict[str, None] = OrderedDict()  # least recently used first
         self.versions: dict[str, str] = {}  # version last sent, per revealed/pinned name
         self.calls: dict[str, int] = {}  # successful calls per tool (auto_pin's "hot")
+        self.revision = 0
+        """Bumped whenever what the list shows changes (a tool revealed, dropped, loaded or
+        unloaded): a session rebuilds its list only then (recency and calls do not count)."""
 
     def drop(self, name: str) -> None:
-        self.revealed.pop(name, None)
+        if self.revealed.pop(name, 0) is None:
+            self.revision += 1
         self.recency.pop(name, None)
         self.versions.pop(name, None)
+
+    def load(self, name: str) -> None:
+        """The provider now holds ``name`` (native loading)."""
+        if name not in self.loaded:
+            self.loaded[name] = None
+            self.revision += 1
+
+    def unload(self, name: str) -> None:
+        if self.loaded.pop(name, 0) is None:
+            self.revision += 1
 
     def touch(self, name: str) -> None:
         if name in self.recency:
@@ -66,6 +80,8 @@ class RevealSet:
             self.recency[name] = None
             self.versions[name] = tool.version
             added.append(name)
+        if added or evicted:
+            self.revision += 1
         return added, evicted
 
     def state(self) -> dict[str, Any]:

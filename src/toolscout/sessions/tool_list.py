@@ -44,6 +44,8 @@ class ToolList:
     _active: bool
     _renderer: ToolRenderer
     _meta_cache: dict[str, list[dict[str, Any]]]
+    _generation: int
+    _list_memo: tuple[Any, ...] | None
 
     if TYPE_CHECKING:  # the session's decisions, defined on Session
         meta_names: tuple[str, ...]
@@ -113,15 +115,23 @@ class ToolList:
         """
         self._sync()
         self.format = format
-        metas = self._listed_metas() if meta else ()
-        out: list[dict[str, Any]] = [d for n, d in zip(self.meta_names, self.meta_tools(format), strict=True) if n in metas]
-        names: list[str] = list(metas)
-        for tool, stub in self.listed():
-            out.append(self._renderer.stub(tool, format)[1] if stub else self._render(tool, format))
-            names.append(tool.name)
+        # the same list as last turn unless the catalog, the reveal set or the request changed
+        key = (format, meta, self._generation, self.reveals.revision)
+        memo = self._list_memo
+        if memo is not None and memo[0] == key:
+            out, names = memo[1], memo[2]
+        else:
+            metas = self._listed_metas() if meta else ()
+            built = [d for n, d in zip(self.meta_names, self.meta_tools(format), strict=True) if n in metas]
+            listed_names: list[str] = list(metas)
+            for tool, stub in self.listed():
+                built.append(self._renderer.stub(tool, format)[1] if stub else self._renderer.full(tool, format))
+                listed_names.append(tool.name)
+            out, names = tuple(built), tuple(listed_names)
+            self._list_memo = (key, out, names)
         if record:
             self.ledger.record(format, out, names, lambda: self.baseline_tokens(format))
-        return out
+        return list(out)
 
     def record_turn(self, format: str, definitions: list[dict[str, Any]], names: list[str]) -> None:
         """Ledger entry for a list an adapter built itself (native deferral modes)."""
