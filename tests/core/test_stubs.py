@@ -13,6 +13,7 @@ from mcp import Client
 
 import _sdk_requests as sdk
 from _session_fixtures import Script, build_catalog, build_session, claude_turn
+from toolscout import Catalog, Session, Tool
 from toolscout.accounting.ledger import count_definitions
 from toolscout.gateway import Gateway
 from toolscout.server.mcp import GatewayServer
@@ -155,3 +156,24 @@ def test_auto_decides_at_the_first_run_and_falls_back_on_an_old_sdk(monkeypatch:
         MessagesAdapter(build_session(), native=True)
     with pytest.raises(ConfigError, match="auto"):
         MessagesAdapter(build_session(), native="yes")
+
+
+def test_the_list_is_rebuilt_when_what_it_shows_changes() -> None:
+    """The list is kept between turns (nothing is rendered again while nothing changed), and
+    built again at once when a reveal, a native load, a catalog change or the stub option
+    changes what it shows."""
+    cat = Catalog()
+    for i in range(20):
+        cat.add(Tool(f"tool_{i}", f"Tool number {i}.", {"type": "object"}), handler=lambda a: "ok")
+    session = Session(Gateway(cat))
+    first = session.tools("openai", record=False)
+    assert session.tools("openai", record=False) == first
+    session.reveal("tool_3")
+    assert [d["function"]["name"] for d in session.tools("openai", record=False)][-1] == "tool_3"
+    session.stubs = True
+    assert len(session.tools("openai", record=False)) > len(first) + 1  # every visible tool, as a stub
+    stubbed = session.tools("openai", record=False)
+    session.mark_loaded("tool_5")  # loaded natively: its stub becomes its full definition
+    assert session.tools("openai", record=False) != stubbed
+    cat.add(Tool("tool_new", "A new tool.", {"type": "object"}), handler=lambda a: "ok")
+    assert any(d["function"]["name"] == "tool_new" for d in session.tools("openai", record=False))

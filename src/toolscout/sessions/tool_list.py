@@ -116,7 +116,7 @@ class ToolList:
         self._sync()
         self.format = format
         # the same list as last turn unless the catalog, the reveal set or the request changed
-        key = (format, meta, self._generation, self.reveals.revision)
+        key = (format, meta, self._generation, self.reveals.revision, self.stubs, self.progressive)
         memo = self._list_memo
         if memo is not None and memo[0] == key:
             out, names = memo[1], memo[2]
