@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["AI", "CREDENTIAL_PARAM", "IDENT", "PARAM", "SINK", "TOKEN", "TRANSFER_RE", "Context", "Hit", "evidence_window", "word_set"]
+__all__ = ["AI", "CREDENTIAL_PARAM", "IDENT", "PARAM", "SINK", "TOKEN", "TRANSFER_RE", "Context", "Hit", "evidence_window", "first_match", "word_set"]
 
 Hit = tuple[str, str] | None
 """What a rule returns: ``(code, evidence)``, or ``None`` (each rule reports once per text)."""
@@ -78,6 +78,13 @@ def evidence_window(text: str, start: int, end: int, width: int = 120) -> str:
         space = text.rfind(" ", end, hi)
         hi = space if space != -1 else hi
     return text[lo:hi]
+
+
+def first_match(code: str, pattern: re.Pattern[str], text: str) -> Hit:
+    """``(code, evidence)`` for the first match of ``pattern`` in ``text``, else ``None``:
+    the whole of a rule that is one expression, so every such rule quotes the same window."""
+    m = pattern.search(text)
+    return (code, evidence_window(text, m.start(), m.end())) if m else None
 
 
 # -- shared vocabulary -----------------------------------------------------------------

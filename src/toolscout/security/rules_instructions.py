@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .rule_text import AI, Context, Hit, evidence_window, word_set
+from .rule_text import AI, Context, Hit, evidence_window, first_match, word_set
 
 __all__ = ["NEGATION", "conceal_gate", "conceal_rule", "directive_gate", "directive_rule", "line_jumping_gate", "line_jumping_rule", "override_gate", "override_rule", "tags_gate", "tags_rule"]
 
@@ -57,10 +57,7 @@ def tags_gate(c: Context) -> bool:
 
 
 def tags_rule(c: Context) -> Hit:
-    m = _TAG.search(c.text)
-    if m:
-        return "instruction_tag", evidence_window(c.text, m.start(), m.end())
-    return None
+    return first_match("instruction_tag", _TAG, c.text)
 
 
 _OVERRIDE = re.compile(
@@ -111,10 +108,7 @@ def override_gate(c: Context) -> bool:
 
 
 def override_rule(c: Context) -> Hit:
-    m = _OVERRIDE.search(c.text)
-    if m:
-        return "override_instructions", evidence_window(c.text, m.start(), m.end())
-    return None
+    return first_match("override_instructions", _OVERRIDE, c.text)
 
 
 _CONCEAL = re.compile(
@@ -163,10 +157,7 @@ def conceal_gate(c: Context) -> bool:
 
 
 def conceal_rule(c: Context) -> Hit:
-    m = _CONCEAL.search(c.text)
-    if m:
-        return "conceal_from_user", evidence_window(c.text, m.start(), m.end())
-    return None
+    return first_match("conceal_from_user", _CONCEAL, c.text)
 
 
 _SCOPE_ALL = re.compile(
@@ -217,9 +208,9 @@ def line_jumping_gate(c: Context) -> bool:
 
 def line_jumping_rule(c: Context) -> Hit:
     if _shell_gate(c):  # a download piped to a shell, or a command to run first
-        m = _PIPE_TO_SHELL.search(c.text)
-        if m:
-            return "line_jumping", evidence_window(c.text, m.start(), m.end())
+        piped = first_match("line_jumping", _PIPE_TO_SHELL, c.text)
+        if piped:
+            return piped
         m = _SHELL.search(c.text)
         if m and _FIRST.search(next((s for s in c.sentences if m[0] in s), m[0])):
             return "line_jumping", evidence_window(c.text, m.start(), m.end())

@@ -17,6 +17,7 @@ from .rule_text import (
     Context,
     Hit,
     evidence_window,
+    first_match,
     word_set,
 )
 
@@ -136,9 +137,7 @@ def secrets_rule(c: Context) -> Hit:
     if asked is not None:
         return asked
     if path_hit:  # a credential file named, nothing asked of it: informational
-        m = _SECRET_PATH.search(c.text)
-        assert m is not None
-        return "sensitive_path", evidence_window(c.text, m.start(), m.end())
+        return first_match("sensitive_path", _SECRET_PATH, c.text)
     return None
 
 
