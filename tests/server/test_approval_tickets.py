@@ -174,3 +174,19 @@ async def test_replicas_sharing_redis_accept_a_ticket_once_wherever_it_lands(red
         assert isinstance(done, types.CallToolResult) and not done.is_error and ran == ["delete_account ann"]
         replayed = await _answer(first, {"user": "ann"}, asked)
         assert isinstance(replayed, types.InputRequiredResult) and ran == ["delete_account ann"]
+
+
+@pytest.mark.asyncio
+async def test_replicas_with_an_operator_key_still_claim_each_ticket_once_in_redis(redis_server: Any) -> None:
+    """An operator's ``approval_key`` signs the tickets, but the nonces are still claimed in
+    the Redis the replicas share: a ticket used on one replica is refused on the other."""
+    from toolscout.sessions.redis import RedisSessionStore
+
+    redis_server.flush()
+    gateway, _ = build(approve_kinds="dangerous", trust_hints=False)
+    key = b"k" * 32
+    one = GatewayServer(gateway, session_store=RedisSessionStore(redis_server.url, gateway), approval_key=key)
+    two = GatewayServer(gateway, session_store=RedisSessionStore(redis_server.url, gateway), approval_key=key)
+    _, ticket = await one.tickets.issue("s1", "delete_account", {"user": "ann"})
+    assert await two.tickets.redeem(ticket, "s1", "delete_account", {"user": "ann"}) is not None
+    assert await one.tickets.redeem(ticket, "s1", "delete_account", {"user": "ann"}) is None

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..access import approval
 from ..model import Tool, canonical_json
+from ..sessions.tickets import InMemoryTicketStore, TicketStore
 
 __all__ = ["APPROVAL_SCHEMA", "ApprovalTickets", "ElicitApproval", "approval_of", "can_elicit", "may_ask"]
 
@@ -40,20 +41,25 @@ class ApprovalTickets:
     ticket that verifies, matches this call exactly, has not expired and whose nonce was
     never used (each is used once): anything else is asked again, never run.
 
-    Alone, the key is random per process and used nonces are remembered in memory. With
-    ``shared`` (the :class:`~toolscout.sessions.redis.RedisSessionStore` replicas share), the
-    key is one secret in Redis and a nonce is claimed there, so any replica checks a ticket
+    Nonces are claimed in ``store`` (a :class:`~toolscout.sessions.tickets.TicketStore`),
+    and the key, unless one is given, is the store's secret. The default store is one
+    process's memory (a random key, claims remembered until they expire); replicas pass
+    the one they share (``RedisSessionStore(url).tickets``), so any replica checks a ticket
     and none accepts it twice; if Redis cannot be reached the approval fails closed.
     """
 
     def __init__(
-        self, key: bytes | None = None, *, ttl: float = 300.0, clock: Callable[[], float] = time.time, shared: Any = None
+        self,
+        key: bytes | None = None,
+        *,
+        ttl: float = 300.0,
+        clock: Callable[[], float] = time.time,
+        store: TicketStore | None = None,
     ) -> None:
-        self.shared = shared
-        self.key = key if key is not None or shared is not None else secrets.token_bytes(32)
+        self.store: TicketStore = store if store is not None else InMemoryTicketStore()
+        self.key = key
         self.ttl = ttl
         self.clock = clock
-        self._used: dict[str, float] = {}  # nonce -> when its ticket expires (without ``shared``)
 
     async def issue(self, session: str, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
         """A fresh ``(nonce, ticket)`` for this exact call in ``session``."""
@@ -81,21 +87,11 @@ class ApprovalTickets:
         expires = body.get("e")
         if not isinstance(expires, int | float) or expires < now:
             return None
-        return nonce if await self._claim(nonce, expires, now) else None
-
-    async def _claim(self, nonce: str, expires: float, now: float) -> bool:
-        if self.shared is not None:
-            return bool(await self.shared.aclaim(f"approval:{nonce}", max(expires - now, 0.001)))
-        if nonce in self._used:
-            return False
-        if len(self._used) > 1024:
-            self._used = {n: e for n, e in self._used.items() if e >= now}
-        self._used[nonce] = expires
-        return True
+        return nonce if await self.store.aclaim(f"approval:{nonce}", max(expires - now, 0.001)) else None
 
     async def _sign(self, payload: str) -> str:
         if self.key is None:
-            self.key = (await self.shared.asecret("approval-tickets")).encode()
+            self.key = (await self.store.asecret("approval-tickets")).encode()
         return hmac.new(self.key, payload.encode(), hashlib.sha256).hexdigest()[:32]
 
 

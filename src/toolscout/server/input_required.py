@@ -45,6 +45,7 @@ from typing import Any
 
 from ..codemode.journal import Journal, journal_scope
 from ..model import canonical_json
+from ..sessions.tickets import InMemoryTicketStore, TicketStore
 from ..sources.mcp.negotiation import Asked, Exchange, exchange, is_input_required
 
 __all__ = ["OWN", "PREFIX", "RequestStates", "RoundTrips", "client_capabilities"]
@@ -82,10 +83,17 @@ class RequestStates:
     """Signs and verifies the gateway's ``requestState`` tokens (see the module docstring)."""
 
     def __init__(
-        self, key: bytes | None = None, *, ttl: float = 900.0, shared: Any = None, clock: Callable[[], float] = time.time
+        self,
+        key: bytes | None = None,
+        *,
+        ttl: float = 900.0,
+        store: TicketStore | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        self.shared = shared
-        self.key = key if key is not None or shared is not None else secrets.token_bytes(32)
+        """Without ``key``, tokens are signed with ``store``'s secret (the replicas' shared
+        :class:`~toolscout.sessions.tickets.TicketStore`; by default one process's)."""
+        self.store: TicketStore = store if store is not None else InMemoryTicketStore()
+        self.key = key
         self.ttl = ttl
         self.clock = clock
 
@@ -131,7 +139,7 @@ class RequestStates:
 
     async def _sign(self, payload: str) -> str:
         if self.key is None:
-            self.key = (await self.shared.asecret("request-states")).encode()
+            self.key = (await self.store.asecret("request-states")).encode()
         return hmac.new(self.key, payload.encode(), hashlib.sha256).hexdigest()[:32]
 
 

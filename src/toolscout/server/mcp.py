@@ -31,6 +31,7 @@ from ..formats import render
 from ..gateway import Gateway
 from ..model import Tool
 from ..session import Session
+from ..sessions.tickets import InMemoryTicketStore, TicketStore
 from ..sources.mcp.aggregator import Aggregator
 from .capabilities import CAPABILITIES_URI, capabilities, server_version
 from .cold_start import COLD_START_WAIT, called_name, starting, wait_for_sources
@@ -87,10 +88,12 @@ class GatewayServer:
         self.shared = session_store
         self.access = access
         self.verifier = verifier
-        shared_states = session_store if approval_key is None else None
-        self.tickets = ApprovalTickets(approval_key, shared=shared_states)
+        # single-use claims and signing secrets: in the replicas' Redis when they share sessions
+        # (RedisSessionStore.tickets), else in this process's memory
+        ticket_store: TicketStore = getattr(session_store, "tickets", None) or InMemoryTicketStore()
+        self.tickets = ApprovalTickets(approval_key, store=ticket_store)
         """Signs stateless approval questions: an answer runs one call, once, in its session."""
-        self.round_trips = RoundTrips(RequestStates(approval_key, shared=shared_states))
+        self.round_trips = RoundTrips(RequestStates(approval_key, store=ticket_store))
         """Multi-round-trip requests from upstreams, passed through (:mod:`.input_required`)."""
         self.audit_log: Any = None
         """The store's audit log (:class:`~toolscout.access.audit.AuditLog`), served at ``/v1/audit``."""

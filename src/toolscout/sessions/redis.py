@@ -461,10 +461,6 @@ class RedisSessionStore:
             self._tickets = RedisTicketStore(self)
         return self._tickets
 
-    async def aclaim(self, name: str, ttl: float) -> bool:
-        """:meth:`tickets`' claim, for callers that pass this store as the shared one."""
-        return await self.tickets.aclaim(name, ttl)
-
     async def aput_note(self, name: str, value: str, ttl: float) -> None:
         """Keep a small value under ``name`` for ``ttl`` seconds where every replica reads it
         (a session's log level: its next request may reach another replica)."""
@@ -481,10 +477,6 @@ class RedisSessionStore:
         except self._errors() as exc:
             raise self._failed(exc, "note") from None
         return value.decode() if isinstance(value, bytes) else value
-
-    async def asecret(self, name: str) -> str:
-        """:meth:`tickets`' secret, for callers that pass this store as the shared one."""
-        return await self.tickets.asecret(name)
 
     def ping(self) -> bool:
         """Whether Redis answers now (for readiness checks); never raises."""
