@@ -57,8 +57,12 @@ def test_an_expired_claim_may_be_made_again_in_memory() -> None:
         assert await store.aclaim("a", 10) and not await store.aclaim("a", 10)
         now[0] = 111.0  # past the ticket's life: its nonce is forgotten (the ticket itself has expired)
         assert await store.aclaim("a", 10)
-        assert await store.aclaim("b", 10) and await store.aclaim("c", 10)  # bounded: the oldest live claim goes
-        assert not await store.aclaim("c", 10) and not await store.aclaim("b", 10)
+        assert await store.aclaim("b", 10)
+        # full of live claims: a new one is refused, and no live claim is forgotten
+        assert not await store.aclaim("c", 10)
+        assert not await store.aclaim("a", 10) and not await store.aclaim("b", 10)
+        now[0] = 122.0  # both lapsed: room again
+        assert await store.aclaim("c", 10)
 
     asyncio.run(scenario())
 

@@ -37,10 +37,13 @@ class TicketStore(Protocol):
 
 
 class InMemoryTicketStore:
-    """One process's tickets: claims remembered until they expire (at most ``max_claims``
-    live ones, expired ones pruned first), secrets random per store."""
+    """One process's tickets: claims remembered until they expire, secrets random per store.
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic, max_claims: int = 4096) -> None:
+    Memory is bounded by ``max_claims`` live claims. Forgetting a live claim would let its
+    ticket be answered twice, so a store full of live claims refuses new ones (the caller
+    asks for a fresh approval) until some lapse, rather than dropping the oldest."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, max_claims: int = 65_536) -> None:
         self.clock = clock
         self.max_claims = max(1, max_claims)
         self._claims: dict[str, float] = {}  # name -> when the claim lapses
@@ -53,8 +56,8 @@ class InMemoryTicketStore:
             return False
         if len(self._claims) >= self.max_claims:
             self._claims = {n: t for n, t in self._claims.items() if t > now}
-            while len(self._claims) >= self.max_claims:  # all live: the oldest goes (it lapses first)
-                del self._claims[min(self._claims, key=self._claims.__getitem__)]
+            if len(self._claims) >= self.max_claims:  # all live: fail closed
+                return False
         self._claims[name] = now + max(ttl, 0.001)
         return True
 
