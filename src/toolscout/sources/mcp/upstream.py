@@ -43,6 +43,7 @@ from ...errors import ToolTimeout, UpstreamUnavailable
 from . import negotiation
 from .callers import CallerRelay
 from .config import ServerConfig
+from .http_client import pooled_client, streamable
 from .lenient import lenient
 from .problems import BACKOFF_MAX, RETRY_WINDOW_MAX, backoff_delay, describe, hint_for, http_problem
 from .stderr_relay import StderrRelay, pump_stderr, write_stderr
@@ -260,15 +261,10 @@ class Upstream:
             relay.add_done_callback(self._relays.discard)
             errlog = os.fdopen(write_fd, "w")
             return stdio_client(params, errlog=errlog), errlog
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
         assert cfg.url is not None
-        http = create_mcp_http_client(headers=dict(cfg.headers) or None)
-        hooks = http.event_hooks
-        hooks["response"] = [*hooks.get("response", []), self._saw_response]
-        http.event_hooks = hooks
-        return streamable_http_client(cfg.url, http_client=http), None
+        http = pooled_client(headers=dict(cfg.headers) or None)  # kept alive across calls
+        http.event_hooks = {"response": [self._saw_response]}
+        return streamable(cfg.url, http), None
 
     async def _saw_response(self, response: Any) -> None:
         """Remember an HTTP error status: the SDK reports every one as the same bare text."""
