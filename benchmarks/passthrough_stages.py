@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
 from passthrough_http import ECHO, MODES, _free_port, _ready
 
 BENCH = Path(__file__).resolve().parent
