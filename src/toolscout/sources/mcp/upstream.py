@@ -499,10 +499,11 @@ class Upstream:
         self.calls += 1
         limit = timeout if timeout is not None else self.config.timeout
         params: dict[str, Any] = {"name": tool, "arguments": arguments}
-        trace = telemetry.outgoing()  # the client's trace goes on upstream (docs/telemetry.md)
-        if trace:
-            params["_meta"] = dict(trace)
-        return await self._request("tools/call", params, limit, progress)
+        with telemetry.stage("upstream"):  # a span while tracing: the upstream's own spans go under it
+            trace = telemetry.outgoing()  # the client's trace goes on upstream (docs/telemetry.md)
+            if trace:
+                params["_meta"] = dict(trace)
+            return await self._request("tools/call", params, limit, progress)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Any other request (resources, prompts, completions), raw, with this server's timeout;
