@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
-
-__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "KeepAliveTransport", "pooled_client", "streamable"]
+__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "keep_alive_transport", "pooled_client", "streamable"]
 
 log = logging.getLogger("toolscout.mcp")
 
@@ -39,14 +37,18 @@ DRAIN_BYTES = 256 * 1024
 """How much of a closed response is read, at most, to save its connection."""
 
 
-def pooled_client(headers: dict[str, str] | None = None) -> httpx2.AsyncClient:
-    """The client one upstream connection uses for all its requests (the SDK's timeouts)."""
+def pooled_client(headers: dict[str, str] | None = None) -> Any:
+    """The ``httpx2.AsyncClient`` one upstream connection uses for all its requests (the SDK's
+    timeouts)."""
+    import httpx2  # the MCP SDK's HTTP stack: loaded with the first HTTP upstream, not at import
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-    return httpx2.AsyncClient(headers=headers, timeout=timeout, transport=KeepAliveTransport())
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, transport=keep_alive_transport())
 
 
 @contextlib.asynccontextmanager
-async def streamable(url: str, http: httpx2.AsyncClient) -> AsyncIterator[Any]:
+async def streamable(url: str, http: Any) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport over ``http``, which it closes at the end (the SDK
     leaves a client it was given open, with its kept-alive connections)."""
     from mcp.client.streamable_http import streamable_http_client
@@ -55,29 +57,44 @@ async def streamable(url: str, http: httpx2.AsyncClient) -> AsyncIterator[Any]:
         yield streams
 
 
-class KeepAliveTransport(httpx2.AsyncBaseTransport):
-    """An HTTP transport whose responses, closed early, finish in the background."""
+def keep_alive_transport(inner: Any = None) -> Any:
+    """An HTTP transport (around ``inner``, by default httpx2's own) whose responses, closed
+    early, finish in the background."""
+    return _classes()[0](inner)
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport | None = None) -> None:
-        self._inner = inner or httpx2.AsyncHTTPTransport()
-        self._drains: set[asyncio.Task[None]] = set()
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self._inner.handle_async_request(request)
-        if request.method != "POST":  # a GET is a listen stream: it never ends by itself
+@functools.cache
+def _classes() -> tuple[type, type]:
+    """The transport and stream classes, made on first use: they subclass httpx2's, which is
+    not imported until an HTTP upstream connects."""
+    import httpx2
+
+    class KeepAliveTransport(httpx2.AsyncBaseTransport):
+        def __init__(self, inner: httpx2.AsyncBaseTransport | None = None) -> None:
+            self._inner = inner or httpx2.AsyncHTTPTransport()
+            self._drains: set[asyncio.Task[None]] = set()
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            response = await self._inner.handle_async_request(request)
+            if request.method != "POST":  # a GET is a listen stream: it never ends by itself
+                return response
+            response.stream = Finishing(response.stream, self._drains)
             return response
-        response.stream = _Finishing(response.stream, self._drains)  # type: ignore[arg-type]
-        return response
 
-    async def aclose(self) -> None:
-        for task in list(self._drains):
-            task.cancel()
-        if self._drains:
-            await asyncio.gather(*self._drains, return_exceptions=True)
-        await self._inner.aclose()
+        async def aclose(self) -> None:
+            for task in list(self._drains):
+                task.cancel()
+            if self._drains:
+                await asyncio.gather(*self._drains, return_exceptions=True)
+            await self._inner.aclose()
+
+    class Finishing(_Finishing, httpx2.AsyncByteStream):
+        pass
+
+    return KeepAliveTransport, Finishing
 
 
-class _Finishing(httpx2.AsyncByteStream):
+class _Finishing:
     """A response stream that reads itself to its end (bounded) when closed early.
 
     An iterator object, not an async generator: a consumer that stops early (the SDK, once
@@ -105,9 +122,10 @@ class _Finishing(httpx2.AsyncByteStream):
             raise
 
     async def aclose(self) -> None:
-        if self._done or self._parts is None:
+        if self._done:
             await self._inner.aclose()
             return
+        # unread (a 202 to a notification, an error status) or read in part (an SSE answer)
         task = asyncio.ensure_future(self._drain())
         self._drains.add(task)
         task.add_done_callback(self._drains.discard)
@@ -116,7 +134,8 @@ class _Finishing(httpx2.AsyncByteStream):
         read = 0
         try:
             async with asyncio.timeout(DRAIN_SECONDS):
-                assert self._parts is not None
+                if self._parts is None:
+                    self._parts = self._inner.__aiter__()
                 async for part in self._parts:
                     read += len(part)
                     if read > DRAIN_BYTES:
