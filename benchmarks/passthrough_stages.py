@@ -1,8 +1,8 @@
 """Where the time of one proxied ``tools/call`` goes, stage by stage, for each tree in ``--trees``.
 
 The same set-up as benchmarks/passthrough_http.py (an SDK client, the streamable HTTP echo
-upstream, ``toolscout serve --transport http`` of each tree in front of it, direct and
-via-gateway calls interleaved, trees alternating round by round), with the gateway started
+upstream, ``toolscout serve --transport http`` of each tree in front of it, one direct call
+then one through each tree's gateway, the order rotating call by call), with the gateway started
 through benchmarks/_passthrough_probe.py, which marks the stage boundaries inside it. Per
 call, from the marks (medians over all calls; the stages' medians need not add up to the
 total's):
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -74,32 +75,43 @@ async def _marks(proc: subprocess.Popen[Any], out: Path, n: int) -> list[list[fl
     raise RuntimeError("the probed gateway never wrote its marks")
 
 
-async def _measure(up: str, gw: str, mode: str, calls: int, proc: subprocess.Popen[Any], out: Path) -> dict[str, Any]:
+async def _measure(up: str, gateways: list[tuple[str, subprocess.Popen[Any], Path]], mode: str, calls: int) -> list[dict[str, Any]]:
+    """One direct call, then one through each gateway (the order rotating call by call), ``calls``
+    times; then each gateway's marks of those calls."""
     forward = {"name": "up_echo", "arguments": {"text": "x"}}
     direct: list[float] = []
-    via: list[float] = []
-    async with (
-        Client(streamable_http_client(f"{up}/mcp"), mode=mode) as dc,  # type: ignore[arg-type]
-        Client(streamable_http_client(f"{gw}/mcp"), mode=mode) as gc,  # type: ignore[arg-type]
-    ):
-        for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
-            if not (await gc.call_tool("call_tool", forward)).is_error:
-                break
-            await asyncio.sleep(0.05)
+    via: list[list[float]] = [[] for _ in gateways]
+    async with contextlib.AsyncExitStack() as stack:
+        dc = await stack.enter_async_context(Client(streamable_http_client(f"{up}/mcp"), mode=mode))  # type: ignore[arg-type]
+        clients = [
+            await stack.enter_async_context(Client(streamable_http_client(f"{gw}/mcp"), mode=mode))  # type: ignore[arg-type]
+            for gw, _, _ in gateways
+        ]
+        for gc in clients:
+            for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
+                if not (await gc.call_tool("call_tool", forward)).is_error:
+                    break
+                await asyncio.sleep(0.05)
         for _ in range(10):
             await dc.call_tool("echo", {"text": "x"})
-            await gc.call_tool("call_tool", forward)
-        for _ in range(calls):
+            for gc in clients:
+                await gc.call_tool("call_tool", forward)
+        for n in range(calls):
             t = time.perf_counter()
             await dc.call_tool("echo", {"text": "x"})
             direct.append((time.perf_counter() - t) * 1e3)
-            t = time.perf_counter()
-            await gc.call_tool("call_tool", forward)
-            via.append((time.perf_counter() - t) * 1e3)
-    marks = await _marks(proc, out, calls)
-    if len(marks) != calls:
-        raise RuntimeError(f"{len(marks)} complete marks for {calls} calls")
-    return {"direct": direct, "via": via, "stages": [_stages(v, m) for v, m in zip(via, marks, strict=True)]}
+            for k in range(len(clients)):
+                i = (n + k) % len(clients)
+                t = time.perf_counter()
+                await clients[i].call_tool("call_tool", forward)
+                via[i].append((time.perf_counter() - t) * 1e3)
+    runs = []
+    for (_, proc, out), v in zip(gateways, via, strict=True):
+        marks = await _marks(proc, out, calls)
+        if len(marks) != calls:
+            raise RuntimeError(f"{len(marks)} complete marks for {calls} calls")
+        runs.append({"direct": direct, "via": v, "stages": [_stages(x, m) for x, m in zip(v, marks, strict=True)]})
+    return runs
 
 
 async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, dict[str, dict[str, float]]]:
@@ -125,9 +137,9 @@ async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, di
                 await _ready(f"{url}/v1/ready")
             samples: dict[tuple[int, str], list[dict[str, Any]]] = {}
             for _ in range(rounds):
-                for i, (url, proc, out) in enumerate(gateways):
-                    for label, mode in MODES.items():
-                        samples.setdefault((i, label), []).append(await _measure(up, url, mode, calls, proc, out))
+                for label, mode in MODES.items():
+                    for i, run in enumerate(await _measure(up, gateways, mode, calls)):
+                        samples.setdefault((i, label), []).append(run)
         finally:
             for proc in procs:
                 proc.terminate()
@@ -148,7 +160,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trees", nargs="+", type=Path, default=[BENCH.parent / "src"], help="source dirs to compare")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--calls", type=int, default=100, help="interleaved pairs per round, mode and tree")
+    parser.add_argument("--calls", type=int, default=100, help="interleaved calls per round and mode (one direct, one per tree)")
     args = parser.parse_args()
     out = asyncio.run(main_async(args.trees, args.rounds, args.calls))
     for tree, modes in out.items():
