@@ -58,7 +58,10 @@ def _serve_http(server: Server, port: int) -> None:
 
     import uvicorn
 
-    sock = socket.socket()
+    # IPPROTO_TCP, as uvicorn's own host/port sockets: asyncio sets TCP_NODELAY only on sockets
+    # that say they are TCP, and without it a JSON answer's body waits ~40 ms for the ACK of
+    # its headers (Nagle against the client's delayed ACK) once a connection is reused.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", port))
     print(sock.getsockname()[1], flush=True)
     app = server.streamable_http_app(host="127.0.0.1")

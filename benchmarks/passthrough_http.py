@@ -2,9 +2,10 @@
 
 An SDK client calls the one ``echo`` tool of an upstream that serves streamable HTTP
 (benchmarks/_echo_upstream.py --http) directly, and through ``toolscout serve --transport
-http`` (``call_tool`` -> ``up_echo``), interleaved call by call. Each tree in ``--trees``
-runs its own gateway process (its sources first on the path) in front of the same upstream,
-and the trees take turns round by round, so before and after share the machine's state.
+http`` (``call_tool`` -> ``up_echo``). Each tree in ``--trees`` runs its own gateway process
+(its sources first on the path) in front of the same upstream, and the calls interleave call
+by call: one direct, then one through each tree's gateway in an order that rotates, so before
+and after meet the same moments of a shared machine's load.
 The overhead is the median of the via-gateway calls minus the median of the direct ones;
 the gateway's CPU per forwarded call is read from /proc (not inflated by waiting for a core).
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -58,35 +60,43 @@ async def _ready(url: str) -> None:
     raise RuntimeError(f"{url} never answered")
 
 
-async def _measure(up: str, gw: str, mode: str, calls: int, gw_pid: int) -> dict[str, Any]:
+async def _measure(up: str, gateways: list[tuple[str, int]], mode: str, calls: int) -> list[dict[str, Any]]:
+    """One direct call, then one through each gateway (the order rotating call by call), ``calls``
+    times: every tree meets the same moments of the machine's load."""
     forward = {"name": "up_echo", "arguments": {"text": "x"}}
     direct: list[float] = []
-    via: list[float] = []
-    async with (
-        Client(streamable_http_client(f"{up}/mcp"), mode=mode) as dc,  # type: ignore[arg-type]
-        Client(streamable_http_client(f"{gw}/mcp"), mode=mode) as gc,  # type: ignore[arg-type]
-    ):
-        for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
-            if not (await gc.call_tool("call_tool", forward)).is_error:
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise RuntimeError("the gateway never listed the upstream's echo tool")
-        for _ in range(10):  # warm both paths
+    via: list[list[float]] = [[] for _ in gateways]
+    async with contextlib.AsyncExitStack() as stack:
+        dc = await stack.enter_async_context(Client(streamable_http_client(f"{up}/mcp"), mode=mode))  # type: ignore[arg-type]
+        clients = [
+            await stack.enter_async_context(Client(streamable_http_client(f"{gw}/mcp"), mode=mode))  # type: ignore[arg-type]
+            for gw, _ in gateways
+        ]
+        for gc in clients:
+            for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
+                if not (await gc.call_tool("call_tool", forward)).is_error:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise RuntimeError("a gateway never listed the upstream's echo tool")
+        for _ in range(10):  # warm every path
             await dc.call_tool("echo", {"text": "x"})
-            await gc.call_tool("call_tool", forward)
-        cpu0 = _cpu_s(gw_pid)
-        for _ in range(calls):
+            for gc in clients:
+                await gc.call_tool("call_tool", forward)
+        cpu0 = [_cpu_s(pid) for _, pid in gateways]
+        for n in range(calls):
             t = time.perf_counter()
             await dc.call_tool("echo", {"text": "x"})
             direct.append((time.perf_counter() - t) * 1e3)
-            t = time.perf_counter()
-            result = await gc.call_tool("call_tool", forward)
-            via.append((time.perf_counter() - t) * 1e3)
-            if result.is_error:
-                raise RuntimeError(f"a forwarded call failed: {result.content}")
-        cpu = (_cpu_s(gw_pid) - cpu0) / calls * 1e3
-    return {"direct": direct, "via": via, "cpu": cpu}
+            for k in range(len(clients)):
+                i = (n + k) % len(clients)
+                t = time.perf_counter()
+                result = await clients[i].call_tool("call_tool", forward)
+                via[i].append((time.perf_counter() - t) * 1e3)
+                if result.is_error:
+                    raise RuntimeError(f"a forwarded call failed: {result.content}")
+        cpu = [(_cpu_s(pid) - c0) / calls * 1e3 for (_, pid), c0 in zip(gateways, cpu0, strict=True)]
+    return [{"direct": direct, "via": v, "cpu": c} for v, c in zip(via, cpu, strict=True)]
 
 
 async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, dict[str, dict[str, float]]]:
@@ -111,9 +121,9 @@ async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, di
                 await _ready(f"{url}/v1/ready")
             samples: dict[tuple[int, str], list[dict[str, Any]]] = {}
             for _ in range(rounds):
-                for i, (url, pid) in enumerate(gateways):
-                    for label, mode in MODES.items():
-                        samples.setdefault((i, label), []).append(await _measure(up, url, mode, calls, pid))
+                for label, mode in MODES.items():
+                    for i, run in enumerate(await _measure(up, gateways, mode, calls)):
+                        samples.setdefault((i, label), []).append(run)
         finally:
             for proc in procs:
                 proc.terminate()
@@ -135,7 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trees", nargs="+", type=Path, default=[BENCH.parent / "src"], help="source dirs to compare")
     parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--calls", type=int, default=100, help="interleaved pairs per round, mode and tree")
+    parser.add_argument("--calls", type=int, default=100, help="interleaved calls per round and mode (one direct, one per tree)")
     args = parser.parse_args()
     out = asyncio.run(main_async(args.trees, args.rounds, args.calls))
     print(f"{'tree':40} {'client':10} {'direct p50':>11} {'via p50':>9} {'overhead':>9} {'gw CPU/call':>12}")

@@ -49,6 +49,7 @@ SLOW: tuple[str, ...] = (
     "tests/search/test_crosslingual.py::test_serve_model_multilingual_sets_up_the_routed_search",
     "tests/search/test_crosslingual.py::test_multilingual_models_are_hash_pinned_and_cross_languages",
     "tests/sources/test_fuzz_sources.py::",
+    "tests/server/test_otlp_export.py::",
 )
 
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import MissingExtra
+from .otlp import provider_from_env
 
 __all__ = [
     "STAGES",
@@ -125,7 +126,7 @@ class _Stage:
         seconds = time.perf_counter() - self._start
         if self._span is not None:
             self._span.__exit__(kind, exc, tb)
-        record(self.name, seconds)
+        _report(self.name, seconds)
 
 
 def stage(name: str) -> _Stage | _Off:
@@ -161,11 +162,21 @@ def staged(name: str) -> Callable[[F], F]:
 
 
 def record(name: str, seconds: float) -> None:
-    """Report a stage timed elsewhere (e.g. a guard's ``on_stage(name, seconds)`` hook): every
-    hook is called and the current :func:`collect` gets it. A hook that raises is dropped
-    from this call's fan-out, never the request's problem."""
+    """Report a stage timed elsewhere (e.g. a guard's ``on_stage(name, seconds)`` hook) that
+    ended just now: every hook is called, the current :func:`collect` gets it and, while
+    tracing, it becomes a span of that duration under the current one. A hook that raises is
+    dropped from this call's fan-out, never the request's problem."""
     if not _on:
         return
+    tracer = _tracer
+    if tracer is not None:
+        end = time.time_ns()
+        tracer.start_span(f"toolscout.{name}", start_time=end - int(seconds * 1e9)).end(end_time=end)
+    _report(name, seconds)
+
+
+def _report(name: str, seconds: float) -> None:
+    """Every hook and the current :func:`collect` learn that ``name`` took ``seconds``."""
     for hook in _hooks:
         try:
             hook(name, seconds)
@@ -261,15 +272,16 @@ def enable_tracing(provider: Any = None) -> None:
 
 
 ENV = "TOOLSCOUT_OTEL"
-"""Set to ``1`` to make ``toolscout serve`` trace with the process's global tracer provider
-(e.g. under ``opentelemetry-instrument``, which configures exporters from ``OTEL_*``)."""
+"""Set to ``1`` to make ``toolscout serve`` trace: with the process's global tracer provider
+(e.g. under ``opentelemetry-instrument``), else, when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set,
+with one that sends the spans there over OTLP/HTTP (:mod:`.otlp`)."""
 
 
 def enable_from_env(environ: Mapping[str, str] | None = None) -> bool:
     """:func:`enable_tracing` when :data:`ENV` says so; whether tracing is on."""
     value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
     if value in ("1", "true", "yes", "on"):
-        enable_tracing()
+        enable_tracing(provider_from_env(environ))
     return tracing()
 
 

@@ -19,64 +19,45 @@ whatever its code or wording ("Ticket 42 is closed", -32000), is that call's err
 closed stream or an exited process restarts the server, and then every call in flight gets
 ``upstream_unavailable`` naming the cause.
 
-While it serves a call, a server may ask the client something (sampling, elicitation) or
-log to it: both go to the client that made the call (the call's
-:class:`~toolscout.context.Relay`), never to another session. On streamable HTTP the
-request rides the call's own response stream, so the SDK hands it to us in the caller's
-context; on stdio nothing on the wire says which call it belongs to, so it goes to the
-only call in flight, and is refused (a clear error to the server) when several are.
+What a server sends the caller mid-call (sampling, elicitation, logs) goes back through
+:mod:`.callers`; a stdio server's stderr through :mod:`.stderr_relay`; messages the SDK's
+parser rejects are re-read by :mod:`.lenient`; failures read as :mod:`.problems` words them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import contextvars
 import functools
-import json
 import logging
 import os
-import random
-import re
-import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
-from http import HTTPStatus
 from typing import IO, Any
 
 from ...accounting import telemetry
-from ...context import ProgressFn, Relay, current
-from ...errors import ToolscoutError, ToolTimeout, UpstreamUnavailable
+from ...context import ProgressFn, current
+from ...errors import ToolTimeout, UpstreamUnavailable
 from . import negotiation
+from .callers import CallerRelay
 from .config import ServerConfig
+from .http_client import pooled_client, streamable
+from .lenient import lenient
+from .problems import BACKOFF_MAX, RETRY_WINDOW_MAX, backoff_delay, describe, hint_for, http_problem
+from .stderr_relay import StderrRelay, pump_stderr, write_stderr
 
-__all__ = ["StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
+# StderrRelay, backoff_delay, BACKOFF_MAX and http_problem are re-exported: callers import them from here
+__all__ = ["BACKOFF_MAX", "StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
 
 log = logging.getLogger("toolscout.mcp")
 
 MAX_PAGES = 1000
 """A paginator that never ends must not hang the gateway."""
-BACKOFF_START = 0.5
-BACKOFF_MAX = 30.0
-BACKOFF_JITTER = 0.2
-"""Delays are scaled by a random factor in [0.8, 1.2]: servers that failed together (a
-network blip, a laptop waking up) do not all retry in the same instant."""
-RETRY_WINDOW_MAX = 120.0
-"""The longest start window a background retry gives: a server that needs 8 s to start
-with ``connectTimeout: 2`` comes up on its third retry instead of never."""
 PING_TIMEOUT = 5.0
 """After a -32000 error over HTTP, how long a ping may take before the server counts as gone."""
 _CONNECTION_CLOSED = -32000
-STDERR_LINE_MAX = 16_384
-"""Longer stderr lines are passed on in pieces, so a server cannot make us buffer without bound."""
-
-
-def backoff_delay(failures: int, rand: Callable[[], float] = random.random) -> float:
-    """Seconds before the retry that follows ``failures`` consecutive failures (1-based)."""
-    base = min(BACKOFF_START * 2 ** min(max(failures, 1) - 1, 16), BACKOFF_MAX)
-    return base * (1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * rand())
 
 
 class UpstreamState(StrEnum):
@@ -103,10 +84,8 @@ class Upstream:
         (``notifications/resources/updated``, resource and prompt ``list_changed``)."""
         self.name = name
         self.config = config
-        self.relay_guard: Callable[[str, dict[str, Any], Any], Awaitable[dict[str, Any]]] | None = None
-        """Forwards a sampling or elicitation request to the caller through the gateway's
-        guard (audited, screened like results: :func:`toolscout.access.guard.relay_through`);
-        ``None``: straight to the call's relay."""
+        self._callers = CallerRelay(name, config)
+        self._inflight = self._callers.inflight  # the calls in flight (read by the tests' waits)
         self.state = UpstreamState.IDLE
         self.last_error: str | None = None
         self.connected_at: float | None = None
@@ -114,9 +93,6 @@ class Upstream:
         self._on_tools_changed = on_tools_changed
         self._on_reconnected = on_reconnected
         self._on_notice = on_notice
-        self._inflight: dict[int, Relay | None] = {}  # per request in flight: its caller's relay
-        self._exchanges: dict[int, negotiation.Exchange | None] = {}  # ... and its caller's exchange
-        self._inflight_seq = 0
         self._caps: tuple[Any, dict[str, Any]] = (None, {})  # (client, its server's capabilities)
         self._client: Any = None
         self._stop: asyncio.Event | None = None
@@ -132,6 +108,16 @@ class Upstream:
         self._http_status: int | None = None  # the last HTTP error status this connection saw
         self._modern: Any = None  # the stateless lane next to the session, if any (:mod:`.negotiation`)
         self._modern_only: frozenset[str] = frozenset()  # tools only the stateless lane lists
+
+    @property
+    def relay_guard(self) -> Callable[[str, dict[str, Any], Any], Awaitable[dict[str, Any]]] | None:
+        """Forwards a sampling or elicitation request to the caller through the gateway's
+        guard (:mod:`.callers`); ``None``: straight to the call's relay."""
+        return self._callers.guard
+
+    @relay_guard.setter
+    def relay_guard(self, guard: Callable[[str, dict[str, Any], Any], Awaitable[dict[str, Any]]] | None) -> None:
+        self._callers.guard = guard
 
     # -- lifecycle ------------------------------------------------------------------
     async def connect(self) -> None:
@@ -173,7 +159,7 @@ class Upstream:
         if wait > 0:
             raise UpstreamUnavailable(
                 f"server '{self.name}' is unavailable: {self.last_error}",
-                hint=_hint(self.last_error or "", f"Retry in {wait:.0f} s or use another tool."),
+                hint=hint_for(self.last_error or "", f"Retry in {wait:.0f} s or use another tool."),
                 server=self.name,
             )
         await self._open()
@@ -207,7 +193,7 @@ class Upstream:
             self._failed(reason)
             raise UpstreamUnavailable(
                 f"server '{self.name}' could not be started: {self.config.redact(reason)}",
-                hint=_hint(reason, "Check its command/url in the config; toolscout retries it with backoff."),
+                hint=hint_for(reason, "Check its command/url in the config; toolscout retries it with backoff."),
                 server=self.name,
                 **({"http_status": self._http_status} if self._http_status else {}),
             ) from None
@@ -231,13 +217,13 @@ class Upstream:
         try:
             transport, errlog = self._transport()
             async with Client(
-                _lenient(transport, self.name),
+                lenient(transport, self.name),
                 mode="legacy",
                 message_handler=self._on_message,
                 cache=None,
-                sampling_callback=self._on_sampling if self.config.relays("sampling") else None,
-                elicitation_callback=self._on_elicitation if self.config.relays("elicitation") else None,
-                logging_callback=self._on_log,
+                sampling_callback=self._callers.on_sampling if self.config.relays("sampling") else None,
+                elicitation_callback=self._callers.on_elicitation if self.config.relays("elicitation") else None,
+                logging_callback=self._callers.on_log,
             ) as client, negotiation.modern_lane(
                 self.name, self.config.url, lambda: self._transport()[0], self.config.protocol != "legacy"
             ) as lane:
@@ -270,20 +256,15 @@ class Upstream:
 
             params = StdioServerParameters(command=cfg.command, args=cfg.args, env=cfg.env or None, cwd=cfg.cwd)
             read_fd, write_fd = os.pipe()
-            relay = asyncio.ensure_future(self._relay_stderr(read_fd))
+            relay = asyncio.ensure_future(pump_stderr(read_fd, StderrRelay(self.name, cfg, write_stderr)))
             self._relays.add(relay)
             relay.add_done_callback(self._relays.discard)
             errlog = os.fdopen(write_fd, "w")
             return stdio_client(params, errlog=errlog), errlog
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
         assert cfg.url is not None
-        http = create_mcp_http_client(headers=dict(cfg.headers) or None)
-        hooks = http.event_hooks
-        hooks["response"] = [*hooks.get("response", []), self._saw_response]
-        http.event_hooks = hooks
-        return streamable_http_client(cfg.url, http_client=http), None
+        http = pooled_client(headers=dict(cfg.headers) or None)  # kept alive across calls
+        http.event_hooks = {"response": [self._saw_response]}
+        return streamable(cfg.url, http), None
 
     async def _saw_response(self, response: Any) -> None:
         """Remember an HTTP error status: the SDK reports every one as the same bare text."""
@@ -292,28 +273,10 @@ class Upstream:
 
     def _explain(self, exc: BaseException) -> str:
         """``exc`` as a reason for status and errors, with the HTTP status when there was one."""
-        text = _describe(exc)
+        text = describe(exc)
         if self._http_status is not None and "returned an error response" in text:
             return http_problem(self._http_status)
         return text
-
-    async def _relay_stderr(self, fd: int) -> None:
-        """Pump one process's stderr pipe through a :class:`StderrRelay` until it closes."""
-        relay = StderrRelay(self.name, self.config, _write_stderr)
-        pipe = os.fdopen(fd, "rb", buffering=0)
-        reader = asyncio.StreamReader()
-        try:
-            loop = asyncio.get_running_loop()
-            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-        except BaseException:
-            pipe.close()
-            raise
-        try:
-            while chunk := await reader.read(65536):
-                relay.feed(chunk)
-        finally:
-            relay.close()
-            transport.close()
 
     def _stale(self) -> bool:
         """The session's pipe closed under us (the process exited while idle)."""
@@ -370,72 +333,6 @@ class Upstream:
             raw = params.model_dump(by_alias=True, mode="json", exclude_none=True) if params is not None else {}
             self._spawn(self._on_notice(self, method, raw))
 
-    # -- what the server sends the caller mid-call -------------------------------------
-    def _caller(self) -> tuple[Relay | None, str]:
-        """The relay of the call this server request belongs to, or why there is none."""
-        mine = current().relay
-        if mine is not None and any(r is mine for r in self._inflight.values()):
-            return mine, ""  # streamable HTTP: it came on that call's own stream
-        if not self._inflight:
-            return None, "no call to this server is in progress"
-        if len(self._inflight) > 1:
-            return None, "several calls to this server are in progress and the request does not say which it serves"
-        (only,) = self._inflight.values()
-        return only, "" if only is not None else "the client that made the call cannot take requests"
-
-    async def _relay_request(self, capability: str, method: str, params: Any, result: Any) -> Any:
-        """Forward one server-to-client request to the caller; an ``ErrorData`` if it cannot be."""
-        import mcp_types as types
-        from mcp.shared.exceptions import MCPError
-
-        relay, why = self._caller()
-        ex = negotiation.asking(negotiation.current_exchange(), list(self._exchanges.values()))
-        if (relay is None or not relay.supports(capability)) and ex is not None and ex.ask is not None:
-            try:  # a stateless client: the question goes out in the answer, the call waits (.negotiation)
-                return result.model_validate(await ex.ask(method, params.model_dump(by_alias=True, mode="json", exclude_none=True)))
-            except MCPError as exc:
-                return exc.error
-            except Exception as exc:  # expired, or answered nonsense
-                return types.ErrorData(code=types.INTERNAL_ERROR, message=f"toolscout could not relay {method}: {exc}")
-        if relay is None:
-            return types.ErrorData(code=types.INVALID_REQUEST, message=f"toolscout cannot relay {method}: {why}")
-        if not relay.supports(capability):  # what a client without the capability answers
-            return types.ErrorData(
-                code=types.METHOD_NOT_FOUND, message=f"the client does not support {capability} ({method})"
-            )
-        raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-        try:
-            if self.relay_guard is not None:  # screened, then forwarded, and recorded
-                return result.model_validate(await self.relay_guard(method, raw, relay))
-            return result.model_validate(await relay.request(method, raw))
-        except ToolscoutError as exc:
-            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{exc.code}: {exc.message}")
-        except MCPError as exc:
-            return exc.error
-        except Exception as exc:  # the client went away, or answered nonsense
-            return types.ErrorData(code=types.INTERNAL_ERROR, message=f"toolscout could not relay {method}: {exc}")
-
-    async def _on_sampling(self, context: Any, params: Any) -> Any:
-        import mcp_types as types
-
-        return await self._relay_request("sampling", "sampling/createMessage", params, types.CreateMessageResult)
-
-    async def _on_elicitation(self, context: Any, params: Any) -> Any:
-        import mcp_types as types
-
-        return await self._relay_request("elicitation", "elicitation/create", params, types.ElicitResult)
-
-    async def _on_log(self, params: Any) -> None:
-        """A log message during a call reaches that caller only, with this server's secrets masked."""
-        relay, _ = self._caller()
-        if relay is None:
-            return  # outside any call (or ambiguous): nobody's to read
-        raw = _masked(params.model_dump(by_alias=True, mode="json", exclude_none=True), self.config.redact)
-        try:
-            await relay.notify("notifications/message", raw)
-        except Exception as exc:  # the client went away: its log goes with it
-            log.debug("upstream %s: log not relayed: %s", self.name, exc)
-
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -487,10 +384,7 @@ class Upstream:
         # server's notifications/progress for this request to it.
         if progress is not None:
             opts["on_progress"] = progress
-        self._inflight_seq += 1
-        token = self._inflight_seq
-        self._inflight[token] = current().relay
-        self._exchanges[token] = negotiation.current_exchange()
+        token = self._callers.enter()
         try:
             if timeout is None:
                 raw = await dispatcher.send_raw_request(method, sent, opts or None)
@@ -522,18 +416,17 @@ class Upstream:
             if problem.startswith("HTTP "):
                 raise UpstreamUnavailable(
                     f"server '{self.name}' failed {method}: {problem}",
-                    hint=_hint(problem, None),
+                    hint=hint_for(problem, None),
                     server=self.name,
                     http_status=self._http_status,
                 ) from None
             raise
         except (OSError, EOFError, RuntimeError) as exc:
-            reason = self.config.redact(_describe(exc))
+            reason = self.config.redact(describe(exc))
             self._mark_dead(reason)
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
         finally:
-            self._inflight.pop(token, None)
-            self._exchanges.pop(token, None)
+            self._callers.leave(token)
 
     async def _answers(self, client: Any) -> bool:
         """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
@@ -606,10 +499,11 @@ class Upstream:
         self.calls += 1
         limit = timeout if timeout is not None else self.config.timeout
         params: dict[str, Any] = {"name": tool, "arguments": arguments}
-        trace = telemetry.outgoing()  # the client's trace goes on upstream (docs/telemetry.md)
-        if trace:
-            params["_meta"] = dict(trace)
-        return await self._request("tools/call", params, limit, progress)
+        with telemetry.stage("upstream"):  # a span while tracing: the upstream's own spans go under it
+            trace = telemetry.outgoing()  # the client's trace goes on upstream (docs/telemetry.md)
+            if trace:
+                params["_meta"] = dict(trace)
+            return await self._request("tools/call", params, limit, progress)
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Any other request (resources, prompts, completions), raw, with this server's timeout;
@@ -655,208 +549,3 @@ _NOTICES = frozenset(
         "notifications/prompts/list_changed",
     }
 )
-
-
-def _masked(value: Any, redact: Callable[[str], str]) -> Any:
-    """``value`` (JSON data) with ``redact`` applied to every string in it, keys included."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(k): _masked(v, redact) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v, redact) for v in value]
-    return value
-
-
-def http_problem(status: int) -> str:
-    """An upstream's HTTP error status as a reason that says what to do about it."""
-    try:
-        head = f"HTTP {status} {HTTPStatus(status).phrase}"
-    except ValueError:
-        head = f"HTTP {status}"
-    if status in (401, 403):
-        return f"{head}: the server refused the credentials; check this server's headers (or env) in the config"
-    if status >= 500:
-        return f"{head}: the upstream server failed; retry later or check its logs"
-    return f"{head} from the server"
-
-
-def _hint(reason: str, default: str | None) -> str | None:
-    if reason.startswith(("HTTP 401", "HTTP 403")):
-        return "Fix the credentials in this server's config entry ('headers' or 'env'), then restart the gateway."
-    if reason.startswith("HTTP 5"):
-        return "The upstream server failed; retry later or check its logs."
-    return default
-
-
-class StderrRelay:
-    """An upstream's stderr into ours, line by line, prefixed ``[server] ``, with every
-    configured secret of that server masked: servers print their env and config on errors.
-
-    A line longer than ``max_line`` goes out in pieces; the last ``len(longest secret) - 1``
-    characters wait for the next piece, so a secret cut at a piece boundary is still masked.
-    """
-
-    def __init__(
-        self, name: str, config: ServerConfig, write: Callable[[str], None], *, max_line: int = STDERR_LINE_MAX
-    ) -> None:
-        self._prefix = f"[{name}] "
-        self._secrets = config.secrets()
-        self._keep = max((len(s) for s in self._secrets), default=1) - 1
-        self._max = max(max_line, self._keep + 1)
-        self._write = write
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._buffer = ""
-
-    def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
-
-    def _emit(self, text: str) -> None:
-        self._write(f"{self._prefix}{text}\n")
-
-    def feed(self, data: bytes) -> None:
-        *lines, self._buffer = (self._buffer + self._decoder.decode(data)).split("\n")
-        for line in lines:
-            self._emit(self._redact(line.rstrip("\r")))
-        if len(self._buffer) > self._max:
-            text = self._redact(self._buffer)
-            cut = len(text) - self._keep
-            self._emit(text[:cut])
-            self._buffer = text[cut:]
-
-    def close(self) -> None:
-        rest = self._buffer + self._decoder.decode(b"", final=True)
-        self._buffer = ""
-        if rest:
-            self._emit(self._redact(rest.rstrip("\r")))
-
-
-def _write_stderr(text: str) -> None:
-    with contextlib.suppress(Exception):  # a closed or broken stderr must not stop the relay
-        sys.stderr.write(text)
-        sys.stderr.flush()
-
-
-@contextlib.asynccontextmanager
-async def _lenient(transport: Any, server: str) -> AsyncIterator[tuple[Any, Any]]:
-    """``transport`` with a read stream that recovers what the SDK's parser rejects."""
-    async with transport as (read, write):
-        yield _LenientReader(read, server), write
-
-
-class _LenientReader:
-    """A transport read stream that re-reads messages the SDK's strict JSON parser rejects.
-
-    pydantic's parser stops at 200 nesting levels, so one tool with a deeply nested schema
-    lost the whole ``tools/list`` answer and its request waited out its timeout. Python's
-    parser goes deeper: the message is re-read with it (the aggregator then drops the deep
-    tool). An answer that cannot be read even so fails its request at once, with the cause.
-    """
-
-    def __init__(self, inner: Any, server: str) -> None:
-        self._inner = inner
-        self._server = server
-
-    def __getattr__(self, name: str) -> Any:  # e.g. ``last_context``
-        return getattr(self._inner, name)
-
-    async def receive(self) -> Any:
-        return self._fix(await self._inner.receive())
-
-    def __aiter__(self) -> _LenientReader:
-        return self
-
-    async def __anext__(self) -> Any:
-        return self._fix(await self._inner.__anext__())
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _LenientReader:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        return await self._inner.__aexit__(*exc)
-
-    def _fix(self, item: Any) -> Any:
-        if not isinstance(item, ValueError) or not hasattr(item, "errors"):
-            return item
-        try:
-            return _recover(item, self._server)
-        except Exception:  # recovery is best effort: the SDK then handles the original
-            log.debug("upstream %s: could not recover a message", self._server, exc_info=True)
-            return item
-
-
-def _recover(exc: Any, server: str) -> Any:
-    """A message the SDK could not parse: re-read it, or turn it into an error answer for
-    the request it answers; else ``exc`` unchanged (garbage lines are the SDK's to log)."""
-    import mcp_types as types
-    from mcp.shared.message import SessionMessage
-
-    errors = exc.errors()
-    raw = next((e["input"] for e in errors if e["type"] == "json_invalid" and isinstance(e.get("input"), str)), None)
-    data: Any = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
-    cause = errors[0]["msg"] if errors else str(exc)
-    if raw is not None:
-        try:
-            data = json.loads(raw)
-        except RecursionError:
-            data = _top_level_scalars(raw)
-            cause = "nested too deeply to read"
-        except ValueError:
-            return exc  # not JSON at all
-        else:
-            try:
-                message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
-            except (ValueError, RecursionError):
-                pass
-            else:
-                log.warning("upstream %s: re-read a message the SDK could not parse (%s)", server, cause)
-                return SessionMessage(message)
-    if not isinstance(data, dict) or "method" in data:  # only answers to our requests
-        return exc
-    request_id = data.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-        return exc
-    log.warning("upstream %s: an answer could not be parsed (%s)", server, cause)
-    error = types.ErrorData(code=types.PARSE_ERROR, message=f"the server's answer could not be parsed: {cause}")
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
-
-
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_SCALAR = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
-
-
-def _top_level_scalars(raw: str) -> dict[str, Any]:
-    """The outermost object's string and integer members, found without parsing the nested
-    values (too deep for any recursive parser), e.g. an answer's ``id``."""
-    found: dict[str, Any] = {}
-    depth, i = 0, 0
-    while i < len(raw):
-        char = raw[i]
-        if char == '"':
-            string = _STRING.match(raw, i)
-            if string is None:
-                break
-            i = string.end()
-            if depth == 1 and (value := _SCALAR.match(raw, i)):
-                found[json.loads(string.group())] = json.loads(value.group(1))
-                i = value.end()
-            continue
-        if char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-        i += 1
-    return found
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in exc.exceptions[:3])
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
