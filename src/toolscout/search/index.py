@@ -51,6 +51,7 @@ from .keyword import KeywordBackend
 from .ranking import HitsRanking, Ranking, Ranks, ScoredTool
 from .regex import RegexBackend
 from .resolve import NameResolver, parse_select
+from .servers import ServerDocs
 from .sets import rank_set
 from .signals import (
     Intent,
@@ -159,6 +160,7 @@ class ToolIndex:
         self._platform_masks: dict[str, np.ndarray] = {}
         self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
         self._unsubscribe = catalog.subscribe(self._on_change)
+        self._servers: ServerDocs | None = None
         self.co_usage: Callable[[], Mapping[str, Sequence[str]]] | None = None
         """Tools sessions called together (name -> names), for completing a set of tools
         (:mod:`~toolscout.search.sets`); the gateway sets it when it learns from usage."""
@@ -530,10 +532,16 @@ class ToolIndex:
         self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool, named: np.ndarray | None = None
     ) -> SearchOutcome:
         """``query`` ranked in ``mode``; a request with several sub-intents as one list that
-        covers them all (:mod:`~toolscout.search.sets`), a single-intent one as it always was."""
+        covers them all (:mod:`~toolscout.search.sets`), a single-intent one as it always
+        was but for the last slot a sibling of its best tool may take (:mod:`~toolscout.search.servers`)."""
         intents = split_intents(query) if limit > 1 and mode != "regex" else []
         if len(intents) < 2:
-            return self._rank_one(query, mode, mask, limit, cut, named)
+            one = self._rank_one(query, mode, mask, limit, cut, named)
+            if limit > 1 and mode != "regex" and len(one.hits) > 1:
+                picks = self._siblings(query, one.hits, mode, mask, named, limit)
+                if picks:
+                    one.hits = rank_set(one.hits, [], limit, by_server=picks)
+            return one
         depth = max(limit, SET_DEPTH)
         if mode != "keyword":
             for prime in self._primers:
@@ -541,10 +549,23 @@ class ToolIndex:
         whole = self._rank_one(query, mode, mask, depth, False, named)
         parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named).hits) for si in intents]
         co = self.co_usage() if self.co_usage is not None else None
-        hits = rank_set(whole.hits, parts, limit, co_usage=co)
+        picks = self._siblings(query, whole.hits, mode, mask, named, limit)
+        hits = rank_set(whole.hits, parts, limit, co_usage=co, by_server=picks)
         total = max([whole.total_matches, *(len(h) for _, h in parts)])
         best = {si.text: found[0].tool.name for si, found in parts if found}
         return SearchOutcome(hits, total, whole.mode, whole.warnings, intents=[si.text for si in intents], best=best)
+
+    def _siblings(
+        self, query: str, hits: Sequence[ScoredTool], mode: str, mask: np.ndarray, named: np.ndarray | None, limit: int
+    ) -> list[ScoredTool]:
+        """Server-aware evidence (:mod:`~toolscout.search.servers`): the best sibling of
+        ``query``'s best tool that the list would not show, when that tool's server is also
+        the server whose document matches ``query`` best."""
+        servers = self._servers
+        if servers is None or servers.generation != self._generation:
+            servers = self._servers = ServerDocs(self._tools, self._generation)
+        within = servers.siblings(query, hits, self._resolver, mask, hits[:limit]) if servers.active else None
+        return [] if within is None else self._rank_one(query, mode, within, 1, False, named).hits[:1]
 
     def intents(self, query: str) -> list[str]:
         """``query``'s sub-intents as set-aware ranking uses them (one: a single-intent request)."""
