@@ -564,8 +564,8 @@ class ToolIndex:
         servers = self._servers
         if servers is None or servers.generation != self._generation:
             servers = self._servers = ServerDocs(self._tools, self._generation)
-        within = servers.siblings(query, hits, self._resolver, mask, hits[:limit]) if servers.active else None
-        return [] if within is None else self._rank_one(query, mode, within, 1, False, named).hits[:1]
+        found = servers.siblings(query, hits, self._resolver, mask, hits[:limit]) if servers.active else None
+        return [] if found is None else self._rank_one(found[0], mode, found[1], 1, False, named).hits[:1]
 
     def intents(self, query: str) -> list[str]:
         """``query``'s sub-intents as set-aware ranking uses them (one: a single-intent request)."""

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import Tool
+from .analyzer import analyze
 from .keyword import KeywordBackend
 from .ranking import ScoredTool
 from .resolve import NameResolver
@@ -113,10 +114,12 @@ class ServerDocs:
 
     def siblings(
         self, text: str, hits: Sequence[ScoredTool], resolver: NameResolver, allowed: np.ndarray, shown: Sequence[ScoredTool]
-    ) -> np.ndarray | None:
-        """The mask of the unshown siblings of ``hits``' best tool, when its server is also
-        the server whose document matches ``text`` best (two kinds of evidence agree);
-        else ``None``."""
+    ) -> tuple[str, np.ndarray] | None:
+        """``text`` without the words of the server's name, and the mask of the unshown
+        siblings of ``hits``' best tool, when its server is also the server whose document
+        matches ``text`` best (two kinds of evidence agree); else ``None``. The server's
+        name is taken out because every sibling shares it ("github_..."): a sibling must
+        match what the request asks of it, not the server's name."""
         if not hits:
             return None
         doc = resolver.resolve(hits[0].tool.name)
@@ -130,7 +133,12 @@ class ServerDocs:
             other = resolver.resolve(hit.tool.name)
             if other is not None and other < len(within):
                 within[other] = False
-        return within if within.any() else None
+        rest = self._without_name(text, sid)
+        return (rest, within) if rest and within.any() else None
+
+    def _without_name(self, text: str, sid: int) -> str:
+        named = set(analyze(self.keys[sid]))
+        return " ".join(w for w in text.split() if not (set(analyze(w)) & named))
 
     def name(self, sid: int) -> str:
         return self.keys[sid]

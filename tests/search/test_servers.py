@@ -1,0 +1,88 @@
+"""Server-aware evidence (issue 32): a tool is also found through its server and its
+siblings, the request's best tool stays first, and a server's name never brings its tools
+into a list by itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from _fake_embed import FakeEmbedder
+from toolscout import Catalog, Tool
+from toolscout.search.hybrid import enable_hybrid
+from toolscout.search.index import ToolIndex
+from toolscout.search.servers import ServerDocs, server_of
+
+OBJ = {"type": "object"}
+
+SHOP = [
+    ("shop", "get_order", "Get an order by its id."),
+    ("shop", "list_products", "List the products for sale."),
+    ("shop", "refund_payment", "Refund a payment."),
+    ("catalog", "get_product_reviews", "Get the reviews of products."),
+    ("catalog", "get_product_prices", "Get the prices of products."),
+    ("warehouse", "get_product_stock", "Get the stock of products."),
+    ("warehouse", "move_pallet", "Move a pallet."),
+    ("mail", "send_email", "Send an email."),
+    ("mail", "read_inbox", "Read the inbox."),
+]
+
+
+def _catalog(rows: list[tuple[str, str, str]], servers: bool = True) -> Catalog:
+    cat = Catalog()
+    for server, name, text in rows:
+        cat.add(Tool(name, text, OBJ, meta={"server": server} if servers else None))
+    return cat
+
+
+def _names(index: ToolIndex, query: str, limit: int, mode: str = "keyword") -> list[str]:
+    return [h.tool.name for h in index.search(query, limit=limit, mode=mode, autocut=False).hits]
+
+
+def test_a_server_is_its_upstream_else_its_category() -> None:
+    assert server_of(Tool("a", "x", OBJ, meta={"server": "github"}, category="dev")) == "github"
+    assert server_of(Tool("b", "x", OBJ, source="mcp", source_id="slack")) == "slack"
+    assert server_of(Tool("c", "x", OBJ, category="Finance/Stocks")) == "Finance/Stocks"
+    assert server_of(Tool("d", "x", OBJ)) is None
+
+
+def test_a_sibling_of_the_best_tool_is_found_through_its_server() -> None:
+    # "list_products" matches one word of the request; other servers' tools match two. Its
+    # server (orders, products, refunds) matches the request best, and holds the best tool.
+    query = "get my order and its products"
+    plain = _names(ToolIndex(_catalog(SHOP, servers=False)), query, 3)
+    aware = _names(ToolIndex(_catalog(SHOP)), query, 3)
+    assert "list_products" not in plain and plain[0] == "get_order"
+    assert aware[0] == "get_order" and aware[-1] == "list_products"
+    assert aware[:2] == plain[:2]  # only the last slot changed
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_the_embedding_modes_use_the_server_too(mode: str) -> None:
+    plain = ToolIndex(_catalog(SHOP, servers=False))
+    aware = ToolIndex(_catalog(SHOP))
+    for index in (plain, aware):
+        enable_hybrid(index, FakeEmbedder())
+    query = "get my order and its products"
+    before, after = _names(plain, query, 3, mode), _names(aware, query, 3, mode)
+    assert after[0] == before[0]
+    assert len(set(after) - set(before)) <= 1  # one slot at most
+
+
+def test_a_server_name_does_not_bring_its_tools_in() -> None:
+    rows = [("github", f"github_{verb}_issue", f"{verb.capitalize()} an issue.") for verb in ("create", "close", "label", "assign")]
+    rows += [("github", "github_list_repos", "List repositories."), ("github", "github_merge", "Merge a pull request.")]
+    rows += [("jira", "jira_create_ticket", "Create a ticket for a bug."), ("jira", "jira_search", "Search tickets.")]
+    aware, plain = ToolIndex(_catalog(rows)), ToolIndex(_catalog(rows, servers=False))
+    # Past the best tool, the request shares only the server's name with its siblings (every
+    # one is "github_..."): none of them joins on that alone.
+    for query in ("github repositories please", "github create ticket for a bug"):
+        assert _names(aware, query, 3) == _names(plain, query, 3)
+    docs = ServerDocs(list(_catalog(rows)), 0)
+    assert docs.active and sorted(docs.keys) == ["github", "jira"]
+
+
+def test_lone_tools_and_one_server_catalogs_have_no_server_evidence() -> None:
+    lone = ServerDocs([Tool(f"t{i}", "x", OBJ, category=f"c{i}") for i in range(5)], 0)
+    assert not lone.active and lone.keys == []
+    one = ServerDocs([Tool(f"t{i}", "x", OBJ, category="same") for i in range(5)], 0)
+    assert not one.active
