@@ -6,7 +6,7 @@ I ordered and the delivery date"). The service (an MCP server, an API, a categor
 in its description and in the names and descriptions of all its tools together, so the
 request meets the server where it misses each tool. Tool-to-Agent retrieval (LiveMCPBench)
 retrieves tools and their servers side by side and maps a server back to its tools; this is
-that idea with toolscout's keyword analysis, in every mode (nothing copied).
+that idea with toolscout's analyzer and BM25, in every mode (nothing copied).
 
 How:
 
@@ -31,13 +31,14 @@ that asks for them (a second small keyword index: a few percent of the tools' ow
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import sparse
 
 from ..model import Tool
 from .analyzer import analyze
-from .keyword import KeywordBackend
 from .ranking import ScoredTool
 from .resolve import NameResolver
 
@@ -45,6 +46,7 @@ __all__ = ["SIBLINGS", "ServerDocs", "server_of"]
 
 SIBLINGS = 100
 """Tools whose text goes into one server's document (a bound on its size, not a weight)."""
+_K1, _B = 1.2, 0.75  # BM25's usual defaults (the keyword backend's too)
 
 
 def server_of(tool: Tool) -> str | None:
@@ -64,7 +66,9 @@ def _description(tool: Tool) -> str:
 
 
 class ServerDocs:
-    """The servers of one catalog snapshot as a keyword-searchable set of documents."""
+    """The servers of one catalog snapshot as documents scored by BM25 (its usual k1 and b),
+    with the analyzer every search uses. Its own small index, not the keyword backend's:
+    one sparse matrix (servers x terms) whose columns a request's terms pick and sum."""
 
     def __init__(self, tools: Sequence[Tool], generation: int) -> None:
         self.generation = generation
@@ -81,36 +85,64 @@ class ServerDocs:
         self.of_tool = np.full(len(tools), -1, np.int32)
         for sid, docs in enumerate(self.members):
             self.of_tool[docs] = sid
-        self._backend: KeywordBackend | None = None
+        # Tools ordered by server, and where each server's run starts: which servers hold an
+        # allowed tool is then one reduction per request (a hidden server never competes).
+        self._order = np.concatenate(self.members) if self.members else np.zeros(0, np.int64)
+        self._starts = np.cumsum([0, *(len(m) for m in self.members[:-1])]).astype(np.int64)
+        self._vocab: dict[str, int] = {}
+        self._weights: sparse.csc_matrix | None = None
         if len(self.keys) >= 2:
-            pseudo = [self._document(key, [tools[d] for d in docs[:SIBLINGS]]) for key, docs in zip(self.keys, self.members, strict=True)]
-            self._backend = KeywordBackend(variant="bm25")
-            self._backend.rebuild(pseudo)
+            self._weights = self._bm25([self._document(key, [tools[d] for d in docs[:SIBLINGS]]) for key, docs in zip(self.keys, self.members, strict=True)])
 
     @staticmethod
-    def _document(key: str, siblings: Sequence[Tool]) -> Tool:
+    def _document(key: str, siblings: Sequence[Tool]) -> str:
         described = next((d for d in map(_description, siblings) if d), "")
-        text = " ".join([described, *(f"{t.original_name or t.name}. {t.description}" for t in siblings)])
-        return Tool(key, text[:200_000])
+        return " ".join([key, described, *(f"{t.original_name or t.name}. {t.description}" for t in siblings)])
+
+    def _bm25(self, texts: Sequence[str]) -> sparse.csc_matrix:
+        rows: list[int] = []
+        cols: list[int] = []
+        tfs: list[int] = []
+        lengths = np.zeros(len(texts), np.float64)
+        for row, text in enumerate(texts):
+            terms = analyze(text)
+            lengths[row] = len(terms)
+            for term, tf in Counter(terms).items():
+                rows.append(row)
+                cols.append(self._vocab.setdefault(term, len(self._vocab)))
+                tfs.append(tf)
+        r, c, tf = np.asarray(rows), np.asarray(cols), np.asarray(tfs, np.float64)
+        df = np.bincount(c, minlength=len(self._vocab))
+        n = len(texts)
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        norm = _K1 * (1 - _B + _B * lengths / max(lengths.mean(), 1.0))
+        values = idf[c] * tf * (_K1 + 1) / (tf + norm[r])
+        return sparse.csc_matrix((values.astype(np.float32), (r, c)), shape=(n, len(self._vocab)))
 
     @property
     def active(self) -> bool:
         """Whether the catalog has servers to find tools through (two or more)."""
-        return self._backend is not None
+        return self._weights is not None
 
-    def best(self, text: str, allowed: np.ndarray, k: int = 1) -> list[int]:
-        """The ``k`` servers whose documents best match ``text`` among those with an
-        allowed tool (server ids, best first)."""
-        if self._backend is None:
-            return []
-        hits = self._backend.search(text, limit=k * 4 + 4)
-        out: list[int] = []
-        for hit in hits:
-            if allowed[self.members[hit.doc]].any():
-                out.append(hit.doc)
-                if len(out) >= k:
-                    break
+    def scores(self, text: str, allowed: np.ndarray) -> np.ndarray:
+        """Each server's BM25 score for ``text``; 0 for a server with no allowed tool."""
+        if self._weights is None:
+            return np.zeros(0, np.float32)
+        cols = [self._vocab[t] for t in dict.fromkeys(analyze(text)) if t in self._vocab]
+        if not cols:
+            return np.zeros(len(self.keys), np.float32)
+        out = np.asarray(self._weights[:, cols].sum(axis=1)).ravel()
+        out[~np.logical_or.reduceat(allowed[self._order], self._starts)] = 0.0
         return out
+
+    def best(self, text: str, allowed: np.ndarray) -> int | None:
+        """The server whose document matches ``text`` best among those with an allowed
+        tool (the first of equals), if any matches."""
+        found = self.scores(text, allowed)
+        if not len(found):
+            return None
+        top = int(np.argmax(found))
+        return top if found[top] > 0 else None
 
     def siblings(
         self, text: str, hits: Sequence[ScoredTool], resolver: NameResolver, allowed: np.ndarray, shown: Sequence[ScoredTool]
@@ -120,11 +152,11 @@ class ServerDocs:
         matches ``text`` best (two kinds of evidence agree); else ``None``. The server's
         name is taken out because every sibling shares it ("github_..."): a sibling must
         match what the request asks of it, not the server's name."""
-        if not hits:
+        if not hits or self._weights is None:
             return None
         doc = resolver.resolve(hits[0].tool.name)
         sid = int(self.of_tool[doc]) if doc is not None and doc < len(self.of_tool) else -1
-        if sid < 0 or self.best(text, allowed, 1) != [sid]:
+        if sid < 0:
             return None
         within = np.zeros(len(allowed), bool)
         within[self.members[sid]] = True
@@ -133,12 +165,11 @@ class ServerDocs:
             other = resolver.resolve(hit.tool.name)
             if other is not None and other < len(within):
                 within[other] = False
+        if not within.any() or self.best(text, allowed) != sid:  # the cheap test first
+            return None
         rest = self._without_name(text, sid)
-        return (rest, within) if rest and within.any() else None
+        return (rest, within) if rest else None
 
     def _without_name(self, text: str, sid: int) -> str:
         named = set(analyze(self.keys[sid]))
         return " ".join(w for w in text.split() if not (set(analyze(w)) & named))
-
-    def name(self, sid: int) -> str:
-        return self.keys[sid]
