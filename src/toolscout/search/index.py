@@ -532,16 +532,11 @@ class ToolIndex:
         self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool, named: np.ndarray | None = None
     ) -> SearchOutcome:
         """``query`` ranked in ``mode``; a request with several sub-intents as one list that
-        covers them all (:mod:`~toolscout.search.sets`), a single-intent one as it always
-        was but for the last slot a sibling of its best tool may take (:mod:`~toolscout.search.servers`)."""
+        covers them all (:mod:`~toolscout.search.sets`, with server evidence:
+        :mod:`~toolscout.search.servers`), a single-intent one as it always was."""
         intents = split_intents(query) if limit > 1 and mode != "regex" else []
         if len(intents) < 2:
-            one = self._rank_one(query, mode, mask, limit, cut, named)
-            if limit > 1 and mode != "regex" and len(one.hits) > 1:
-                picks = self._siblings(query, one.hits, mode, mask, named, limit)
-                if picks:
-                    one.hits = rank_set(one.hits, [], limit, by_server=picks)
-            return one
+            return self._rank_one(query, mode, mask, limit, cut, named)
         depth = max(limit, SET_DEPTH)
         if mode != "keyword":
             for prime in self._primers:

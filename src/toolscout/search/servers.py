@@ -81,6 +81,7 @@ class ServerDocs:
                 groups.setdefault(key, []).append(doc)
         kept = {k: v for k, v in groups.items() if len(v) >= 2}
         self.keys: list[str] = list(kept)
+        self._ids = {key: sid for sid, key in enumerate(self.keys)}
         self.members: list[np.ndarray] = [np.asarray(v, np.int64) for v in kept.values()]
         self.of_tool = np.full(len(tools), -1, np.int32)
         for sid, docs in enumerate(self.members):
@@ -128,11 +129,18 @@ class ServerDocs:
         """Each server's BM25 score for ``text``; 0 for a server with no allowed tool."""
         if self._weights is None:
             return np.zeros(0, np.float32)
+        w = self._weights
         cols = [self._vocab[t] for t in dict.fromkeys(analyze(text)) if t in self._vocab]
         if not cols:
             return np.zeros(len(self.keys), np.float32)
-        out = np.asarray(self._weights[:, cols].sum(axis=1)).ravel()
-        out[~np.logical_or.reduceat(allowed[self._order], self._starts)] = 0.0
+        # The picked columns' entries summed per server (a gather and a bincount: scipy's
+        # column slicing costs more than the sum on a request's few terms).
+        spans = [np.arange(w.indptr[c], w.indptr[c + 1]) for c in cols]
+        at = np.concatenate(spans) if len(spans) > 1 else spans[0]
+        out = np.bincount(w.indices[at], weights=w.data[at], minlength=len(self.keys))
+        top = int(np.argmax(out))
+        if not allowed[self.members[top]].any():  # rare: a filtered request; else no pass
+            out[~np.logical_or.reduceat(allowed[self._order], self._starts)] = 0.0
         return out
 
     def best(self, text: str, allowed: np.ndarray) -> int | None:
@@ -154,18 +162,19 @@ class ServerDocs:
         match what the request asks of it, not the server's name."""
         if not hits or self._weights is None:
             return None
-        doc = resolver.resolve(hits[0].tool.name)
-        sid = int(self.of_tool[doc]) if doc is not None and doc < len(self.of_tool) else -1
+        key = server_of(hits[0].tool)
+        sid = self._ids.get(key, -1) if key is not None else -1
         if sid < 0:
+            return None
+        # Its siblings the list shows (found by server, then resolved: names cost a lookup).
+        listed = [resolver.resolve(h.tool.name) for h in shown if server_of(h.tool) == key]
+        if len(listed) >= len(self.members[sid]) or self.best(text, allowed) != sid:  # the cheap tests first
             return None
         within = np.zeros(len(allowed), bool)
         within[self.members[sid]] = True
         within &= allowed
-        for hit in shown:
-            other = resolver.resolve(hit.tool.name)
-            if other is not None and other < len(within):
-                within[other] = False
-        if not within.any() or self.best(text, allowed) != sid:  # the cheap test first
+        within[[d for d in listed if d is not None]] = False
+        if not within.any():
             return None
         rest = self._without_name(text, sid)
         return (rest, within) if rest else None

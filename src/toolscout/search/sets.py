@@ -107,10 +107,14 @@ def rank_set(
         if (desc and desc in keys and best.tool.name not in base) or len(missing) >= limit - 1:
             continue
         missing.append(best.tool.name)
-    # The best tool's best sibling, when its server matches too (servers.py), takes a slot.
+    # The best tool's best sibling, when its server matches too (servers.py), takes a slot,
+    # never the slot of a step's own best tool.
+    firsts = {hits[0].tool.name for _, hits in per_intent if hits}
     for hit in by_server:
         name = hit.tool.name
-        if name in shown or name in missing or len(missing) >= limit - 1:
+        kept = [n for n in base if n not in missing and n != name]
+        needed = max((i + 1 for i, n in enumerate(kept[:limit]) if n in firsts), default=1)
+        if name in shown or name in missing or limit - len(missing) - 1 < needed:
             continue
         desc, key = _copy_key(hit)
         if name not in base and ((desc and desc in keys) or key in keys):  # a copy of a listed tool

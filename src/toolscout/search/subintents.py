@@ -169,6 +169,13 @@ def _content(text: str) -> int:
     return n
 
 
+def _enough(piece: str) -> bool:
+    """Whether ``piece`` says enough to be a step: two content words, or a verb and its
+    object ("email them", "print it"); "and then", "can you assist" do not."""
+    n = _content(piece)
+    return n >= _CONTENT or (n == 1 and len(piece.split()) > 1 and _starts_with_verb(piece))
+
+
 def _starts_with_verb(piece: str) -> bool:
     words = piece.split(None, 2)
     if not words:
@@ -300,7 +307,7 @@ def split_intents(query: str, max_intents: int = MAX_INTENTS) -> list[SubIntent]
     pieces = _pieces(text)
     if len(pieces) < 2 or not any(marked for _, marked in pieces[1:]):  # the common case: one step
         return whole
-    found = [(t, marked) for p, marked in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _content(t) >= _CONTENT]
+    found = [(t, marked) for p, marked in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _enough(t)]
     kept = list(dict.fromkeys(t for t, _ in found))
     if len(kept) < 2 or not any(marked for _, marked in found[1:]):
         return whole
