@@ -54,7 +54,9 @@ _VERBS_EN = """add alert analyse analyze append archive ask assign attach book b
     resize restart restore retrieve return review revert roll run save scan schedule search send set
     share show sign sort speak start stop store submit summarise summarize sync tag tell test text
     track transcribe transfer translate trigger turn tweet update upload validate verify view visualize
-    visualise watch write zip provide recommend suggest identify lookup obtain fetch display"""
+    visualise watch write zip provide recommend suggest identify lookup obtain fetch display
+    refund approve reject backup subscribe unsubscribe buy purchase sell compute measure classify
+    recognize recognise geocode navigate"""
 _VERBS_OTHER = """
     busca buscar crea crear envía envia enviar manda mandar guarda guardar descarga descargar sube
     subir traduce traducir muestra mostrar obtén obtener lee leer escribe escribir borra borrar
