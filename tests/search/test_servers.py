@@ -4,10 +4,14 @@ into a list by itself."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from _fake_embed import FakeEmbedder
 from toolscout import Catalog, Tool
+from toolscout.eval.dataset import load_tools
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
 from toolscout.search.servers import ServerDocs, server_of
@@ -96,3 +100,22 @@ def test_lone_tools_and_one_server_catalogs_have_no_server_evidence() -> None:
     assert not lone.active and lone.keys == []
     one = ServerDocs([Tool(f"t{i}", "x", OBJ, category="same") for i in range(5)], 0)
     assert not one.active
+
+
+def test_a_server_description_is_evidence(tmp_path: Path) -> None:
+    lines = [
+        '{"name": "t1", "description": "Get one.", "source": "acme", "server_description": "Invoices and billing of Acme."}',
+        '{"name": "t2", "description": "List all.", "source": "acme", "server_description": "Invoices and billing of Acme."}',
+        '{"name": "t3", "description": "Get one.", "source": "zeta"}',
+        '{"name": "t4", "description": "List all.", "source": "zeta"}',
+    ]
+    (tmp_path / "tools.jsonl").write_text("\n".join(lines) + "\n")
+    tools = load_tools(tmp_path / "tools.jsonl")
+    assert tools[0].meta["server_description"] == "Invoices and billing of Acme." and not tools[2].meta
+    docs = ServerDocs(tools, 0)
+    allowed = np.ones(len(tools), bool)
+    assert docs.keys[docs.best("billing", allowed) or 0] == "acme"
+    assert docs.best("weather", allowed) is None
+    # a server none of whose tools the caller may see never competes
+    hidden = np.array([False, False, True, True])
+    assert docs.best("billing", hidden) is None

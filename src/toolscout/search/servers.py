@@ -16,17 +16,26 @@ How:
   (``meta["server_description"]``), and its tools' names and descriptions
   (:data:`SIBLINGS` at most, so one huge group costs a bounded document). A lone tool is
   no server: its document would be the tool itself, counted twice.
-* **A server fills a slot, it does not take the list.** For each thing a request asks
-  (each sub-intent, or the whole request), the best-matching server's best tool for that
-  thing (ranked by the tool's own evidence within the server, in the request's mode) takes
-  one slot when the list would not show it. At most one per sub-intent, so a server whose
-  name a request happens to say ("github") adds one tool, not ten; the whole request's
-  own order above it is kept (:mod:`~toolscout.search.sets`).
-* Nothing is weighted: the inputs are ranks (the best server, its best tool). A catalog
-  with fewer than two servers has no server evidence.
+* **Two kinds of evidence must agree.** When the request's best tool (its own text) sits
+  on the server whose document matches the request best (the server's text), that
+  server's best sibling for the request, among those the list would not show, takes one
+  slot (:mod:`~toolscout.search.sets`): never the first, never a step's own best tool's.
+  Taking the best server's best tool without that agreement was measured and lost on every
+  dev set: a server document is coarser evidence than a tool's own text.
+* **A server's name brings nothing in.** Every sibling shares it ("github_..."), so the
+  sibling is ranked with the request's words minus those of the server's name: it must
+  match what the request asks of it.
+* **A hidden server never competes**: a server none of whose tools the request may see
+  scores nothing.
+* It runs for requests of several steps only: on a single-intent request the same rule
+  moved single-tool nDCG down on a set of big category groups and cost a third more
+  time, for next to no gain (docs/benchmarks.md#set-retrieval-server-aware).
+* Nothing is weighted: the inputs are ranks (the best server, the best tool, its best
+  sibling), and BM25's usual k1 and b.
 
-The server documents are built once per catalog snapshot, lazily, on the first search
-that asks for them (a second small keyword index: a few percent of the tools' own).
+The server documents are built once per catalog snapshot, lazily, by the first search that
+asks for them. Limitation: a server's document holds all its tools' text, also those a
+policy hides from some callers; only the slot it fills is filtered (an allowed sibling).
 """
 
 from __future__ import annotations
