@@ -544,23 +544,27 @@ class ToolIndex:
         whole = self._rank_one(query, mode, mask, depth, False, named)
         parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named).hits) for si in intents]
         co = self.co_usage() if self.co_usage is not None else None
-        picks = self._siblings(query, whole.hits, mode, mask, named, limit)
+        picks = self._siblings(query, whole.hits, mask, named, limit)
         hits = rank_set(whole.hits, parts, limit, co_usage=co, by_server=picks)
         total = max([whole.total_matches, *(len(h) for _, h in parts)])
         best = {si.text: found[0].tool.name for si, found in parts if found}
         return SearchOutcome(hits, total, whole.mode, whole.warnings, intents=[si.text for si in intents], best=best)
 
     def _siblings(
-        self, query: str, hits: Sequence[ScoredTool], mode: str, mask: np.ndarray, named: np.ndarray | None, limit: int
+        self, query: str, hits: Sequence[ScoredTool], mask: np.ndarray, named: np.ndarray | None, limit: int
     ) -> list[ScoredTool]:
-        """Server-aware evidence (:mod:`~toolscout.search.servers`): the best sibling of
-        ``query``'s best tool that the list would not show, when that tool's server is also
-        the server whose document matches ``query`` best."""
+        """The best unshown sibling of ``query``'s best tool when its server matches too
+        (:mod:`~toolscout.search.servers`), by its own words in every mode (the request
+        without the server's name is a new text: an embedding mode would encode it again)."""
         servers = self._servers
         if servers is None or servers.generation != self._generation:
             servers = self._servers = ServerDocs(self._tools, self._generation)
         found = servers.siblings(query, hits, self._resolver, mask, hits[:limit]) if servers.active else None
-        return [] if found is None else self._rank_one(found[0], mode, found[1], 1, False, named).hits[:1]
+        if found is None:
+            return []
+        text, within = found  # no fallback to another mode: that would encode the text
+        context = self._context(within, mask if named is None else named)
+        return finish(self._ranking(text, "keyword", within, 1), self.signals, text, context, limit=1, autocut_rule="none")[0]
 
     def intents(self, query: str) -> list[str]:
         """``query``'s sub-intents as set-aware ranking uses them (one: a single-intent request)."""
