@@ -12,9 +12,10 @@ import pytest
 from _fake_embed import FakeEmbedder
 from toolscout import Catalog, Tool
 from toolscout.eval.dataset import load_tools
+from toolscout.search import servers as servers_module
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
-from toolscout.search.servers import ServerDocs, server_of
+from toolscout.search.servers import ServerDocs, ServerEvidence, server_of
 
 OBJ = {"type": "object"}
 
@@ -119,3 +120,18 @@ def test_a_server_description_is_evidence(tmp_path: Path) -> None:
     # a server none of whose tools the caller may see never competes
     hidden = np.array([False, False, True, True])
     assert docs.best("billing", hidden) is None
+
+
+def test_a_large_catalog_builds_its_server_documents_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(servers_module, "INLINE_BUILD", 0)
+    tools = list(_catalog(SHOP))
+    evidence = ServerEvidence()
+    assert evidence.docs(tools, 1) is None  # the first ask starts the build and does not wait
+    evidence.wait()
+    built = evidence.docs(tools, 1)
+    assert built is not None and built.active and built.generation == 1
+    assert evidence.docs(tools, 2) is None  # a new snapshot: built again
+    evidence.wait()
+    assert evidence.docs(tools, 2) is not built
+    monkeypatch.setattr(servers_module, "INLINE_BUILD", 100)
+    assert evidence.docs(tools, 3) is not None  # a small catalog: at once

@@ -51,7 +51,7 @@ from .keyword import KeywordBackend
 from .ranking import HitsRanking, Ranking, Ranks, ScoredTool
 from .regex import RegexBackend
 from .resolve import NameResolver, parse_select
-from .servers import ServerDocs
+from .servers import ServerEvidence
 from .sets import rank_set
 from .signals import (
     Intent,
@@ -160,7 +160,7 @@ class ToolIndex:
         self._platform_masks: dict[str, np.ndarray] = {}
         self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
         self._unsubscribe = catalog.subscribe(self._on_change)
-        self._servers: ServerDocs | None = None
+        self._servers = ServerEvidence()
         self.co_usage: Callable[[], Mapping[str, Sequence[str]]] | None = None
         """Tools sessions called together (name -> names), for completing a set of tools
         (:mod:`~toolscout.search.sets`); the gateway sets it when it learns from usage."""
@@ -556,10 +556,8 @@ class ToolIndex:
         """The best unshown sibling of ``query``'s best tool when its server matches too
         (:mod:`~toolscout.search.servers`), by its own words in every mode (the request
         without the server's name is a new text: an embedding mode would encode it again)."""
-        servers = self._servers
-        if servers is None or servers.generation != self._generation:
-            servers = self._servers = ServerDocs(self._tools, self._generation)
-        found = servers.siblings(query, hits, self._resolver, mask, hits[:limit]) if servers.active else None
+        servers = self._servers.docs(self._tools, self._generation)
+        found = servers.siblings(query, hits, self._resolver, mask, hits[:limit]) if servers is not None else None
         if found is None:
             return []
         text, within = found  # no fallback to another mode: that would encode the text

@@ -40,6 +40,7 @@ policy hides from some callers; only the slot it fills is filtered (an allowed s
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Sequence
 
@@ -51,11 +52,16 @@ from .analyzer import analyze
 from .ranking import ScoredTool
 from .resolve import NameResolver
 
-__all__ = ["SIBLINGS", "ServerDocs", "server_of"]
+__all__ = ["INLINE_BUILD", "SIBLINGS", "ServerDocs", "ServerEvidence", "server_of"]
 
 SIBLINGS = 100
 """Tools whose text goes into one server's document (a bound on its size, not a weight)."""
 _K1, _B = 1.2, 0.75  # BM25's usual defaults (the keyword backend's too)
+INLINE_BUILD = 20_000
+"""Catalogs up to this many tools build their server documents inside the first search that
+needs them (about half a second at 13.6k tools); larger ones in a background thread, and
+their searches go without server evidence until it is ready (a 1M-tool catalog must not
+hold a search for the better part of a minute)."""
 
 
 def server_of(tool: Tool) -> str | None:
@@ -191,3 +197,44 @@ class ServerDocs:
     def _without_name(self, text: str, sid: int) -> str:
         named = set(analyze(self.keys[sid]))
         return " ".join(w for w in text.split() if not (set(analyze(w)) & named))
+
+
+class ServerEvidence:
+    """The :class:`ServerDocs` of an index's current snapshot: built when first asked for
+    (never for a catalog nobody sends a request of several steps), inline for a catalog up
+    to :data:`INLINE_BUILD` tools, else in the background (:meth:`docs` answers ``None``
+    until then)."""
+
+    def __init__(self) -> None:
+        self._docs: ServerDocs | None = None
+        self._lock = threading.Lock()
+        self._building: tuple[int, threading.Thread] | None = None
+
+    def docs(self, tools: Sequence[Tool], generation: int) -> ServerDocs | None:
+        """The documents of ``tools`` (the snapshot of ``generation``), or ``None`` while a
+        large catalog's are being built."""
+        found = self._docs
+        if found is not None and found.generation == generation:
+            return found
+        if len(tools) <= INLINE_BUILD:
+            self._docs = found = ServerDocs(tools, generation)
+            return found
+        with self._lock:
+            if self._building is None or self._building[0] != generation:
+                worker = threading.Thread(target=self._build, args=(tools, generation), name="toolscout-server-docs", daemon=True)
+                self._building = (generation, worker)
+                worker.start()
+        return None
+
+    def _build(self, tools: Sequence[Tool], generation: int) -> None:
+        built = ServerDocs(tools, generation)
+        with self._lock:
+            current = self._docs
+            if current is None or current.generation < generation:
+                self._docs = built
+
+    def wait(self) -> None:
+        """Until a background build under way has finished (tests, benchmarks)."""
+        building = self._building
+        if building is not None:
+            building[1].join()
