@@ -43,14 +43,17 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from ..model import Tool
 from .analyzer import analyze
 from .ranking import ScoredTool
 from .resolve import NameResolver
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 __all__ = ["INLINE_BUILD", "SIBLINGS", "ServerDocs", "ServerEvidence", "server_of"]
 
@@ -106,7 +109,7 @@ class ServerDocs:
         self._order = np.concatenate(self.members) if self.members else np.zeros(0, np.int64)
         self._starts = np.cumsum([0, *(len(m) for m in self.members[:-1])]).astype(np.int64)
         self._vocab: dict[str, int] = {}
-        self._weights: sparse.csc_matrix | None = None
+        self._weights: sparse.csc_matrix | None = None  # scipy is imported when one is built
         if len(self.keys) >= 2:
             self._weights = self._bm25([self._document(key, [tools[d] for d in docs[:SIBLINGS]]) for key, docs in zip(self.keys, self.members, strict=True)])
 
@@ -116,6 +119,8 @@ class ServerDocs:
         return " ".join([key, described, *(f"{t.original_name or t.name}. {t.description}" for t in siblings)])
 
     def _bm25(self, texts: Sequence[str]) -> sparse.csc_matrix:
+        from scipy import sparse  # not on the path that starts a server (tests/cli/test_startup.py)
+
         rows: list[int] = []
         cols: list[int] = []
         tfs: list[int] = []
