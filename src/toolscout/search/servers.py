@@ -43,7 +43,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,9 +51,6 @@ from ..model import Tool
 from .analyzer import analyze
 from .ranking import ScoredTool
 from .resolve import NameResolver
-
-if TYPE_CHECKING:
-    from scipy import sparse
 
 __all__ = ["INLINE_BUILD", "SIBLINGS", "ServerDocs", "ServerEvidence", "server_of"]
 
@@ -83,10 +80,22 @@ def _description(tool: Tool) -> str:
     return found if isinstance(found, str) else ""
 
 
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """A sparse matrix by column (compressed sparse column arrays): column ``c``'s rows are
+    ``indices[indptr[c]:indptr[c+1]]``, its values the same slice of ``data``. Plain numpy,
+    so the path that starts a server imports no scipy (tests/cli/test_startup.py)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
 class ServerDocs:
     """The servers of one catalog snapshot as documents scored by BM25 (its usual k1 and b),
     with the analyzer every search uses. Its own small index, not the keyword backend's:
-    one sparse matrix (servers x terms) whose columns a request's terms pick and sum."""
+    one sparse matrix (servers x terms, by column: :class:`_Columns`) whose columns a
+    request's terms pick and sum."""
 
     def __init__(self, tools: Sequence[Tool], generation: int) -> None:
         self.generation = generation
@@ -109,7 +118,7 @@ class ServerDocs:
         self._order = np.concatenate(self.members) if self.members else np.zeros(0, np.int64)
         self._starts = np.cumsum([0, *(len(m) for m in self.members[:-1])]).astype(np.int64)
         self._vocab: dict[str, int] = {}
-        self._weights: sparse.csc_matrix | None = None  # scipy is imported when one is built
+        self._weights: _Columns | None = None
         if len(self.keys) >= 2:
             self._weights = self._bm25([self._document(key, [tools[d] for d in docs[:SIBLINGS]]) for key, docs in zip(self.keys, self.members, strict=True)])
 
@@ -118,9 +127,7 @@ class ServerDocs:
         described = next((d for d in map(_description, siblings) if d), "")
         return " ".join([key, described, *(f"{t.original_name or t.name}. {t.description}" for t in siblings)])
 
-    def _bm25(self, texts: Sequence[str]) -> sparse.csc_matrix:
-        from scipy import sparse  # not on the path that starts a server (tests/cli/test_startup.py)
-
+    def _bm25(self, texts: Sequence[str]) -> _Columns:
         rows: list[int] = []
         cols: list[int] = []
         tfs: list[int] = []
@@ -138,7 +145,9 @@ class ServerDocs:
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
         norm = _K1 * (1 - _B + _B * lengths / max(lengths.mean(), 1.0))
         values = idf[c] * tf * (_K1 + 1) / (tf + norm[r])
-        return sparse.csc_matrix((values.astype(np.float32), (r, c)), shape=(n, len(self._vocab)))
+        order = np.argsort(c, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(c, minlength=len(self._vocab)))])
+        return _Columns(indptr, r[order], values[order].astype(np.float32))
 
     @property
     def active(self) -> bool:
