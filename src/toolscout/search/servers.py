@@ -59,7 +59,7 @@ SIBLINGS = 100
 _K1, _B = 1.2, 0.75  # BM25's usual defaults (the keyword backend's too)
 INLINE_BUILD = 20_000
 """Catalogs up to this many tools build their server documents inside the first search that
-needs them (about half a second at 13.6k tools); larger ones in a background thread, and
+needs them (0.1-0.2 s at 13.6k tools); larger ones in a background thread, and
 their searches go without server evidence until it is ready (a 1M-tool catalog must not
 hold a search for the better part of a minute)."""
 
