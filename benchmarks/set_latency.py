@@ -8,7 +8,8 @@ machine slows them alike, and each query keeps its fastest round. Rows: every qu
 requests this checkout splits into several sub-intents (each costs a few sub-searches), and
 the single-intent rest (which must cost what it did).
 
-    .venv/bin/python benchmarks/set_latency.py --version before=672a837 --version after=HEAD [--rounds 3] [--no-write]
+    .venv/bin/python benchmarks/set_latency.py --version before=672a837 --version after=HEAD [--rounds 3] \
+        [--section set-latency] [--no-write]
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def main() -> None:
     parser.add_argument("--version", action="append", required=True, help="label=revision (HEAD: this working tree)")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--section", default="set-latency")
+    parser.add_argument("--title", default="Set-aware ranking: keyword find_tools latency at 10k tools")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     pool = args.data / "toolpool"
@@ -103,7 +106,8 @@ def main() -> None:
         "checkout splits (each costs one sub-search per sub-intent besides the whole request).\n\n" + table
     )
     if not args.no_write:
-        write_section("set-latency", "Set-aware ranking: keyword find_tools latency at 10k tools", f"python benchmarks/set_latency.py {shown} --rounds {args.rounds}", body)
+        section = "" if args.section == "set-latency" else f" --section {args.section}"
+        write_section(args.section, args.title, f"python benchmarks/set_latency.py {shown} --rounds {args.rounds}{section}", body)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
 from toolscout.search.ranking import ScoredTool
 from toolscout.search.sets import rank_set
-from toolscout.search.subintents import SubIntent, split_intents
+from toolscout.search.subintents import MAX_INTENTS, SubIntent, split_intents
 from toolscout.session import Session
 
 OBJ = {"type": "object"}
@@ -45,6 +45,15 @@ def texts(query: str) -> list[str]:
         ("查找明天的天气然后发送邮件给团队", ["查找明天的天气", "发送邮件给团队"]),
         ("明日の天気を調べて、それからチームにメールを送る", ["明日の天気を調べて", "チームにメールを送る"]),
         ("내일 날씨를 찾아줘 그리고 팀에게 이메일을 보내줘", ["내일 날씨를 찾아줘", "팀에게 이메일을 보내줘"]),
+        # verbs in a row, no conjunction: a verb with its object after a content word
+        ("find cheap flights book a hotel email the itinerary to me",
+         ["find cheap flights", "book a hotel", "email the itinerary to me"]),
+        # a sentence that says what else is wanted in other words
+        ("Give me the latest news from Istanbul. I'm also interested in the exchange rates for the lira.",
+         ["Give me the latest news from Istanbul", "I'm also interested in the exchange rates for the lira"]),
+        # a heading before "First, ...": the steps follow it
+        ("I need help with some fitness calculations. First, calculate my one-rep max. Next, retrieve the analysis for Tom Brady.",
+         ["calculate my one-rep max", "retrieve the analysis for Tom Brady"]),
     ],
 )
 def test_a_request_of_several_steps_is_split_in_every_language(query: str, parts: list[str]) -> None:
@@ -64,6 +73,10 @@ def test_a_request_of_several_steps_is_split_in_every_language(query: str, parts
         "I'm a filmmaker working on a short. Can you recommend similar movies to Alien?",
         "Can you help me? I need the exchange rate of the euro.",
         "create_invoice",
+        # a verb after a function word is part of the same step
+        "I want to book a hotel in Rome",
+        "help me book a room",
+        "the price of the book a customer bought",
     ],
 )
 def test_a_single_intent_request_stays_as_it_is(query: str) -> None:
@@ -73,7 +86,7 @@ def test_a_single_intent_request_stays_as_it_is(query: str) -> None:
 def test_a_long_request_costs_a_bounded_number_of_sub_searches() -> None:
     query = ". ".join(f"Find the report number {i} for the board" for i in range(12))
     parts = split_intents(query)
-    assert len(parts) == 4 and "number 11" in parts[-1].text
+    assert len(parts) == MAX_INTENTS and "number 11" in parts[-1].text
 
 
 def _hit(name: str, score: float, description: str = "") -> ScoredTool:

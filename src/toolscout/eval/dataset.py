@@ -1,7 +1,8 @@
 """Read an evaluation set: ``DIR/tools.jsonl`` and ``DIR/queries.jsonl``.
 
 The format is the one of the public benchmark data toolscout is measured on: a tool line has
-``name``, ``description``, ``input_schema`` and ``source``; a query line has ``id``,
+``name``, ``description``, ``input_schema``, ``source`` (its server) and, where the data has
+it, ``server_description``; a query line has ``id``,
 ``query``, ``relevant`` (tool names), optional ``relevant_groups`` (lists of equivalent
 tools that count as one hit) and ``split``. Extra fields are ignored. A malformed line
 raises :class:`~toolscout.errors.DeclarationError` naming the file, line and field.
@@ -72,7 +73,9 @@ def _tool(obj: dict[str, Any], path: Path, line: int) -> Tool:
         raise DeclarationError("must be a JSON object", file=str(path), line=line, field="input_schema")
     source = obj.get("source")
     category = source if isinstance(source, str) and source else None
-    return Tool(name, description, schema, source="dataset", category=category)
+    about = obj.get("server_description")  # the server's own words, where the data has them
+    meta = {"server_description": about} if isinstance(about, str) and about.strip() else None
+    return Tool(name, description, schema, source="dataset", category=category, meta=meta)
 
 
 def load_tools(path: str | Path) -> list[Tool]:

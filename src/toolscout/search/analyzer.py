@@ -27,7 +27,7 @@ from itertools import chain
 
 import Stemmer
 
-__all__ = ["STOP_WORDS", "analyze", "clear_caches", "split_identifier", "stem"]
+__all__ = ["STOP_WORDS", "analyze", "clear_caches", "split_identifier", "stem", "words"]
 
 # Common English function words. Kept short on purpose: domain words such as "get",
 # "list" or "search" carry meaning for tools and are left to IDF to weigh.
@@ -104,6 +104,13 @@ def clear_caches() -> None:
     """Empty the per-word memo tables (after a large build they hold its words)."""
     for cached in (stem, _word_terms, _token_terms):
         cached.cache_clear()
+
+
+def words(text: str) -> list[str]:
+    """The letter/digit runs of ``text`` the analyzer starts from (punctuation, ``_`` and
+    spaces separate them), before splitting, stop words and stemming: what a request is cut
+    into by :mod:`~toolscout.search.subintents`, so a split and a match see the same words."""
+    return _TOKENS.findall(text)
 
 
 def analyze(text: str) -> list[str]:

@@ -51,6 +51,7 @@ from .keyword import KeywordBackend
 from .ranking import HitsRanking, Ranking, Ranks, ScoredTool
 from .regex import RegexBackend
 from .resolve import NameResolver, parse_select
+from .servers import ServerEvidence
 from .sets import rank_set
 from .signals import (
     Intent,
@@ -159,6 +160,7 @@ class ToolIndex:
         self._platform_masks: dict[str, np.ndarray] = {}
         self._allow_masks: OrderedDict[object, np.ndarray] = OrderedDict()
         self._unsubscribe = catalog.subscribe(self._on_change)
+        self._servers = ServerEvidence()
         self.co_usage: Callable[[], Mapping[str, Sequence[str]]] | None = None
         """Tools sessions called together (name -> names), for completing a set of tools
         (:mod:`~toolscout.search.sets`); the gateway sets it when it learns from usage."""
@@ -530,7 +532,8 @@ class ToolIndex:
         self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool, named: np.ndarray | None = None
     ) -> SearchOutcome:
         """``query`` ranked in ``mode``; a request with several sub-intents as one list that
-        covers them all (:mod:`~toolscout.search.sets`), a single-intent one as it always was."""
+        covers them all (:mod:`~toolscout.search.sets`, with server evidence:
+        :mod:`~toolscout.search.servers`), a single-intent one as it always was."""
         intents = split_intents(query) if limit > 1 and mode != "regex" else []
         if len(intents) < 2:
             return self._rank_one(query, mode, mask, limit, cut, named)
@@ -541,10 +544,25 @@ class ToolIndex:
         whole = self._rank_one(query, mode, mask, depth, False, named)
         parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named).hits) for si in intents]
         co = self.co_usage() if self.co_usage is not None else None
-        hits = rank_set(whole.hits, parts, limit, co_usage=co)
+        picks = self._siblings(query, whole.hits, mask, named, limit)
+        hits = rank_set(whole.hits, parts, limit, co_usage=co, by_server=picks)
         total = max([whole.total_matches, *(len(h) for _, h in parts)])
         best = {si.text: found[0].tool.name for si, found in parts if found}
         return SearchOutcome(hits, total, whole.mode, whole.warnings, intents=[si.text for si in intents], best=best)
+
+    def _siblings(
+        self, query: str, hits: Sequence[ScoredTool], mask: np.ndarray, named: np.ndarray | None, limit: int
+    ) -> list[ScoredTool]:
+        """The best unshown sibling of ``query``'s best tool when its server matches too
+        (:mod:`~toolscout.search.servers`), by its own words in every mode (the request
+        without the server's name is a new text: an embedding mode would encode it again)."""
+        servers = self._servers.docs(self._tools, self._generation)
+        found = servers.siblings(query, hits, self._resolver, mask, hits[:limit]) if servers is not None else None
+        if found is None:
+            return []
+        text, within = found  # no fallback to another mode: that would encode the text
+        context = self._context(within, mask if named is None else named)
+        return finish(self._ranking(text, "keyword", within, 1), self.signals, text, context, limit=1, autocut_rule="none")[0]
 
     def intents(self, query: str) -> list[str]:
         """``query``'s sub-intents as set-aware ranking uses them (one: a single-intent request)."""

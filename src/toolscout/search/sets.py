@@ -69,6 +69,7 @@ def rank_set(
     limit: int,
     *,
     co_usage: Mapping[str, Sequence[str]] | None = None,
+    by_server: Sequence[ScoredTool] = (),
 ) -> list[ScoredTool]:
     """The ``limit`` tools covering ``per_intent``'s sub-intents (module docstring); each
     carries the sub-intent it answers best in ``intent``."""
@@ -81,6 +82,8 @@ def rank_set(
     for _, hits in per_intent:
         for hit in hits:
             by_name.setdefault(hit.tool.name, hit)
+    for hit in by_server:
+        by_name.setdefault(hit.tool.name, hit)
     # The whole request's list, copies of a listed tool moved to its end.
     base: list[str] = []
     copies: list[str] = []
@@ -104,6 +107,19 @@ def rank_set(
         if (desc and desc in keys and best.tool.name not in base) or len(missing) >= limit - 1:
             continue
         missing.append(best.tool.name)
+    # The best tool's best sibling, when its server matches too (servers.py), takes a slot,
+    # never the slot of a step's own best tool.
+    firsts = {hits[0].tool.name for _, hits in per_intent if hits}
+    for hit in by_server:
+        name = hit.tool.name
+        kept = [n for n in base if n not in missing and n != name]
+        needed = max((i + 1 for i, n in enumerate(kept[:limit]) if n in firsts), default=1)
+        if name in shown or name in missing or limit - len(missing) - 1 < needed:
+            continue
+        desc, key = _copy_key(hit)
+        if name not in base and ((desc and desc in keys) or key in keys):  # a copy of a listed tool
+            continue
+        missing.append(name)
     co = co_usage or {}
     listed = [n for n in base if n not in missing]
     head = listed[: max(1, limit - len(missing))]
@@ -113,7 +129,7 @@ def rank_set(
         missing.append(together[0])
     picked = [*head, *missing]
     picked += [n for n in (*listed, *copies) if n not in picked]
-    return [dataclasses.replace(by_name[name], intent=_answered(name, intents)) for name in picked[:limit]]
+    return [dataclasses.replace(by_name[name], intent=_answered(name, intents) or by_name[name].intent) for name in picked[:limit]]
 
 
 def _answered(name: str, intents: Sequence[tuple[SubIntent, dict[str, float]]]) -> str | None:

@@ -15,7 +15,11 @@ a request into them from its surface alone, in every language the analyzer handl
   "그리고", "それから" ...);
 * a conjunction or a comma followed by a verb ("... and email it", ", export it to PDF"),
   and only then: "black and white photos", "Tom and Jerry" are one thing;
-* "turn/convert X into Y": reading X and making Y are two steps.
+* "turn/convert X into Y": reading X and making Y are two steps;
+* a verb with its object right after a content word, without a conjunction ("find cheap
+  flights book a hotel"): "to book a", "me book a", "the book a" stay one step;
+* a sentence that asks in other words ("I'm also interested in ...", "we would also like
+  ..."), and sentences before one that opens with "First," are a heading, not a step.
 
 A request with one intent comes back as itself (a list of one), untouched: the single-intent
 path of search stays exactly what it was. Pieces with fewer than two content words ("and then", "can you
@@ -30,11 +34,11 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
-from .analyzer import STOP_WORDS
+from .analyzer import STOP_WORDS, words
 
 __all__ = ["MAX_INTENTS", "SubIntent", "split_intents"]
 
-MAX_INTENTS = 4
+MAX_INTENTS = 6
 """Sub-searches one request may cost (a request naming more steps keeps its last ones together)."""
 
 # Imperative verbs that begin a step after "and" or a comma, per language. A closed list on
@@ -50,7 +54,9 @@ _VERBS_EN = """add alert analyse analyze append archive ask assign attach book b
     resize restart restore retrieve return review revert roll run save scan schedule search send set
     share show sign sort speak start stop store submit summarise summarize sync tag tell test text
     track transcribe transfer translate trigger turn tweet update upload validate verify view visualize
-    visualise watch write zip provide recommend suggest identify lookup obtain fetch display"""
+    visualise watch write zip provide recommend suggest identify lookup obtain fetch display
+    refund approve reject backup subscribe unsubscribe buy purchase sell compute measure classify
+    recognize recognise geocode navigate"""
 _VERBS_OTHER = """
     busca buscar crea crear envía envia enviar manda mandar guarda guardar descarga descargar sube
     subir traduce traducir muestra mostrar obtén obtener lee leer escribe escribir borra borrar
@@ -100,17 +106,20 @@ def _may_split(text: str) -> bool:
     if not text.isascii():
         return True
     body = text.rstrip(" .!?")
-    return any(c in body for c in _GATE_MARKS) or not _GATE_WORDS.isdisjoint(body.lower().split())
+    if any(c in body for c in _GATE_MARKS):
+        return True
+    words = body.lower().split()
+    return not _GATE_WORDS.isdisjoint(words) or _verb_run(words) > 0
 
 
+_FIRST = re.compile(r"(?i:first(?:ly)?|to\s+(?:start|begin)(?:\s+with)?)\b")
 _INTO_VERBS = ("turn ", "convert ", "transform ", "make ", "export ")
 _INTO = re.compile(r"^(?P<verb>(?i:turn|convert|transform|make|export))\s+(?P<src>.+?)\s+(?i:into|to\s+an?|as\s+an?)\s+(?P<dst>.+)$")
 _ALSO = re.compile(r"\b(?i:also|as well|too|additionally|además|auch|aussi|anche|também|ook)\b")
 _GIVE_ME = re.compile(r"^(?i:provide|give|show|recommend|suggest|offer)\s+(?i:me|us)\b")
-_TOKEN = re.compile(r"[^\W_]+")
 _CONTENT = 2  # content words (filler aside) a piece needs to be an intent of its own
 _LEAD_FILLER = re.compile(
-    r"^(?:(?i:and|or|but|so|please|also|then|finally|lastly|additionally|moreover|furthermore|besides|außerdem|además"
+    r"^(?:(?i:and|or|but|so|please|also|then|first|firstly|next|finally|lastly|additionally|moreover|furthermore|besides|außerdem|además"
     r"|de plus|inoltre|além disso|bovendien)[\s,]+)+"
 )
 # A piece is a step when it asks for something: it starts with a verb (imperative), with a
@@ -122,6 +131,8 @@ _REQUEST = re.compile(
     r"|i'?m\s+(?:looking|searching|trying)|i\s+am\s+(?:looking|searching|trying)|show\s+me|tell\s+me|give\s+me"
     r"|how\s+(?:do|can|could|should)\s+(?:i|we)|what|which|where|when|who|how|is\s+there|are\s+there"
     r"|it\s+would\s+be\s+(?:great|helpful|nice|useful)|i\s+(?:also\s+)?(?:need|want)"
+    r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:also\s+)?(?:interested|curious)|(?:i|we)\s+(?:would|'d)\s+also\s+like|i'?d\s+also\s+like"
+    r"|(?:i|we)\s+(?:also\s+)?(?:require|wish)"
     r"|puedes|podrías|podrias|quiero|necesito|kannst\s+du|können\s+sie|könntest|ich\s+(?:möchte|brauche|will)|bitte"
     r"|peux-tu|pouvez-vous|je\s+(?:veux|voudrais)|puoi|potresti|vorrei|voglio|você\s+pode|quero|preciso"
     r"|kun\s+je|kunt\s+u|ik\s+wil)\b"
@@ -149,14 +160,22 @@ class SubIntent:
 
 def _content(text: str) -> int:
     """Content words of ``text`` ("can you assist": 1); a CJK run counts a word per two
-    characters. A word count, not the analyzer: this runs on every multi-sentence request."""
+    characters. The analyzer's words and stop words (one tokenisation for splitting and
+    matching), counted without stemming: this runs on every multi-sentence request."""
     n = 0
-    for token in _TOKEN.findall(text.lower()):
+    for token in words(text.lower()):
         if _is_cjk(token[0]):
             n += max(1, len(token) // 2)
         elif token not in STOP_WORDS:
             n += 1
     return n
+
+
+def _enough(piece: str) -> bool:
+    """Whether ``piece`` says enough to be a step: two content words, or a verb and its
+    object ("email them", "print it"); "and then", "can you assist" do not."""
+    n = _content(piece)
+    return n >= _CONTENT or (n == 1 and len(piece.split()) > 1 and _starts_with_verb(piece))
 
 
 def _starts_with_verb(piece: str) -> bool:
@@ -181,6 +200,36 @@ def _split_and(sentence: str) -> list[str]:
     return out
 
 
+# Words that open a verb's object: "book *a* hotel", "email *them*". A verb followed by one,
+# right after a content word, starts a new step even without "and" or a comma ("find cheap
+# flights book a hotel"); after a function word ("to book a", "me book a") it does not.
+_OBJECT = frozenset(["the", "a", "an", "my", "our", "your", "his", "her", "their", "some", "it", "them", "me", "us", "this", "that", "these", "those", "all", "any"])
+
+
+def _verb_run(words: list[str]) -> int:
+    """The position of the first word that starts a step by itself (a verb with an object,
+    after a content word, two words or more into the request), else 0."""
+    for i in range(2, len(words) - 1):
+        if words[i] in _VERBS and words[i + 1] in _OBJECT:
+            before = words[i - 1].strip(",.;:!?'\"")
+            if before and before not in STOP_WORDS and before not in _VERBS and before not in _AND_WORDS and before not in _BRIDGE:
+                return i
+    return 0
+
+
+def _split_verbs(clause: str) -> list[str]:
+    """``clause`` cut before each verb that starts a step without a conjunction."""
+    words = clause.split()
+    out: list[str] = []
+    while True:
+        at = _verb_run([w.lower() for w in words])
+        if not at:
+            break
+        out.append(" ".join(words[:at]))
+        words = words[at:]
+    return [*out, " ".join(words)]
+
+
 def _split_into(piece: str) -> list[str]:
     """"turn X into Y" -> ["turn X", "Y"] (reading X and making Y are separate tools)."""
     m = _INTO.match(piece)
@@ -200,14 +249,18 @@ def _pieces(query: str) -> list[tuple[str, bool]]:
     several = any(c in inner for c in ".!?;。！？；\n")
     cjk = not query.isascii() and _CJK_SEQ.search(query) is not None
     into = low.startswith(_INTO_VERBS) and _INTO.match(query) is not None
-    if not (seq or joined or several or cjk or into):
+    run = query.isascii() and _verb_run(low.split()) > 0
+    if not (seq or joined or several or cjk or into or run):
         return [(query, False)]  # no boundary of any kind: the common case, a few substring tests
     pieces: list[tuple[str, bool]] = []
     sentences = _SENTENCE.split(query) if several else [query]
+    opening = next((n for n, t in enumerate(sentences) if n and _FIRST.match(t)), 0)
+    sentences = sentences[opening:]  # "I need help with a few things. First, ...": the steps follow
     for n, sentence in enumerate(sentences):
         for i, step in enumerate(_SEQ_SPLIT.split(sentence) if seq else (sentence,)):
             for j, part in enumerate(_CJK_SEQ.split(step) if cjk else (step,)):
-                for k, clause in enumerate(_split_and(part) if joined else (part,)):
+                clauses = [c for a in (_split_and(part) if joined else (part,)) for c in (_split_verbs(a) if run else (a,))]
+                for k, clause in enumerate(clauses):
                     for m, piece in enumerate(_split_into(clause.strip())):
                         marked = bool(i or j or k or m) or (n > 0 and _opens_a_step(piece))
                         pieces.append((piece, marked))
@@ -256,7 +309,7 @@ def split_intents(query: str, max_intents: int = MAX_INTENTS) -> list[SubIntent]
     pieces = _pieces(text)
     if len(pieces) < 2 or not any(marked for _, marked in pieces[1:]):  # the common case: one step
         return whole
-    found = [(t, marked) for p, marked in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _content(t) >= _CONTENT]
+    found = [(t, marked) for p, marked in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _enough(t)]
     kept = list(dict.fromkeys(t for t, _ in found))
     if len(kept) < 2 or not any(marked for _, marked in found[1:]):
         return whole
