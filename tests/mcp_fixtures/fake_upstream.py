@@ -170,7 +170,8 @@ def build(mode: str) -> Server[Any]:
         return {"content": [{"type": "text", "text": f"unknown tool {name}"}], "isError": True}
 
     if mode != "relay":
-        return Server(f"fake-{mode}", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+        described = {"description": "Arithmetic and echoes for tests"} if mode == "normal" else {}
+        return Server(f"fake-{mode}", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool, **described)
 
     async def list_resources(ctx: Any, params: Any) -> dict[str, Any]:
         return {"resources": [{"uri": "memo://one", "name": "one", "mimeType": "text/plain"}]}

@@ -51,6 +51,19 @@ async def test_aggregates_namespaces_skips_malformed_and_pages() -> None:
         await agg.aclose()
 
 
+async def test_a_servers_description_reaches_its_tools_as_search_evidence() -> None:
+    # the server's own serverInfo description, else nothing; the operator's description wins
+    agg = make({"normal": fake("normal"), "said": fake("normal", prefix="s", description="Ledger and invoices"), "quiet": fake("errors")})
+    try:
+        await agg.start()
+        assert agg.catalog.get("normal_add").meta["server_description"] == "Arithmetic and echoes for tests"
+        assert agg.catalog.get("s_add").meta["server_description"] == "Ledger and invoices"
+        quiet = [n for n in agg.catalog.names() if n.startswith("quiet_")]
+        assert quiet and all("server_description" not in agg.catalog.get(n).meta for n in quiet)
+    finally:
+        await agg.aclose()
+
+
 async def test_calls_forward_original_name_and_pass_results_through() -> None:
     agg = make({"normal": fake("normal")})
     try:

@@ -274,10 +274,11 @@ class Aggregator:
         """
         cfg = self.upstreams[name].config
         prefix = self.config.prefix_for(name)
+        about = getattr(self.upstreams[name], "description", None)
         good: list[tuple[Tool, dict[str, Any]]] = []
         skipped: list[str] = []
         for raw in raw_tools:
-            tool, problem = _to_tool(name, cfg, prefix, raw, check=not trusted)
+            tool, problem = _to_tool(name, cfg, prefix, raw, check=not trusted, about=about)
             if tool is None:
                 skipped.append(problem)
                 continue
@@ -421,7 +422,7 @@ def upstream_result(tool: str, raw: Mapping[str, Any]) -> UpstreamResult:
 
 
 def _to_tool(
-    server: str, cfg: ServerConfig, prefix: str, raw: Any, *, check: bool = True
+    server: str, cfg: ServerConfig, prefix: str, raw: Any, *, check: bool = True, about: str | None = None
 ) -> tuple[Tool | None, str]:
     """Check one upstream tool; ``(None, reason)`` if it cannot be offered safely.
 
@@ -429,7 +430,7 @@ def _to_tool(
     server its other tools.
     """
     try:
-        return _checked_tool(server, cfg, prefix, raw, check=check)
+        return _checked_tool(server, cfg, prefix, raw, check=check, about=about)
     except ToolscoutError as exc:  # Tool(...) refused a field (not JSON, lone surrogate...)
         return None, f"{_short(raw.get('name'))}: {exc.message}"
     except (TypeError, ValueError, RecursionError) as exc:
@@ -443,7 +444,7 @@ def _short(value: Any, limit: int = 80) -> str:
 
 
 def _checked_tool(
-    server: str, cfg: ServerConfig, prefix: str, raw: Any, *, check: bool = True
+    server: str, cfg: ServerConfig, prefix: str, raw: Any, *, check: bool = True, about: str | None = None
 ) -> tuple[Tool | None, str]:
     if not isinstance(raw, Mapping):
         return None, f"entry of type {type(raw).__name__} is not an object"
@@ -478,7 +479,7 @@ def _checked_tool(
             annotations=Annotations.from_mcp(annotations if isinstance(annotations, Mapping) else None),
             defer=DeferPolicy.NEVER if always else cfg.defer,
             display={"title": title} if isinstance(title, str) else None,
-            meta={"server": server, **_icons(raw.get("icons"))},
+            meta={"server": server, **_icons(raw.get("icons")), **({"server_description": about} if about else {})},
         )
     except (TypeError, ValueError) as exc:
         return None, f"{name}: {exc}"

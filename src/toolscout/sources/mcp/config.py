@@ -91,6 +91,10 @@ class ServerConfig(SourceOptions):
     headers: dict[str, str] = Field(default_factory=dict)
     type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
     connect_timeout: float = Field(default=30.0, gt=0, alias="connectTimeout")
+    # What the server is for, in the operator's words: search evidence for its tools
+    # (search/servers.py). Without it, the server's own
+    # ``serverInfo`` description or title is used once it has connected.
+    description: str | None = Field(default=None, max_length=2000, exclude=True)
     # "auto": over HTTP, also a stateless 2026-07-28 lane when the server offers one
     # (sources/mcp/negotiation.py); "legacy": the 2025-11-25 session only.
     protocol: Literal["auto", "legacy"] = Field(default="auto", exclude=True)

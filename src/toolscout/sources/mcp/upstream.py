@@ -110,6 +110,18 @@ class Upstream:
         self._modern_only: frozenset[str] = frozenset()  # tools only the stateless lane lists
 
     @property
+    def description(self) -> str | None:
+        """What this server is for: the operator's ``description``, else what the server says
+        of itself when connected (``serverInfo`` description, else title), at most 500 characters."""
+        if self.config.description:
+            return self.config.description
+        info = getattr(self._client, "server_info", None) if self._client is not None else None
+        for said in (getattr(info, "description", None), getattr(info, "title", None)):
+            if isinstance(said, str) and said.strip():
+                return said.strip()[:500]
+        return None
+
+    @property
     def relay_guard(self) -> Callable[[str, dict[str, Any], Any], Awaitable[dict[str, Any]]] | None:
         """Forwards a sampling or elicitation request to the caller through the gateway's
         guard (:mod:`.callers`); ``None``: straight to the call's relay."""
