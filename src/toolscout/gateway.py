@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from . import formats
 from ._gateway.execution import guard_tool_calls
 from ._gateway.finding import search, use_choice
-from ._gateway.no_match import visible_categories
+from ._gateway.no_match import did_you_mean, visible_categories
 from ._sync import run_sync
 from .access import approval
 from .access.audit import Recorder
@@ -45,7 +45,6 @@ from .request import (
     Dialect,
     FindRequest,
     UseRequest,
-    clean_text,
     dialect,
     find_arguments,
     kinds_option,
@@ -337,14 +336,8 @@ class Gateway:
         return self.default_kinds or ((kinds,) if isinstance(kinds, str) else tuple(kinds))
 
     def suggest(self, name: str, n: int = 3, *, allow: Allow | None = None) -> list[str]:
-        """Did-you-mean names for a misspelt or invented tool name (only tools the caller
-        may see: a suggestion never leaks a hidden tool's name)."""
-        try:
-            found = self.index.suggest(clean_text(str(name))[:200], n=n * 3)
-        except Exception:  # suggestions are a courtesy; never fail the caller over them
-            return []
-        tools = (self.catalog.get(candidate) for candidate in found)
-        return [t.name for t in tools if t is not None and self.visibility.admits(t, allow)][:n]
+        """Did-you-mean names for a misspelt or invented tool name (only tools the caller may see)."""
+        return did_you_mean(self.index, self.catalog, self.visibility, name, n, allow)
 
     # -- names --------------------------------------------------------------------
     def lookup(self, name: str) -> Tool | None:

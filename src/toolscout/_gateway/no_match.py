@@ -12,10 +12,11 @@ from typing import Any
 from ..access.visibility import Allow, Visibility
 from ..catalog_base import BaseCatalog
 from ..errors import InvalidRequest, NoMatch, ToolscoutError, UnknownTool, split_pending
-from ..request import FindRequest
+from ..request import FindRequest, clean_text
+from ..search.index import ToolIndex
 from ..search.resolve import select_names
 
-__all__ = ["all_names", "no_match", "visible_categories"]
+__all__ = ["all_names", "did_you_mean", "no_match", "visible_categories"]
 
 Suggest = Callable[[str], list[str]]
 
@@ -30,6 +31,19 @@ def visible_categories(catalog: BaseCatalog, visibility: Visibility, allow: Allo
             key = tool.category or "uncategorized"
             counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def did_you_mean(
+    index: ToolIndex, catalog: BaseCatalog, visibility: Visibility, name: str, n: int, allow: Allow | None
+) -> list[str]:
+    """Names close to a misspelt or invented ``name``, only tools the caller may see (a
+    suggestion never leaks a hidden tool's name); a courtesy, so it never fails the caller."""
+    try:
+        found = index.suggest(clean_text(str(name))[:200], n=n * 3)
+    except Exception:
+        return []
+    tools = (catalog.get(candidate) for candidate in found)
+    return [t.name for t in tools if t is not None and visibility.admits(t, allow)][:n]
 
 
 def all_names(catalog: BaseCatalog, visibility: Visibility, allow: Allow | None, cap: int) -> list[str] | None:
