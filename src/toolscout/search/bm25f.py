@@ -21,11 +21,17 @@ _ENTRIES = 65_536 * 64
 
 
 def score_columns(
-    counts: Mapping[str, Sparse], weights: Mapping[str, float], k1: float, b: float, n: int, width: int
+    counts: Mapping[str, Sparse],
+    weights: Mapping[str, float],
+    k1: float,
+    b: float,
+    n: int,
+    width: int,
+    block: int = 65_536,
 ) -> tuple[Sparse, np.ndarray]:
     """The BM25F score of every (term, doc) pair as term columns (CSC, docs sorted in each
     column), and each term's idf. ``counts``: per field, raw term counts, one row per doc;
-    ``width``: the vocabulary's size."""
+    ``width``: the vocabulary's size; ``block``: docs summed at a time on a large catalog."""
     # Large catalogs sum the fields column-wise in scipy (C), one field at a time: the
     # entries of all fields at once, sorted, took over a GB at 1M tools. Both ways add
     # a (term, doc)'s fields in field order, in float32: the same scores.
@@ -45,7 +51,7 @@ def score_columns(
         cols.append(m.indices)
         vals.append(norm[row_of] * m.data)
     if big:
-        tf = sum_fields(norms, n, width)
+        tf = sum_fields(norms, n, width, block)
         del norms
     else:
         tf = compress(np.concatenate(cols), np.concatenate(rows), np.concatenate(vals), width, n)  # summed: CSC

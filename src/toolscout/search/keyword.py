@@ -72,12 +72,15 @@ FIELD_WEIGHTS: dict[str, float] = {
 K1 = 1.2
 B = 0.75
 
-_CHUNK = 65_536
-"""Tools analysed at a time (bounds the token lists held at once)."""
-_SPARSE_FROM = 65_536
+CHUNK = 65_536
+"""Tools analysed (and their fields summed) at a time in a build: bounds the token lists
+and blocks held at once."""
+SPARSE_FROM = 65_536
 """Docs from which :meth:`KeywordBackend.rank` keeps a scratch accumulator and reads only
 the docs the query's terms hold: below, a fresh score vector is ~0.5 MB and one pass over
 it costs less than the bookkeeping."""
+SAMPLE = 4096
+"""Docs sampled for a first bound on the k-th best score in the large-catalog top k."""
 
 
 VARIANTS: dict[str, dict[str, float]] = {
@@ -88,7 +91,17 @@ VARIANTS: dict[str, dict[str, float]] = {
 
 
 class KeywordBackend:
-    """BM25F keyword backend (see the module docstring for the formula and weights)."""
+    """BM25F keyword backend (see the module docstring for the formula and weights).
+
+    ``sparse_from``, ``chunk`` and ``sample`` size the work, never the answers (the same
+    hits, bit for bit, at any setting): the catalog size from which :meth:`rank` skips the
+    pass over every doc, the tools handled at a time in a build, and the docs sampled for
+    a first top-k bound. Tests set them small to run the large-catalog paths on small
+    catalogs; a machine with little memory may want a smaller ``chunk``.
+    :attr:`loaded_from` says how the index got its scores: ``"build"`` (analysed and
+    scored here), ``"snapshot"`` (the stored scores) or ``"snapshot counts"`` (scored
+    again from the stored term counts).
+    """
 
     name = "keyword"
 
@@ -100,6 +113,9 @@ class KeywordBackend:
         b: float = B,
         variant: str = "bm25f",
         analyzer: Callable[[str], list[str]] = analyze,
+        sparse_from: int = SPARSE_FROM,
+        chunk: int = CHUNK,
+        sample: int = SAMPLE,
     ) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; choose from {sorted(VARIANTS)}")
@@ -107,6 +123,8 @@ class KeywordBackend:
         self.weights = dict(weights if weights is not None else VARIANTS[variant])
         self.k1, self.b = k1, b
         self.analyzer = analyzer
+        self.sparse_from, self.chunk, self.sample = sparse_from, max(1, chunk), max(1, sample)
+        self.loaded_from = "build"
         self._last_terms: tuple[str, list[str]] | None = None
         self._vocab: dict[str, int] = {}
         self._tools: list[Tool] = []
@@ -129,7 +147,8 @@ class KeywordBackend:
     def _analyse(self, tools: Sequence[Tool]) -> dict[str, Sparse]:
         """Raw term counts per field for ``tools`` (rows in order), a chunk of tools at a
         time: the token lists of a whole 1M-tool catalog at once took over a GB."""
-        parts = [self._analyse_chunk(tools[i : i + _CHUNK]) for i in range(0, len(tools), _CHUNK)]
+        step = self.chunk
+        parts = [self._analyse_chunk(tools[i : i + step]) for i in range(0, len(tools), step)]
         if len(parts) <= 1:
             return parts[0] if parts else self._analyse_chunk([])
         out: dict[str, Sparse] = {}
@@ -187,7 +206,7 @@ class KeywordBackend:
                 fresh.append(tool)
         del old_rows
         new_raw = self._analyse(fresh) if fresh else {}
-        if len(fresh) >= _CHUNK:
+        if len(fresh) >= self.chunk:
             # The analysis's token lists are garbage now, and its word caches hold mostly
             # the catalog's words (up to 600k entries, ~0.1 GB; queries refill them): hand
             # that heap back to the OS before the scores take their peak.
@@ -206,6 +225,7 @@ class KeywordBackend:
         self._raw = raw
         self._tools = tools
         self._compute_scores()
+        self.loaded_from = "build"
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot_key(self, tools: Sequence[Tool], profiles: tuple[list[int], list[Any]] | None = None) -> str:
@@ -262,8 +282,10 @@ class KeywordBackend:
         self._raw = raw
         self._counts_loader = None if has_counts else counts
         self._tools = list(tools)
+        self.loaded_from = "snapshot"
         if not self._restore_scores(arrays, width):
             self._compute_scores()
+            self.loaded_from = "snapshot counts"
         return True
 
     def _counts(self) -> dict[str, Sparse]:
@@ -288,7 +310,8 @@ class KeywordBackend:
 
     def _compute_scores(self) -> None:
         n = len(self._tools)
-        self._scores, self._idf = score_columns(self._counts(), self.weights, self.k1, self.b, n, max(len(self._vocab), 1))
+        width = max(len(self._vocab), 1)
+        self._scores, self._idf = score_columns(self._counts(), self.weights, self.k1, self.b, n, width, self.chunk)
         self._n = n
         self._index_terms()
 
@@ -336,7 +359,7 @@ class KeywordBackend:
     @property
     def sparse(self) -> bool:
         """Whether :meth:`rank` skips the pass over every doc (large catalogs)."""
-        return self._n >= _SPARSE_FROM
+        return self._n >= self.sparse_from
 
     def rank(self, query: str, limit: int, mask: np.ndarray | None = None) -> tuple[list[Hit], int]:
         """The ``limit`` best allowed docs (as :meth:`top` over :meth:`scores` would return
@@ -347,7 +370,7 @@ class KeywordBackend:
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
         if not used or self._n == 0:
             return [], 0
-        if self._n < _SPARSE_FROM:  # a pass over every doc is cheaper than the bookkeeping
+        if self._n < self.sparse_from:  # a pass over every doc is cheaper than the bookkeeping
             scores, used = self.scores(query)
             if mask is not None:
                 scores = np.where(mask, scores, 0.0)
@@ -389,7 +412,7 @@ class KeywordBackend:
             total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
             if limit <= 0 or not total:
                 return [], total
-            pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask)
+            pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask, self.sample)
         finally:
             if postings * 16 <= self._n:  # few: put the touched entries back to zero
                 for a, z in spans:
@@ -452,7 +475,7 @@ class KeywordBackend:
         """
         if limit <= 0 or not len(docs):
             return []
-        pos = best(docs, scores, limit)
+        pos = best(docs, scores, limit, self.sample)
         docs, scores = docs[pos], scores[pos]
         held = held[:, pos] if held is not None else None
         if held is None:
