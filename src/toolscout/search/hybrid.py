@@ -34,6 +34,7 @@ dense similarities; ``hybrid``: the keyword side, before fusion) before the cut.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 import threading
@@ -51,6 +52,7 @@ from .base import Hit, top_docs
 from .dense import DenseBackend
 from .intent import message_action, strip_leading, verb_variant
 from .ranking import Ranking
+from .subintents import split_intents
 
 if TYPE_CHECKING:
     from ..embed.base import Embedder
@@ -62,7 +64,6 @@ if TYPE_CHECKING:
 __all__ = ["POOL", "FusionInput", "Variant", "confidences", "fuse", "rewrite", "standardise"]
 
 POOL = 100  # candidates taken from each backend
-_DENSE_VARIANTS = ("clause", "action", "verb")  # embedded besides the query; a doc scores its best
 _TIE = 1e-3  # weight of the rank term that orders docs no z-score lifted
 
 
@@ -214,13 +215,48 @@ def dense_input(
     dense: DenseBackend, query: str, mask: np.ndarray | None, pool: int = POOL, variants: Sequence[Variant] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The dense backend's candidates above its similarity floor, best first; a doc's score
-    is its best similarity to the query or to one of its clauses. ``variants``: the query's
-    :func:`rewrite`, when the caller has it already."""
-    clauses = [v.text for v in (rewrite(query) if variants is None else variants) if v.kind in _DENSE_VARIANTS]
-    scores = dense.scores(query, clauses).astype(np.float64)
+    is its best similarity to the query or to one of :func:`dense_variants`. ``variants``:
+    the query's :func:`rewrite`, when the caller has it already."""
+    scores = dense.scores(query, dense_variants(query, variants)).astype(np.float64)
     if mask is not None and len(scores):
         scores = np.where(mask, scores, -np.inf)
     return _top(scores, pool, dense.min_score)
+
+
+def dense_variants(query: str, variants: Sequence[Variant] | None = None) -> list[str]:
+    """The texts the dense leg embeds besides ``query`` (a doc scores its best similarity
+    over all of them): the request without its message (``action``), with the verb tool
+    names use (``verb``), and its clauses when it asks for several things.
+
+    Clauses only then: the query encoder's time grows with the tokens it reads, and a
+    request of several sentences that asks for one thing ("I am planning a trip. What will
+    the weather be?") gained nothing from its sentences matched alone (on the public sets
+    leaving them out was level or better, docs/benchmarks.md). Whether a request asks for
+    several things is :func:`~toolscout.search.subintents.split_intents`'s answer, the one
+    set-aware ranking uses; the clauses stay the sentence split, which keeps every sentence
+    where the sub-intents drop context."""
+    variants = rewrite(query) if variants is None else variants
+    out = [v.text for v in variants if v.kind in ("action", "verb")]
+    if _asks_several(query):
+        out += [v.text for v in variants if v.kind == "clause"]
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _asks_several(query: str) -> bool:
+    return len(split_intents(query)) > 1
+
+
+def _plain(text: str) -> str:
+    """Lower-case words only: a part found inside a clause whatever the punctuation."""
+    return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
+
+
+_NOT_WORD = re.compile(r"[^\w]+")
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _top(scores: np.ndarray, pool: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
@@ -243,6 +279,7 @@ class HybridSearch:
         self._built: list[Tool] | None = None
         self._error: str | None = None
         self._lock = threading.Lock()
+        self._local = threading.local()  # this thread's request: its parts' clauses (prime)
 
     def _ensure(self) -> str | None:
         """Bring the dense index up to date; the error text if embeddings are unusable."""
@@ -258,11 +295,25 @@ class HybridSearch:
             return self._error
 
     def prime(self, queries: list[str]) -> None:
-        """Embed every text the dense leg will ask for across ``queries`` (each query and its
-        clause variants) in one encoder call; the searches then find them in the LRU."""
+        """Embed every text the dense leg will ask for across ``queries`` (a request and its
+        sub-intents: each query and its :func:`dense_variants`) in one encoder call; the
+        searches then find them in the LRU.
+
+        A sub-intent found inside a clause of another of ``queries`` ("email it to the
+        customer" in "Then email it to the customer.") is not embedded again: its own search,
+        next on this thread, reads that clause's vector (and its products with the tools)
+        instead, one encoding less for nearly the same words."""
         if self._ensure() is not None:
             return
-        texts = [t for q in queries for t in (q, *(v.text for v in rewrite(q) if v.kind in _DENSE_VARIANTS))]
+        clauses = [(q, v.text) for q in queries if _asks_several(q) for v in rewrite(q) if v.kind == "clause"]
+        aliases: dict[str, str] = {}
+        for query in queries:
+            words = _plain(query)
+            found = next((c for q, c in clauses if q != query and words and f" {words} " in f" {_plain(c)} "), None)
+            if found is not None:
+                aliases[_squash(query)] = found
+        self._local.aliases = aliases
+        texts = [t for q in queries for a in (aliases.get(_squash(q), q),) for t in (a, *dense_variants(a))]
         try:
             self.dense.warm(texts)
         except EmbeddingUnavailable:
@@ -292,6 +343,9 @@ class HybridSearch:
         self, query: str, mask: np.ndarray, variants: Sequence[Variant] | None = None
     ) -> tuple[tuple[np.ndarray, np.ndarray] | None, list[str]]:
         error = self._ensure()
+        alias = getattr(self._local, "aliases", {}).pop(_squash(query), None)  # see prime
+        if alias is not None:
+            query, variants = alias, None
         warnings = list(self.dense.warnings)
         self.dense.warnings.clear()
         if error is None:
