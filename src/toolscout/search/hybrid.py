@@ -152,38 +152,78 @@ def fuse(
     ``semantic``, ``name``, ``rank``: the tie term; ``exact name``), which add up to the
     square of its score.
     """
-    scores: dict[int, float] = {}
-    why: dict[int, list[str]] = {}
-    terms: dict[int, dict[str, float]] = {}
-    for label, docs, raw in (("keyword", inp.kw_docs, inp.kw_scores), ("semantic", inp.dense_docs, inp.dense_scores)):
-        z = standardise(raw)
+    # Array arithmetic over the two lists (a few hundred candidates: the loop over them in
+    # Python was ~0.5 ms a search), in the order the sum is defined: keyword share, its rank
+    # term, semantic share, its rank term; the same floats as adding them one by one.
+    lists = []
+    for docs, raw in ((inp.kw_docs, inp.kw_scores), (inp.dense_docs, inp.dense_scores)):
+        docs = np.asarray(docs, np.int64)
+        z = standardise(np.asarray(raw, np.float64))
         n = len(docs)
         weight = max(float(z[0]), 0.0) if n else 0.0  # this backend's confidence for the query
-        for rank, (d, v) in enumerate(zip(docs.tolist(), z.tolist(), strict=True)):
-            share, tie = weight * max(v, 0.0), _TIE * (n - rank) / n
-            scores[d] = scores.get(d, 0.0) + share + tie
-            mine = terms.setdefault(d, {})
-            mine[label] = mine.get(label, 0.0) + share
-            mine["rank"] = mine.get("rank", 0.0) + tie
-            if v > 0:
-                why.setdefault(d, []).append(label)
-    for d in fuzzy:
-        scores[d] = scores.get(d, 0.0) + 1.0
-        terms.setdefault(d, {})["name"] = 1.0
-        why.setdefault(d, []).append("name")
+        share = weight * np.maximum(z, 0.0)
+        tie = _TIE * (n - np.arange(n)) / n if n else np.zeros(0)
+        lists.append((docs, z, share, tie))
+    (kd, kz, ks, kt), (dd, dz, ds, dt) = lists
+    fuzzy = [int(d) for d in fuzzy]
+    exact = [int(d) for d in exact]
+    every = np.unique(np.concatenate([kd, dd, np.asarray(fuzzy, np.int64)]))
+    k_at = np.searchsorted(every, kd)
+    d_at = np.searchsorted(every, dd)
+    total = np.zeros(len(every))
+    total[k_at] = ks + kt
+    semantic = np.zeros(len(every))
+    semantic[d_at] = ds
+    total += semantic
+    semantic_tie = np.zeros(len(every))
+    semantic_tie[d_at] = dt
+    total += semantic_tie
+    if fuzzy:
+        total[np.searchsorted(every, np.asarray(fuzzy, np.int64))] += 1.0
+    scores = dict(zip(every.tolist(), total.tolist(), strict=True))
     if exact:
         top = max(scores.values(), default=0.0) + 1.0
         for i, d in enumerate(exact):
             scores[d] = top + len(exact) - i
-            terms[d] = {"exact name": scores[d]}
-            why[d] = ["exact name"]
-    ranked = sorted(scores, key=lambda d: (-scores[d], d))[:limit]
-    if parts is not None:
-        parts.update((d, terms.get(d, {})) for d in ranked)
-    # A fused score grows with confidence x z, i.e. with the square of how far a doc stands
-    # out; its square root is back on the linear scale AutoCut's ratio rule assumes (on the
-    # raw sum AutoCut cut 1.4-3.0% of relevant tools away on the public sets, keyword's 0-1.4%).
-    return [Hit(d, math.sqrt(scores[d]), "hybrid: " + "+".join(why.get(d, ["weak"]))) for d in ranked]
+    order = sorted(scores, key=lambda d: (-scores[d], d)) if exact else None
+    if order is None:
+        pick = np.lexsort((every, -total))[:limit] if limit > 0 else np.zeros(0, np.int64)
+        ranked = every[pick].tolist()
+    else:
+        ranked = order[:limit]
+    kw_pos = dict(zip(kd.tolist(), range(len(kd)), strict=True))
+    dense_pos = dict(zip(dd.tolist(), range(len(dd)), strict=True))
+    fuzzy_set = set(fuzzy)
+    hits: list[Hit] = []
+    for d in ranked:
+        terms: dict[str, float] = {}
+        why: list[str] = []
+        if d in exact:
+            terms = {"exact name": scores[d]}
+            why = ["exact name"]
+        else:
+            i = kw_pos.get(d)
+            if i is not None:
+                terms["keyword"] = 0.0 + float(ks[i])
+                terms["rank"] = 0.0 + float(kt[i])
+                if kz[i] > 0:
+                    why.append("keyword")
+            j = dense_pos.get(d)
+            if j is not None:
+                terms["semantic"] = 0.0 + float(ds[j])
+                terms["rank"] = terms.get("rank", 0.0) + float(dt[j])
+                if dz[j] > 0:
+                    why.append("semantic")
+            if d in fuzzy_set:
+                terms["name"] = 1.0
+                why.append("name")
+        if parts is not None:
+            parts[d] = terms
+        # A fused score grows with confidence x z, i.e. with the square of how far a doc stands
+        # out; its square root is back on the linear scale AutoCut's ratio rule assumes (on the
+        # raw sum AutoCut cut 1.4-3.0% of relevant tools away on the public sets, keyword's 0-1.4%).
+        hits.append(Hit(d, math.sqrt(scores[d]), "hybrid: " + "+".join(why or ["weak"])))
+    return hits
 
 
 class Ranked(list[Hit]):
