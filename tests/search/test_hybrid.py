@@ -283,3 +283,16 @@ def test_dense_scores_follow_a_rebuild() -> None:
     np.testing.assert_allclose(dense.scores("refund a payment"), first[::-1], atol=1e-6)
     dense.rebuild(TOOLS[:2])
     assert dense.scores("refund a payment").shape == (2,)
+
+
+def test_a_clause_that_holds_two_parts_stands_for_neither() -> None:
+    fake = FakeEmbedder(synonyms=SYNONYMS)
+    _, index = _index(fake)
+    request = "Create an invoice for the customer order and notify the team about it. Then list the files in the folder."
+    out = index.search(request, limit=5, mode="hybrid")
+    assert len(out.intents or []) == 3
+    embedded = [t for call in fake.calls for t in call]
+    # the first sentence holds two parts: each is embedded on its own
+    assert "Create an invoice for the customer order" in embedded and "notify the team about it" in embedded
+    assert "list the files in the folder" not in embedded  # read from "Then list the files in the folder."
+    assert "Then list the files in the folder." in embedded

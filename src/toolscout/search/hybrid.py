@@ -342,16 +342,19 @@ class HybridSearch:
         A sub-intent found inside a clause of another of ``queries`` ("email it to the
         customer" in "Then email it to the customer.") is not embedded again: its own search,
         next on this thread, reads that clause's vector (and its products with the tools)
-        instead, one encoding less for nearly the same words."""
+        instead, one encoding less for nearly the same words. Only a clause that holds no
+        other sub-intent stands for one."""
         if self._ensure() is not None:
             return
         clauses = [(q, v.text) for q in queries if _asks_several(q) for v in rewrite(q) if v.kind == "clause"]
-        aliases: dict[str, str] = {}
+        held: dict[str, list[str]] = {}  # clause -> the other queries inside it
         for query in queries:
             words = _plain(query)
-            found = next((c for q, c in clauses if q != query and words and f" {words} " in f" {_plain(c)} "), None)
-            if found is not None:
-                aliases[_squash(query)] = found
+            for q, clause in clauses:
+                if q != query and words and f" {words} " in f" {_plain(clause)} ":
+                    held.setdefault(clause, []).append(query)
+        # A clause holding two parts ("... and email it") stands for neither: each keeps its own.
+        aliases = {_squash(parts[0]): clause for clause, parts in held.items() if len(set(parts)) == 1}
         self._local.aliases = aliases
         texts = [t for q in queries for a in (aliases.get(_squash(q), q),) for t in (a, *dense_variants(a))]
         try:
