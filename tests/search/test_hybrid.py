@@ -239,17 +239,6 @@ def test_a_query_resent_with_other_spacing_reuses_its_vector() -> None:
     assert len(fake.calls) == calls
 
 
-def test_the_dense_side_matches_clauses_only_of_a_request_that_asks_for_several_things() -> None:
-    from toolscout.search.hybrid import dense_variants
-
-    two_steps = "Find the invoice for order 42. Then email it to the customer."
-    assert dense_variants(two_steps) == ["Find the invoice for order 42.", "Then email it to the customer."]
-    # Two sentences, one request (the first only sets the scene): no clause is embedded.
-    one_ask = "I am planning a trip to Paris next week. What will the weather be like?"
-    assert len([v for v in rewrite(one_ask) if v.kind == "clause"]) == 2
-    assert dense_variants(one_ask) == []
-
-
 def test_a_requests_parts_reuse_the_vectors_of_the_clauses_that_hold_them() -> None:
     """A request with several sub-intents embeds the request and its clauses once; each
     part's own search reads the vector of the clause it comes from instead of embedding

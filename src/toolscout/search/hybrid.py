@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 __all__ = ["POOL", "FusionInput", "Variant", "confidences", "fuse", "rewrite", "standardise"]
 
 POOL = 100  # candidates taken from each backend
+_DENSE_VARIANTS = ("clause", "action", "verb")  # embedded besides the query; a doc scores its best
 _TIE = 1e-3  # weight of the rank term that orders docs no z-score lifted
 
 
@@ -266,24 +267,14 @@ def dense_input(
 def dense_variants(query: str, variants: Sequence[Variant] | None = None) -> list[str]:
     """The texts the dense leg embeds besides ``query`` (a doc scores its best similarity
     over all of them): the request without its message (``action``), with the verb tool
-    names use (``verb``), and its clauses when it asks for several things.
-
-    Clauses only then: the query encoder's time grows with the tokens it reads, and a
-    request of several sentences that asks for one thing ("I am planning a trip. What will
-    the weather be?") gained nothing from its sentences matched alone (on the public sets
-    leaving them out was level or better, docs/benchmarks.md). Whether a request asks for
-    several things is :func:`~toolscout.search.subintents.split_intents`'s answer, the one
-    set-aware ranking uses; the clauses stay the sentence split, which keeps every sentence
-    where the sub-intents drop context."""
+    names use (``verb``), and each clause of a multi-part request."""
     variants = rewrite(query) if variants is None else variants
-    out = [v.text for v in variants if v.kind in ("action", "verb")]
-    if _asks_several(query):
-        out += [v.text for v in variants if v.kind == "clause"]
-    return out
+    return [v.text for v in variants if v.kind in _DENSE_VARIANTS]
 
 
 @functools.lru_cache(maxsize=256)
 def _asks_several(query: str) -> bool:
+    """Whether the request has several sub-intents (then its parts are searched too)."""
     return len(split_intents(query)) > 1
 
 
