@@ -83,6 +83,21 @@ def _worker(queries: int, mode: str) -> None:
         dense = gateway.hybrid.dense
         wrap(dense.query_embedder, "embed", "embedding")
         wrap(dense, "_similarities", "dense product")
+        try:
+            from toolscout.embed import onnx as onnx_module
+        except ImportError:  # a version without the ONNX encoder module
+            onnx_module = None  # type: ignore[assignment]
+        if onnx_module is not None:
+            wrap(onnx_module, "_encode", "tokenising")
+        wrap(hybrid, "rewrite", "variants")
+    try:
+        from toolscout.search import signals as signals_module
+    except ImportError:  # before the signals step
+        signals_module = None  # type: ignore[assignment]
+    if signals_module is not None:
+        for name in ("Intent", "Usage", "FuzzyName", "ExactName"):
+            if hasattr(signals_module, name):
+                wrap(getattr(signals_module, name), "apply", "signals")
     wrap(hybrid, "keyword_input", "keyword leg")
     wrap(hybrid, "fuse", "fusion")
     wrap(index_module, "finish", "ranking (finish)")
@@ -171,9 +186,10 @@ def main() -> None:
     for t in trees:
         s = stats[t]
         lines.append(f"| {label[t]} | {s['wall'][1]:.1f} / {s['wall'][2]:.1f} | {s['cpu'][1]:.1f} / {s['cpu'][2]:.1f} |")
-    stages = ["embedding", "dense product", "keyword leg", "fusion", "ranking (finish)", "index.search", "render"]
+    stages = ["tokenising", "embedding", "variants", "dense product", "keyword leg", "fusion", "signals",
+              "ranking (finish)", "index.search", "render"]
     if args.mode == "keyword":
-        stages = ["ranking (finish)", "index.search", "render"]
+        stages = ["signals", "ranking (finish)", "index.search", "render"]
     head = "| stage, wall ms (mean / p50 / p95) | " + " | ".join(label[t] for t in trees) + " |"
     lines += ["", head, "|---|" + "---|" * len(trees)]
     for k in stages:
@@ -192,8 +208,10 @@ def main() -> None:
 at 13,619 tools, hybrid (the default with the `embed` extra, default query encoder), versions taking turns
 in chunks of {CHUNK} queries, each in its own process. Load average {load0:.1f} at start, {load1:.1f} at end on
 2 shared cores: wall times include waiting for a core; CPU time is the process's. Stages nest:
-`ranking (finish)` holds the keyword leg, the embedding, the dense product and the fusion; `index.search` holds
-`ranking`; `render` is the schemas for the reply.
+`embedding` (the query encoder's calls, a request's sub-intents included) holds `tokenising`; `variants` is
+the query's rewrites (`rewrite`); `signals` the finishing step's signals (intent, usage, fuzzy and exact
+name); `ranking (finish)` holds the keyword leg, the embedding, the dense product, the fusion and the signals;
+`index.search` holds `ranking`; `render` is the schemas for the reply.
 """
     title = "Hybrid find_tools with never-seen queries: latency by stage (issue 36)"
     if args.mode == "keyword":

@@ -291,7 +291,8 @@ def _commit(tree: Path | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--base", type=Path, help="a checkout of the code to compare with (e.g. /tmp/ts-base)")
+    parser.add_argument("--base", type=Path, action="append", default=[],
+                        help="a checkout of the code to compare with (e.g. /tmp/ts-base); repeat for several")
     parser.add_argument("--tree", type=Path, default=BENCH.parent, help="the code measured as 'after' (default: this checkout)")
     parser.add_argument("--catalogs", default="replicated,growing")
     parser.add_argument("--ann-n", type=int, default=100_000, help="vectors for the ANN part (0: skip)")
@@ -315,7 +316,7 @@ def main() -> None:
     if args.stores is not None:
         args.stores.mkdir(parents=True, exist_ok=True)
     here = args.tree
-    trees = [("before", args.base)] if args.base else []
+    trees = [("before" if len(args.base) == 1 else f"before {_commit(b)}", b) for b in args.base]
     trees.append(("after", here))
     load = os.getloadavg()[0]
     results: dict[tuple[str, str], dict[str, Any]] = {}
@@ -361,7 +362,7 @@ def main() -> None:
     body += (
         f"\n\n{args.n:,} tools, the 2,500 toolpool queries (limit 5) through `ToolIndex.search`. "
         "Targets at 1M: keyword p50 <= 2 ms and p99 <= 8 ms, peak RSS <= 1.5 GB, build <= 60 s, "
-        f"reload <= 5 s. `before` is the code at {_commit(args.base)}, `after` this tree at {_commit(here)}, measured in the same "
+        f"reload <= 5 s. `before` is the code at {', '.join(map(_commit, args.base)) or '-'}, `after` this tree at {_commit(here)}, measured in the same "
         "run; each cell is a fresh process, all running at once. Peak RSS is the whole process (interpreter, records, "
         "catalog, index, one search; for a reload: opening the store, restoring the index, one search). CPU is the searching thread's (`time.thread_time`); the 2 "
         f"cores are shared (load average {load:.1f} at start, {os.getloadavg()[0]:.1f} at end), so "
@@ -384,7 +385,7 @@ def main() -> None:
         )
     print(body)
     if not args.no_write:
-        cmd = "python benchmarks/million.py" + (f" --base {args.base}" if args.base else "") + (f" --n {args.n}" if args.n != 1_000_000 else "") + (f" --ann-n {args.ann_n}" if args.ann_n != 100_000 else "")
+        cmd = "python benchmarks/million.py" + "".join(f" --base {b}" for b in args.base) + (f" --n {args.n}" if args.n != 1_000_000 else "") + (f" --ann-n {args.ann_n}" if args.ann_n != 100_000 else "")
         write_section("million", "A million tools", cmd, body)
 
 

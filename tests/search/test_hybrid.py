@@ -184,7 +184,8 @@ def test_multi_part_request_is_split_into_clauses() -> None:
 def test_each_clause_is_matched_on_its_own_by_the_dense_side() -> None:
     fake = FakeEmbedder(synonyms=SYNONYMS)
     _, index = _index(fake)
-    out = index.search("Please reimburse the buyer today. Then notify the team about it.", limit=6, mode="semantic")
+    # A request that asks for two things (sub-intents): its clauses are matched too.
+    out = index.search("Please give the buyer a reimburse today. Then notify the team about it.", limit=6, mode="semantic")
     names = _names(out)[:2]
     assert set(names) == {"refund_payment", "send_slack_message"}
     batched = [c for c in fake.calls if any("notify" in t for t in c)]
@@ -236,3 +237,51 @@ def test_a_query_resent_with_other_spacing_reuses_its_vector() -> None:
     calls = len(fake.calls)
     assert _names(index.search("  reimburse the\nbuyer ", limit=3, mode="hybrid")) == first
     assert len(fake.calls) == calls
+
+
+def test_a_requests_parts_reuse_the_vectors_of_the_clauses_that_hold_them() -> None:
+    """A request with several sub-intents embeds the request and its clauses once; each
+    part's own search reads the vector of the clause it comes from instead of embedding
+    the part again (the same words, a few fewer)."""
+    fake = FakeEmbedder(synonyms=SYNONYMS)
+    _, index = _index(fake)
+    request = "Create an invoice for the customer order. Then notify the team about it."
+    out = index.search(request, limit=4, mode="hybrid")
+    assert out.intents == ["Create an invoice for the customer order", "notify the team about it"]
+    assert {"create_invoice", "send_slack_message"} <= set(_names(out))
+    embedded = [t for call in fake.calls for t in call]
+    assert len(embedded) == len(set(embedded))  # no text twice
+    assert request in embedded and "Then notify the team about it." in embedded
+    assert not [t for t in embedded if t.startswith("notify")]  # the part alone is not embedded
+    before = len(fake.calls)
+    index.search("notify the team about it", limit=3, mode="hybrid")  # asked on its own later: its own vector
+    assert ["notify the team about it"] in fake.calls[before:]
+
+
+def test_dense_scores_follow_a_rebuild() -> None:
+    """The product of a text's vector with every tool vector is kept for the next texts of a
+    request; a catalog change must not answer from the old tools' products."""
+    from toolscout.search.dense import DenseBackend
+
+    fake = FakeEmbedder(dim=64)
+    dense = DenseBackend(fake, progress=False)
+    dense.rebuild(TOOLS)
+    first = dense.scores("refund a payment").copy()
+    np.testing.assert_array_equal(dense.scores("refund a payment"), first)
+    dense.rebuild(TOOLS[::-1])
+    np.testing.assert_allclose(dense.scores("refund a payment"), first[::-1], atol=1e-6)
+    dense.rebuild(TOOLS[:2])
+    assert dense.scores("refund a payment").shape == (2,)
+
+
+def test_a_clause_that_holds_two_parts_stands_for_neither() -> None:
+    fake = FakeEmbedder(synonyms=SYNONYMS)
+    _, index = _index(fake)
+    request = "Create an invoice for the customer order and notify the team about it. Then list the files in the folder."
+    out = index.search(request, limit=5, mode="hybrid")
+    assert len(out.intents or []) == 3
+    embedded = [t for call in fake.calls for t in call]
+    # the first sentence holds two parts: each is embedded on its own
+    assert "Create an invoice for the customer order" in embedded and "notify the team about it" in embedded
+    assert "list the files in the folder" not in embedded  # read from "Then list the files in the folder."
+    assert "Then list the files in the folder." in embedded

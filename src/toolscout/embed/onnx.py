@@ -20,7 +20,9 @@ import numpy as np
 from ..errors import EmbeddingUnavailable, MissingExtra
 from .base import check_vectors, verify_file
 
-__all__ = ["DEFAULT_MODEL_ID", "DEFAULT_MODEL_SHA256", "DEFAULT_TOKENIZER_SHA256", "OnnxEmbedder", "default_embedder"]
+__all__ = [
+    "DEFAULT_MODEL_ID", "DEFAULT_MODEL_SHA256", "DEFAULT_TOKENIZER_SHA256", "OnnxEmbedder", "default_embedder", "halves",
+]
 
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DEFAULT_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -95,16 +97,16 @@ class OnnxEmbedder:
         lengths = [len(e.ids) for e in encodings]
         batches = _buckets(order, lengths, self.batch_size)
         if self._helpers and len(batches) == 1 and len(batches[0]) > 1:
-            batches = _halves(batches[0], lengths)  # one batch: two smaller ones in parallel
+            batches = halves(batches[0], lengths)  # one batch: two smaller ones in parallel
         if not self._helpers or len(batches) == 1:
             for rows in batches:
-                out[rows] = self._run([encodings[i] for i in rows])
+                out[rows] = self.run_batch([encodings[i] for i in rows])
         else:  # onnxruntime releases the GIL: the helpers' batches run beside the caller's
             pool = self._helper_pool()
             mine, theirs = batches[:: self._helpers + 1], [b for i, b in enumerate(batches) if i % (self._helpers + 1)]
-            futures = [(rows, pool.submit(self._run, [encodings[i] for i in rows])) for rows in theirs]
+            futures = [(rows, pool.submit(self.run_batch, [encodings[i] for i in rows])) for rows in theirs]
             for rows in mine:
-                out[rows] = self._run([encodings[i] for i in rows])
+                out[rows] = self.run_batch([encodings[i] for i in rows])
             for rows, future in futures:
                 out[rows] = future.result()
         return check_vectors(out, len(texts), self.dim, self.model_id)
@@ -115,7 +117,9 @@ class OnnxEmbedder:
                 self._pool = ThreadPoolExecutor(self._helpers, thread_name_prefix="toolscout-embed")
             return self._pool
 
-    def _run(self, encodings: list[Any]) -> np.ndarray:
+    def run_batch(self, encodings: list[Any]) -> np.ndarray:
+        """Mean-pooled vectors of one batch of tokenized texts: the unit of work :meth:`embed`
+        hands a helper thread (public so a caller can see where batches run)."""
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -154,7 +158,7 @@ def _buckets(order: list[int], lengths: list[int], size: int) -> list[list[int]]
     return batches
 
 
-def _halves(rows: list[int], lengths: list[int]) -> list[list[int]]:
+def halves(rows: list[int], lengths: list[int]) -> list[list[int]]:
     """A length-sorted batch as two, the longest texts apart, about equal in tokens."""
     total, acc = sum(lengths[i] for i in rows), 0
     for at, i in enumerate(rows):

@@ -19,7 +19,10 @@ Every (doc, term) score is computed once at build time into a compressed sparse 
 layout, so a query sums only its own term columns (``np.bincount``) and picks the top k with
 ``np.argpartition``. The layouts and the arithmetic over them are the kernel in
 :mod:`toolscout.search.sparse` (plain numpy arrays; scipy only for large work); the text of
-each field comes from :mod:`toolscout.search.fields`; this module is BM25F itself. Large
+each field comes from :mod:`toolscout.search.fields`; the formula's arithmetic is
+:mod:`toolscout.search.bm25f`, snapshots' keys and checks :mod:`toolscout.search.keyword_snapshot`,
+and keyword mode's ranking :mod:`toolscout.search.keyword_ranking`; this module builds the
+index and answers queries over it. Large
 catalogs (from 64k tools) rank as :meth:`KeywordBackend.rank` describes.
 Rebuilding reuses the analysed rows of tools that did not change (same object), so an
 update after adding or removing a few tools re-tokenises only the new ones.
@@ -27,38 +30,36 @@ update after adding or removing a few tools re-tokenises only the new ones.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from itertools import chain, count, filterfalse
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from ..model import Tool, profiles_of
-from . import sparse
+from ..model import Tool
 from .analyzer import analyze, clear_caches
 from .base import Hit
+from .bm25f import score_columns, term_bounds
 from .fields import FIELDS, tool_fields
-from .ranking import Ranking
+from .keyword_ranking import KeywordRanking
+from .keyword_snapshot import SNAPSHOT_FORMAT, parse_counts, parse_scores, snapshot_key
 from .sparse import (
-    COUNT_TYPES,
     Sparse,
     add_scores,
     best,
     candidate_pool,
     compress,
     empty,
-    major_of,
     release_freed_memory,
     small_counts,
     stack,
-    sum_fields,
     take,
 )
 
-__all__ = ["FIELDS", "FIELD_WEIGHTS", "KeywordBackend", "KeywordRanking", "release_freed_memory", "tool_fields"]
+__all__ = [
+    "FIELDS", "FIELD_WEIGHTS", "SNAPSHOT_FORMAT", "KeywordBackend", "KeywordRanking", "release_freed_memory", "tool_fields",
+]
 
 FIELD_WEIGHTS: dict[str, float] = {
     "name": 3.0,
@@ -70,14 +71,16 @@ FIELD_WEIGHTS: dict[str, float] = {
 }
 K1 = 1.2
 B = 0.75
-SNAPSHOT_FORMAT = "toolscout-bm25f-3"  # bump when the analyzer, the fields or the key change
 
-_CHUNK = 65_536
-"""Tools analysed at a time (bounds the token lists held at once)."""
-_SPARSE_FROM = 65_536
+CHUNK = 65_536
+"""Tools analysed (and their fields summed) at a time in a build: bounds the token lists
+and blocks held at once."""
+SPARSE_FROM = 65_536
 """Docs from which :meth:`KeywordBackend.rank` keeps a scratch accumulator and reads only
 the docs the query's terms hold: below, a fresh score vector is ~0.5 MB and one pass over
 it costs less than the bookkeeping."""
+SAMPLE = 4096
+"""Docs sampled for a first bound on the k-th best score in the large-catalog top k."""
 
 
 VARIANTS: dict[str, dict[str, float]] = {
@@ -88,7 +91,17 @@ VARIANTS: dict[str, dict[str, float]] = {
 
 
 class KeywordBackend:
-    """BM25F keyword backend (see the module docstring for the formula and weights)."""
+    """BM25F keyword backend (see the module docstring for the formula and weights).
+
+    ``sparse_from``, ``chunk`` and ``sample`` size the work, never the answers (the same
+    hits, bit for bit, at any setting): the catalog size from which :meth:`rank` skips the
+    pass over every doc, the tools handled at a time in a build, and the docs sampled for
+    a first top-k bound. Tests set them small to run the large-catalog paths on small
+    catalogs; a machine with little memory may want a smaller ``chunk``.
+    :attr:`loaded_from` says how the index got its scores: ``"build"`` (analysed and
+    scored here), ``"snapshot"`` (the stored scores) or ``"snapshot counts"`` (scored
+    again from the stored term counts).
+    """
 
     name = "keyword"
 
@@ -100,6 +113,9 @@ class KeywordBackend:
         b: float = B,
         variant: str = "bm25f",
         analyzer: Callable[[str], list[str]] = analyze,
+        sparse_from: int = SPARSE_FROM,
+        chunk: int = CHUNK,
+        sample: int = SAMPLE,
     ) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; choose from {sorted(VARIANTS)}")
@@ -107,6 +123,8 @@ class KeywordBackend:
         self.weights = dict(weights if weights is not None else VARIANTS[variant])
         self.k1, self.b = k1, b
         self.analyzer = analyzer
+        self.sparse_from, self.chunk, self.sample = sparse_from, max(1, chunk), max(1, sample)
+        self.loaded_from = "build"
         self._last_terms: tuple[str, list[str]] | None = None
         self._vocab: dict[str, int] = {}
         self._tools: list[Tool] = []
@@ -129,7 +147,8 @@ class KeywordBackend:
     def _analyse(self, tools: Sequence[Tool]) -> dict[str, Sparse]:
         """Raw term counts per field for ``tools`` (rows in order), a chunk of tools at a
         time: the token lists of a whole 1M-tool catalog at once took over a GB."""
-        parts = [self._analyse_chunk(tools[i : i + _CHUNK]) for i in range(0, len(tools), _CHUNK)]
+        step = self.chunk
+        parts = [self._analyse_chunk(tools[i : i + step]) for i in range(0, len(tools), step)]
         if len(parts) <= 1:
             return parts[0] if parts else self._analyse_chunk([])
         out: dict[str, Sparse] = {}
@@ -187,7 +206,7 @@ class KeywordBackend:
                 fresh.append(tool)
         del old_rows
         new_raw = self._analyse(fresh) if fresh else {}
-        if len(fresh) >= _CHUNK:
+        if len(fresh) >= self.chunk:
             # The analysis's token lists are garbage now, and its word caches hold mostly
             # the catalog's words (up to 600k entries, ~0.1 GB; queries refill them): hand
             # that heap back to the OS before the scores take their peak.
@@ -206,36 +225,16 @@ class KeywordBackend:
         self._raw = raw
         self._tools = tools
         self._compute_scores()
+        self.loaded_from = "build"
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot_key(self, tools: Sequence[Tool], profiles: tuple[list[int], list[Any]] | None = None) -> str:
         """Identifies an index over ``tools`` with these settings: a snapshot stored under
         this key is valid exactly for the same tools (every indexed field), analyzer and
         weights. ``profiles`` is ``profiles_of(tools)`` if the caller has it already."""
-        h = hashlib.sha256(f"{SNAPSHOT_FORMAT}|{self.variant}|{sorted(self.weights.items())}".encode())
-        h.update(f"|{self.k1}|{self.b}|{getattr(self.analyzer, '__qualname__', '?')}".encode())
-        # Column by column (C-level joins, no per-tool formatting: 1M tools in ~0.5 s): the
-        # names, versions and original names, each with its lengths (so no text can pass
-        # for two), then each tool's labels as a code into their distinct texts. Labels come
-        # from the tools' shared profiles: formatted once per profile.
-        names = list(map(attrgetter("name"), tools))
-        versions = list(map(attrgetter("_version"), tools))  # computed ones: no property call
-        if None in versions:
-            versions = list(map(attrgetter("version"), tools))
-        originals = list(map(repr, map(attrgetter("original_name"), tools)))
-        codes, profiles = profiles_of(tools) if profiles is None else profiles
-        labels = [
-            repr((p.category, p.tags, p.source_id, sorted(p.display.items()), sorted(p.descriptions.items())))
-            for p in profiles
-        ]
-        unique = dict.fromkeys(labels)
-        position = dict(zip(unique, range(len(unique)), strict=True))
-        label_of = np.asarray(list(map(position.__getitem__, labels)), np.int64)
-        for column in (names, versions, originals, list(unique)):
-            h.update(np.fromiter(map(len, column), np.int64, len(column)).tobytes())
-            h.update("\x1f".join(column).encode())
-        h.update(label_of[np.asarray(codes, np.int64)].astype("<i8").tobytes() if codes else b"")
-        return h.hexdigest()[:32]
+        settings = f"{self.variant}|{sorted(self.weights.items())}"
+        settings += f"|{self.k1}|{self.b}|{getattr(self.analyzer, '__qualname__', '?')}"
+        return snapshot_key(settings, tools, profiles)
 
     def snapshot(self) -> dict[str, np.ndarray]:
         """The analysed index as plain arrays (numbers only; no pickle), for a store."""
@@ -276,37 +275,18 @@ class KeywordBackend:
             return False
         width = max(len(terms), 1)
         has_counts = all(f"{field}.data" in arrays for field in self.weights)
-        raw = self._parse_counts(arrays, len(tools), width) if has_counts else {}
+        raw = parse_counts(arrays, self.weights, len(tools), width) if has_counts else {}
         if raw is None or (not has_counts and (counts is None or "scores.data" not in arrays)):
             return False
         self._vocab = dict(zip(terms, range(len(terms)), strict=True))
         self._raw = raw
         self._counts_loader = None if has_counts else counts
         self._tools = list(tools)
+        self.loaded_from = "snapshot"
         if not self._restore_scores(arrays, width):
             self._compute_scores()
+            self.loaded_from = "snapshot counts"
         return True
-
-    def _parse_counts(self, arrays: dict[str, np.ndarray], n: int, width: int) -> dict[str, Sparse] | None:
-        """The per-field term counts in ``arrays``, or None if they do not fit."""
-        raw: dict[str, Sparse] = {}
-        try:
-            for field in self.weights:
-                data, indices, indptr = (np.asarray(arrays[f"{field}.{k}"]) for k in ("data", "indices", "indptr"))
-                if len(indptr) != n + 1 or (len(indices) and int(indices.max()) >= width):
-                    return None
-                if len(data) != len(indices) or int(indptr[0]) != 0 or int(indptr[-1]) != len(indices):
-                    return None
-                if len(indptr) > 1 and bool((np.diff(indptr) < 0).any()):
-                    return None
-                raw[field] = Sparse(
-                    data if data.dtype in COUNT_TYPES else data.astype(np.float32),
-                    indices.astype(np.int32, copy=False),
-                    indptr.astype(np.int64),
-                )
-        except (KeyError, ValueError, TypeError, IndexError):
-            return None
-        return raw
 
     def _counts(self) -> dict[str, Sparse]:
         """The per-field term counts, fetched now if a restore left them in the store."""
@@ -314,95 +294,31 @@ class KeywordBackend:
         if loader is not None:
             self._counts_loader = None
             found = loader()
-            raw = self._parse_counts(found, len(self._tools), max(len(self._vocab), 1)) if found else None
+            raw = parse_counts(found, self.weights, len(self._tools), max(len(self._vocab), 1)) if found else None
             self._raw = raw if raw is not None else self._analyse(self._tools)
         return self._raw
 
     def _restore_scores(self, arrays: dict[str, np.ndarray], width: int) -> bool:
         """Take the snapshot's BM25F scores if it has them in the right shape."""
-        try:
-            data, indices, indptr = (np.asarray(arrays[f"scores.{k}"]) for k in ("data", "indices", "indptr"))
-            idf = np.asarray(arrays["idf"], dtype=np.float32)
-        except KeyError:
+        found = parse_scores(arrays, len(self._tools), width)
+        if found is None:
             return False
-        n = len(self._tools)
-        if len(indptr) != width + 1 or len(idf) != width or len(data) != len(indices) or int(indptr[-1]) != len(data):
-            return False
-        if len(indices) and (int(indices.max()) >= n or int(indices.min()) < 0):
-            return False
-        self._scores = Sparse(data.astype(np.float32, copy=False), indices.astype(np.int32, copy=False), indptr.astype(np.int64))
-        self._idf = idf
-        self._n = n
+        self._scores, self._idf = found
+        self._n = len(self._tools)
         self._index_terms()
         return True
 
     def _compute_scores(self) -> None:
         n = len(self._tools)
         width = max(len(self._vocab), 1)
-        # Large catalogs sum the fields column-wise in scipy (C), one field at a time: the
-        # entries of all fields at once, sorted, took over a GB at 1M tools. Both ways add
-        # a (term, doc)'s fields in field order, in float32: the same scores.
-        counts = self._counts()
-        big = sum(len(counts[f].data) for f in self.weights) > sparse.SCIPY_ABOVE
-        rows, cols, vals = [], [], []  # every field's weighted, length-normalised counts
-        norms: list[tuple[Sparse, np.ndarray]] = []
-        for field, w in self.weights.items():
-            m = counts[field]
-            row_of = major_of(m)
-            lengths = np.bincount(row_of, weights=m.data, minlength=n).astype(np.float32)
-            avg = float(lengths.mean()) if n and lengths.mean() > 0 else 1.0
-            norm = (w / (1.0 - self.b + self.b * lengths / avg)).astype(np.float32)
-            if big:
-                norms.append((m, norm))
-                continue
-            rows.append(row_of)
-            cols.append(m.indices)
-            vals.append(norm[row_of] * m.data)
-        if big:
-            tf = sum_fields(norms, n, width)
-            del norms
-        else:
-            tf = compress(np.concatenate(cols), np.concatenate(rows), np.concatenate(vals), width, n)  # summed: CSC
-        del rows, cols, vals
-        if not tf.data.all():  # a zero field weight leaves explicit zeros: not matches
-            keep = tf.data != 0
-            col_of = major_of(tf)[keep]
-            indptr = np.zeros(width + 1, np.int64)
-            np.cumsum(np.bincount(col_of, minlength=width), out=indptr[1:])
-            tf = Sparse(tf.data[keep], tf.indices[keep], indptr)
-        df = np.diff(tf.indptr).astype(np.float64)
-        idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
-        # Into tf's own array, a range of terms at a time, in the same float32 operations
-        # and order as ``repeat(idf) * tf * (k1 + 1) / (tf + k1)``: one entry-sized array
-        # alive, not two (1M tools: ~100 MB less at the build's peak).
-        data = tf.data if tf.data.dtype == np.float32 and tf.data.flags.writeable else tf.data.astype(np.float32)
-        per = np.diff(tf.indptr)
-        first = 0
-        while first < width:
-            last = int(np.searchsorted(tf.indptr, tf.indptr[first] + _CHUNK * 64, side="right")) - 1
-            last = min(width, max(last, first + 1))
-            lo, hi = int(tf.indptr[first]), int(tf.indptr[last])
-            part = np.repeat(idf[first:last], per[first:last])
-            part *= data[lo:hi]
-            part *= self.k1 + 1.0
-            part /= data[lo:hi] + self.k1
-            data[lo:hi] = part
-            first = last
-        del per
-        self._scores = Sparse(data, tf.indices, tf.indptr)
-        self._idf = idf
+        self._scores, self._idf = score_columns(self._counts(), self.weights, self.k1, self.b, n, width, self.chunk)
         self._n = n
         self._index_terms()
 
     def _index_terms(self) -> None:
         """Each term's highest score: :meth:`rank`'s bound on what a term can add."""
-        m = self._scores
-        df = np.diff(m.indptr)
-        ub = np.zeros(len(df), np.float32)
-        some = df > 0
-        if some.any():
-            ub[some] = np.maximum.reduceat(m.data, m.indptr[:-1][some])
-        self._ub = ub
+        self._ub = term_bounds(self._scores)
+
 
     # -- querying -------------------------------------------------------------------------
     def terms(self, query: str) -> list[str]:
@@ -443,7 +359,7 @@ class KeywordBackend:
     @property
     def sparse(self) -> bool:
         """Whether :meth:`rank` skips the pass over every doc (large catalogs)."""
-        return self._n >= _SPARSE_FROM
+        return self._n >= self.sparse_from
 
     def rank(self, query: str, limit: int, mask: np.ndarray | None = None) -> tuple[list[Hit], int]:
         """The ``limit`` best allowed docs (as :meth:`top` over :meth:`scores` would return
@@ -454,7 +370,7 @@ class KeywordBackend:
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
         if not used or self._n == 0:
             return [], 0
-        if self._n < _SPARSE_FROM:  # a pass over every doc is cheaper than the bookkeeping
+        if self._n < self.sparse_from:  # a pass over every doc is cheaper than the bookkeeping
             scores, used = self.scores(query)
             if mask is not None:
                 scores = np.where(mask, scores, 0.0)
@@ -496,7 +412,7 @@ class KeywordBackend:
             total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
             if limit <= 0 or not total:
                 return [], total
-            pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask)
+            pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask, self.sample)
         finally:
             if postings * 16 <= self._n:  # few: put the touched entries back to zero
                 for a, z in spans:
@@ -559,7 +475,7 @@ class KeywordBackend:
         """
         if limit <= 0 or not len(docs):
             return []
-        pos = best(docs, scores, limit)
+        pos = best(docs, scores, limit, self.sample)
         docs, scores = docs[pos], scores[pos]
         held = held[:, pos] if held is not None else None
         if held is None:
@@ -621,40 +537,3 @@ class KeywordBackend:
 
     def __len__(self) -> int:
         return len(self._tools)
-
-
-class KeywordRanking(Ranking):
-    """Keyword mode's ranking: BM25F scores of the (possibly rewritten) text. Without a
-    rescoring signal it takes :meth:`KeywordBackend.rank`'s path (no pass over every doc
-    on a large catalog); with one, the dense score vector is rescored before the top k."""
-
-    def __init__(self, backend: KeywordBackend, query: str, mask: np.ndarray) -> None:
-        super().__init__("keyword", query)
-        self._kw = backend
-        self._mask = mask
-        self._scores: np.ndarray | None = None  # the rescored, masked scores (rescored path)
-        self._bound: float | None = None
-
-    @property
-    def bound(self) -> float:
-        if self._bound is None:
-            self._bound = self._kw.max_score(self.text) or 1.0
-        return self._bound
-
-    def cut(self, limit: int) -> tuple[list[Hit], int]:
-        kw, text, mask = self._kw, self.text, self._mask
-        bound = self.bound
-        if not self.rescores:  # no pass over every doc (docs/search.md#scaling)
-            return kw.rank(text, limit, None if mask.all() else mask)
-        scores, used = kw.scores(text)
-        scores = np.where(mask, self.adjusted(scores, bound), 0.0)  # bounded: a share of a full match
-        self._scores = scores
-        return kw.top(scores, used, limit), kw.count_matches(scores)
-
-    def matched(self, doc: int) -> bool:
-        if self._scores is None:
-            return self._kw.matches(self.text, doc)
-        return bool(self._scores[doc] > 0)
-
-    def relevance(self, score: float, hits: Sequence[Hit]) -> float:
-        return min(1.0, score / self.bound)

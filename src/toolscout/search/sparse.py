@@ -133,13 +133,14 @@ def _fields_block(fields: list[tuple[Sparse, np.ndarray]], start: int, stop: int
     return total.tocsc()
 
 
-def sum_fields(fields: list[tuple[Sparse, np.ndarray]], n: int, width: int) -> Sparse:
+def sum_fields(fields: list[tuple[Sparse, np.ndarray]], n: int, width: int, block: int = _CHUNK) -> Sparse:
     """The weighted fields' sum as a (term, doc) :class:`Sparse`, built a block of docs at a
     time into its final arrays: one copy of the summed matrix is alive, not two (adding
     whole fields held the sum so far and the new sum at once: the 1M-tool build's peak).
     Two passes over the blocks: the first counts each term's docs, the second writes each
-    block's entries after the earlier blocks' (docs stay ascending in every term)."""
-    step = _CHUNK
+    block's entries after the earlier blocks' (docs stay ascending in every term).
+    ``block``: docs summed at a time."""
+    step = block
     df = np.zeros(width, np.int64)
     for start in range(0, n, step):
         df += np.diff(_fields_block(fields, start, min(n, start + step), width).indptr)
@@ -263,7 +264,14 @@ def kth(values: np.ndarray, k: int) -> float:
 
 
 def candidate_pool(
-    m: Sparse, ub: np.ndarray, acc: np.ndarray, ids: list[int], spans: list[tuple[int, int]], limit: int, mask: np.ndarray | None
+    m: Sparse,
+    ub: np.ndarray,
+    acc: np.ndarray,
+    ids: list[int],
+    spans: list[tuple[int, int]],
+    limit: int,
+    mask: np.ndarray | None,
+    sample: int = _SAMPLE,
 ) -> np.ndarray:
     """The allowed docs that may make the top ``limit`` by their float32 scores in
     ``acc`` (every query term's column of ``m`` added), ascending: a superset of the exact
@@ -274,6 +282,7 @@ def candidate_pool(
     exact k-th best score is at least ``floor = bound / (1 + eps)``: a doc of the top k
     has a float32 score of at least ``bound * (1 - eps) / (1 + eps)``, and a doc holding
     only terms whose highest scores add up to less than ``floor`` scores below it.
+    ``sample``: docs of a long column sampled for a first bound.
     """
     eps = _F32_ROUNDING * (len(ids) + 2)
     shrink = (1.0 - eps) / (1.0 + eps)
@@ -290,14 +299,14 @@ def candidate_pool(
             break  # a doc holding only the terms left scores below the k-th best
         a, z = spans[j]
         rows = m.indices[a:z]
-        if seen < limit and z - a > 4 * _SAMPLE:
+        if seen < limit and z - a > 4 * sample:
             # No bound yet and many docs to read: first a bound from an evenly spaced
             # sample of them (distinct docs), so that not all of them are kept.
-            sample = rows[:: (z - a) // _SAMPLE]
+            picked = rows[:: (z - a) // sample]
             if mask is not None:
-                sample = sample[mask[sample]]
-            if len(sample) >= limit:
-                bound = max(bound, kth(acc.take(sample), limit))
+                picked = picked[mask[picked]]
+            if len(picked) >= limit:
+                bound = max(bound, kth(acc.take(picked), limit))
                 if rest[p] < bound / (1.0 + eps) * _SAFE:
                     break
         values = acc.take(rows)
@@ -327,20 +336,20 @@ def candidate_pool(
     return pool
 
 
-def best(docs: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
+def best(docs: np.ndarray, scores: np.ndarray, limit: int, sample: int = _SAMPLE) -> np.ndarray:
     """Positions of the ``limit`` best of ``docs`` (distinct, any order; ``scores`` aligned,
     > 0), best first, ties in doc order: exactly, including ties at the cut.
 
     A lower bound on the k-th best score comes from an evenly spaced sample of the docs
     (real docs with their full scores, so the bound is safe); one comparison over ``docs``
     then leaves about ``limit * len(docs) / sample`` candidates to sort, where a partition
-    of every matched doc cost ~1 ms per 200k docs.
+    of every matched doc cost ~1 ms per 200k docs. ``sample``: how many docs at most.
     """
     if len(docs) <= limit:
         return np.lexsort((docs, -scores))[:limit]
-    step = len(docs) // _SAMPLE
-    sample = scores[::step] if step > 1 else scores[:0]
-    theta = kth(sample, limit) if len(sample) >= limit else 0.0  # a limit above the sample: none
+    step = len(docs) // sample
+    sampled = scores[::step] if step > 1 else scores[:0]
+    theta = kth(sampled, limit) if len(sampled) >= limit else 0.0  # a limit above the sample: none
     sel = np.flatnonzero(scores >= theta)
     if len(sel) > 4 * limit:  # a weak bound: partition what is left
         kth_score = np.partition(scores[sel], len(sel) - limit)[len(sel) - limit]
