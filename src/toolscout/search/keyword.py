@@ -374,7 +374,8 @@ class KeywordBackend:
             scores, used = self.scores(query)
             if mask is not None:
                 scores = np.where(mask, scores, 0.0)
-            return self.top(scores, used, limit), self.count_matches(scores)
+            matched = np.flatnonzero(scores > 0)
+            return self.top_sparse(matched, scores[matched], used, limit), len(matched)
         acc, mine = self._accumulator()
         try:
             return self._rank_sparse(acc, used, limit, mask)

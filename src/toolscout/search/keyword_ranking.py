@@ -56,7 +56,8 @@ class KeywordRanking(Ranking):
         scores, used = kw.scores(text)
         scores = np.where(mask, self.adjusted(scores, bound), 0.0)  # bounded: a share of a full match
         self._scores = scores
-        return kw.top(scores, used, limit), kw.count_matches(scores)
+        matched = np.flatnonzero(scores > 0)  # one pass gives both the top k's candidates and the count
+        return kw.top_sparse(matched, scores[matched], used, limit), len(matched)
 
     def matched(self, doc: int) -> bool:
         if self._scores is None:
