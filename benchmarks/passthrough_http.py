@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,12 @@ async def _ready(url: str) -> None:
     raise RuntimeError(f"{url} never answered")
 
 
-async def _measure(up: str, gateways: list[tuple[str, int]], mode: str, calls: int) -> list[dict[str, Any]]:
+async def interleaved(
+    up: str, gateways: list[str], mode: str, calls: int, meter: Callable[[], list[float]] | None = None
+) -> tuple[list[float], list[list[float]], list[float]]:
     """One direct call, then one through each gateway (the order rotating call by call), ``calls``
-    times: every tree meets the same moments of the machine's load."""
+    times: every tree meets the same moments of the machine's load. Returns the direct and the
+    per-gateway times (ms) and how much ``meter``'s readings grew over the timed calls."""
     forward = {"name": "up_echo", "arguments": {"text": "x"}}
     direct: list[float] = []
     via: list[list[float]] = [[] for _ in gateways]
@@ -70,7 +74,7 @@ async def _measure(up: str, gateways: list[tuple[str, int]], mode: str, calls: i
         dc = await stack.enter_async_context(Client(streamable_http_client(f"{up}/mcp"), mode=mode))  # type: ignore[arg-type]
         clients = [
             await stack.enter_async_context(Client(streamable_http_client(f"{gw}/mcp"), mode=mode))  # type: ignore[arg-type]
-            for gw, _ in gateways
+            for gw in gateways
         ]
         for gc in clients:
             for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
@@ -83,7 +87,7 @@ async def _measure(up: str, gateways: list[tuple[str, int]], mode: str, calls: i
             await dc.call_tool("echo", {"text": "x"})
             for gc in clients:
                 await gc.call_tool("call_tool", forward)
-        cpu0 = [_cpu_s(pid) for _, pid in gateways]
+        start = meter() if meter is not None else []
         for n in range(calls):
             t = time.perf_counter()
             await dc.call_tool("echo", {"text": "x"})
@@ -95,11 +99,18 @@ async def _measure(up: str, gateways: list[tuple[str, int]], mode: str, calls: i
                 via[i].append((time.perf_counter() - t) * 1e3)
                 if result.is_error:
                     raise RuntimeError(f"a forwarded call failed: {result.content}")
-        cpu = [(_cpu_s(pid) - c0) / calls * 1e3 for (_, pid), c0 in zip(gateways, cpu0, strict=True)]
-    return [{"direct": direct, "via": v, "cpu": c} for v, c in zip(via, cpu, strict=True)]
+        grown = [b - a for a, b in zip(start, meter(), strict=True)] if meter is not None else []
+    return direct, via, grown
 
 
-async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, dict[str, dict[str, float]]]:
+@contextlib.asynccontextmanager
+async def gateways_in_front(
+    trees: list[Path], launch: Callable[[int, Path, list[str]], list[str]]
+) -> AsyncIterator[tuple[str, list[tuple[str, subprocess.Popen[Any]]]]]:
+    """The streamable HTTP echo upstream, and one ``toolscout serve --transport http`` per tree
+    in front of it (its sources first on the path; ``launch(i, dir, serve_args)`` is the
+    command line), all ready; stopped on exit. Yields the upstream's URL and each gateway's
+    URL and process."""
     with tempfile.TemporaryDirectory() as d:
         upstream = subprocess.Popen([sys.executable, str(ECHO), "--http", "0"], stdout=subprocess.PIPE, text=True)
         procs: list[subprocess.Popen[Any]] = [upstream]
@@ -109,25 +120,33 @@ async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, di
             await _ready(f"{up}/mcp")
             cfg = Path(d) / "one.json"
             cfg.write_text(json.dumps({"mcpServers": {"up": {"url": f"{up}/mcp"}}}))
-            gateways: list[tuple[str, int]] = []
+            gateways: list[tuple[str, subprocess.Popen[Any]]] = []
             for i, tree in enumerate(trees):
                 port = _free_port()
                 env = {**os.environ, "PYTHONPATH": str(tree.resolve())}
                 args = ["serve", "-c", str(cfg), "--cache", str(Path(d) / f"{i}.db"), "--transport", "http", "--port", str(port)]
-                proc = subprocess.Popen([sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.DEVNULL)
+                proc = subprocess.Popen(launch(i, Path(d), args), env=env, stdout=subprocess.DEVNULL)
                 procs.append(proc)
-                gateways.append((f"http://127.0.0.1:{port}", proc.pid))
+                gateways.append((f"http://127.0.0.1:{port}", proc))
             for url, _ in gateways:
                 await _ready(f"{url}/v1/ready")
-            samples: dict[tuple[int, str], list[dict[str, Any]]] = {}
-            for _ in range(rounds):
-                for label, mode in MODES.items():
-                    for i, run in enumerate(await _measure(up, gateways, mode, calls)):
-                        samples.setdefault((i, label), []).append(run)
+            yield up, gateways
         finally:
             for proc in procs:
                 proc.terminate()
                 proc.wait(10)
+
+
+async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, dict[str, dict[str, float]]]:
+    samples: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    async with gateways_in_front(trees, lambda i, d, args: [sys.executable, "-c", CLI, *args]) as (up, gateways):
+        urls = [url for url, _ in gateways]
+        for _ in range(rounds):
+            for label, mode in MODES.items():
+                meter = lambda: [_cpu_s(proc.pid) for _, proc in gateways]  # noqa: E731
+                direct, via, cpu = await interleaved(up, urls, mode, calls, meter)
+                for i, (v, c) in enumerate(zip(via, cpu, strict=True)):
+                    samples.setdefault((i, label), []).append({"direct": direct, "via": v, "cpu": c / calls * 1e3})
     out: dict[str, dict[str, dict[str, float]]] = {}
     for (i, label), runs in samples.items():
         direct = [x for r in runs for x in r["direct"]]

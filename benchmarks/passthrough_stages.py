@@ -21,22 +21,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from passthrough_http import ECHO, MODES, _free_port, _ready
+from passthrough_http import MODES, gateways_in_front, interleaved
 
 BENCH = Path(__file__).resolve().parent
 PROBE = BENCH / "_passthrough_probe.py"
@@ -75,81 +69,29 @@ async def _marks(proc: subprocess.Popen[Any], out: Path, n: int) -> list[list[fl
     raise RuntimeError("the probed gateway never wrote its marks")
 
 
-async def _measure(up: str, gateways: list[tuple[str, subprocess.Popen[Any], Path]], mode: str, calls: int) -> list[dict[str, Any]]:
-    """One direct call, then one through each gateway (the order rotating call by call), ``calls``
-    times; then each gateway's marks of those calls."""
-    forward = {"name": "up_echo", "arguments": {"text": "x"}}
-    direct: list[float] = []
-    via: list[list[float]] = [[] for _ in gateways]
-    async with contextlib.AsyncExitStack() as stack:
-        dc = await stack.enter_async_context(Client(streamable_http_client(f"{up}/mcp"), mode=mode))  # type: ignore[arg-type]
-        clients = [
-            await stack.enter_async_context(Client(streamable_http_client(f"{gw}/mcp"), mode=mode))  # type: ignore[arg-type]
-            for gw, _, _ in gateways
-        ]
-        for gc in clients:
-            for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
-                if not (await gc.call_tool("call_tool", forward)).is_error:
-                    break
-                await asyncio.sleep(0.05)
-        for _ in range(10):
-            await dc.call_tool("echo", {"text": "x"})
-            for gc in clients:
-                await gc.call_tool("call_tool", forward)
-        for n in range(calls):
-            t = time.perf_counter()
-            await dc.call_tool("echo", {"text": "x"})
-            direct.append((time.perf_counter() - t) * 1e3)
-            for k in range(len(clients)):
-                i = (n + k) % len(clients)
-                t = time.perf_counter()
-                await clients[i].call_tool("call_tool", forward)
-                via[i].append((time.perf_counter() - t) * 1e3)
-    runs = []
-    for (_, proc, out), v in zip(gateways, via, strict=True):
-        marks = await _marks(proc, out, calls)
-        if len(marks) != calls:
-            raise RuntimeError(f"{len(marks)} complete marks for {calls} calls")
-        runs.append({"direct": direct, "via": v, "stages": [_stages(x, m) for x, m in zip(v, marks, strict=True)]})
-    return runs
-
-
 async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, dict[str, dict[str, float]]]:
-    with tempfile.TemporaryDirectory() as d:
-        upstream = subprocess.Popen([sys.executable, str(ECHO), "--http", "0"], stdout=subprocess.PIPE, text=True)
-        procs: list[subprocess.Popen[Any]] = [upstream]
-        try:
-            assert upstream.stdout is not None
-            up = f"http://127.0.0.1:{upstream.stdout.readline().strip()}"
-            await _ready(f"{up}/mcp")
-            cfg = Path(d) / "one.json"
-            cfg.write_text(json.dumps({"mcpServers": {"up": {"url": f"{up}/mcp"}}}))
-            gateways: list[tuple[str, subprocess.Popen[Any], Path]] = []
-            for i, tree in enumerate(trees):
-                port = _free_port()
-                out = Path(d) / f"marks-{i}.json"
-                env = {**os.environ, "PYTHONPATH": str(tree.resolve())}
-                args = ["serve", "-c", str(cfg), "--cache", str(Path(d) / f"{i}.db"), "--transport", "http", "--port", str(port)]
-                proc = subprocess.Popen([sys.executable, str(PROBE), str(out), *args], env=env, stdout=subprocess.DEVNULL)
-                procs.append(proc)
-                gateways.append((f"http://127.0.0.1:{port}", proc, out))
-            for url, _, _ in gateways:
-                await _ready(f"{url}/v1/ready")
-            samples: dict[tuple[int, str], list[dict[str, Any]]] = {}
-            for _ in range(rounds):
-                for label, mode in MODES.items():
-                    for i, run in enumerate(await _measure(up, gateways, mode, calls)):
-                        samples.setdefault((i, label), []).append(run)
-        finally:
-            for proc in procs:
-                proc.terminate()
-                proc.wait(10)
+    def probed(i: int, d: Path, args: list[str]) -> list[str]:
+        return [sys.executable, str(PROBE), str(d / f"marks-{i}.json"), *args]
+
+    samples: dict[tuple[int, str], list[list[float]]] = {}
+    directs: dict[tuple[int, str], list[float]] = {}
+    vias: dict[tuple[int, str], list[float]] = {}
+    async with gateways_in_front(trees, probed) as (up, gateways):
+        for _ in range(rounds):
+            for label, mode in MODES.items():
+                direct, via, _ = await interleaved(up, [url for url, _ in gateways], mode, calls)
+                for i, ((_, proc), v) in enumerate(zip(gateways, via, strict=True)):
+                    marks = await _marks(proc, Path(proc.args[2]), calls)  # probed()'s marks file
+                    if len(marks) != calls:
+                        raise RuntimeError(f"{len(marks)} complete marks for {calls} calls")
+                    samples.setdefault((i, label), []).extend(_stages(x, m) for x, m in zip(v, marks, strict=True))
+                    directs.setdefault((i, label), []).extend(direct)
+                    vias.setdefault((i, label), []).extend(v)
     result: dict[str, dict[str, dict[str, float]]] = {}
-    for (i, label), runs in samples.items():
-        via = [x for r in runs for x in r["via"]]
-        direct = [x for r in runs for x in r["direct"]]
-        stages = np.array([s for r in runs for s in r["stages"]])
-        row = {"direct p50": float(np.median(direct)), "via p50": float(np.median(via))}
+    for key, rows in samples.items():
+        i, label = key
+        stages = np.array(rows)
+        row = {"direct p50": float(np.median(directs[key])), "via p50": float(np.median(vias[key]))}
         row["overhead p50"] = row["via p50"] - row["direct p50"]
         row.update({name: float(np.median(stages[:, k])) for k, name in enumerate(STAGES)})
         result.setdefault(str(trees[i]), {})[label] = row
