@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,3 +33,21 @@ def checked_out(versions: Mapping[str, str]) -> Iterator[dict[str, Path]]:
         finally:
             for tree in trees:
                 subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True, check=False)
+
+
+def take_turns(workers: Mapping[str, subprocess.Popen[str]], chunks: Iterable[tuple[int, int]]) -> dict[str, list[Any]]:
+    """Each worker answers ``chunk`` after chunk in turn (one ``"<start> <stop>"`` line in, one
+    JSON list out), so a change of load on a shared machine hits every version alike; then
+    their stdin is closed and they are waited for. ``{label: every chunk's items}``."""
+    rows: dict[str, list[Any]] = {label: [] for label in workers}
+    for start, stop in chunks:
+        for label, worker in workers.items():
+            assert worker.stdin is not None and worker.stdout is not None
+            worker.stdin.write(f"{start} {stop}\n")
+            worker.stdin.flush()
+            rows[label] += json.loads(worker.stdout.readline())
+    for worker in workers.values():
+        assert worker.stdin is not None
+        worker.stdin.close()
+        worker.wait()
+    return rows

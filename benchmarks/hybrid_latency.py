@@ -25,7 +25,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -35,8 +34,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import write_section
+from _trees import checked_out, take_turns
 
-ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
 CHUNK = 25
 
@@ -116,8 +115,7 @@ def _worker(queries: int, mode: str) -> None:
         print(json.dumps(rows), flush=True)
 
 
-def _start(tree: str, queries: int, mode: str) -> subprocess.Popen[str]:
-    src = ROOT / "src" if tree == "." else Path(tree) / "src"
+def _start(src: Path, queries: int, mode: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{Path(__file__).parent}"}
     proc = subprocess.Popen(
         [sys.executable, __file__, "--worker", "--queries", str(queries), "--mode", mode], env=env, text=True,
@@ -126,12 +124,6 @@ def _start(tree: str, queries: int, mode: str) -> subprocess.Popen[str]:
     assert proc.stdout is not None
     json.loads(proc.stdout.readline())
     return proc
-
-
-def _checkout(rev: str, into: Path) -> Path:
-    target = into / rev
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(target), rev], check=True, capture_output=True)
-    return target
 
 
 def _stats(rows: list[dict[str, float]]) -> dict[str, tuple[float, float, float]]:
@@ -158,27 +150,9 @@ def main() -> None:
         return
     trees = args.trees.split(",")
     load0 = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = {t: ("." if t == "." else str(_checkout(t, Path(tmp)))) for t in trees}
-        try:
-            workers = {t: _start(paths[t], args.queries, args.mode) for t in trees}
-            rows: dict[str, list[dict[str, float]]] = {t: [] for t in trees}
-            chunks = [s for _ in range(args.rounds) for s in range(0, args.queries, CHUNK)]
-            for start in chunks:
-                for t in trees:
-                    w = workers[t]
-                    assert w.stdin is not None and w.stdout is not None
-                    w.stdin.write(f"{start} {start + CHUNK}\n")
-                    w.stdin.flush()
-                    rows[t] += json.loads(w.stdout.readline())
-            for w in workers.values():
-                assert w.stdin is not None
-                w.stdin.close()
-                w.wait()
-        finally:
-            for t in trees:
-                if t != ".":
-                    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", paths[t]], check=False, capture_output=True)
+    chunks = [(s, s + CHUNK) for _ in range(args.rounds) for s in range(0, args.queries, CHUNK)]
+    with checked_out({t: "HEAD" if t == "." else t for t in trees}) as sources:
+        rows = take_turns({t: _start(sources[t], args.queries, args.mode) for t in trees}, chunks)
     load1 = os.getloadavg()[0]
     label = {t: ("this tree" if t == "." else t) for t in trees}
     stats = {t: _stats(rows[t]) for t in trees}

@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,8 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import DATA, replicate
+from _trees import checked_out, take_turns
 
-ROOT = Path(__file__).resolve().parents[1]
 CHUNK = 100
 
 
@@ -65,40 +64,16 @@ def main() -> None:
         return
     trees = args.trees.split(",")
     load0 = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = {}
-        for t in trees:
-            if t == ".":
-                paths[t] = ROOT
-                continue
-            paths[t] = Path(tmp) / t
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(paths[t]), t], check=True, capture_output=True)
-        try:
-            workers = {}
-            for t in trees:  # one at a time: the builds' peaks do not add up
-                env = {**os.environ, "PYTHONPATH": f"{paths[t] / 'src'}{os.pathsep}{Path(__file__).parent}"}
-                w = subprocess.Popen([sys.executable, __file__, "--worker", "--n", str(args.n)], env=env, text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-                assert w.stdout is not None
-                total = json.loads(w.stdout.readline())["ready"]
-                workers[t] = w
-            rows: dict[str, list[list[float]]] = {t: [] for t in trees}
-            for _ in range(args.rounds):
-                for start in range(0, total, CHUNK):
-                    for t in trees:
-                        w = workers[t]
-                        assert w.stdin is not None and w.stdout is not None
-                        w.stdin.write(f"{start} {start + CHUNK}\n")
-                        w.stdin.flush()
-                        rows[t] += json.loads(w.stdout.readline())
-            for w in workers.values():
-                assert w.stdin is not None
-                w.stdin.close()
-                w.wait()
-        finally:
-            for t in trees:
-                if t != ".":
-                    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(paths[t])], check=False, capture_output=True)
+    with checked_out({t: "HEAD" if t == "." else t for t in trees}) as sources:
+        workers = {}
+        for t in trees:  # one at a time: the builds' peaks do not add up
+            env = {**os.environ, "PYTHONPATH": f"{sources[t]}{os.pathsep}{Path(__file__).parent}"}
+            w = subprocess.Popen([sys.executable, __file__, "--worker", "--n", str(args.n)], env=env, text=True,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert w.stdout is not None
+            total = json.loads(w.stdout.readline())["ready"]
+            workers[t] = w
+        rows = take_turns(workers, [(s, s + CHUNK) for _ in range(args.rounds) for s in range(0, total, CHUNK)])
     lines = ["| version | CPU p50 / p99 (ms) | wall p50 / p99 (ms) |", "|---|---|---|"]
     for t in trees:
         a = np.asarray(rows[t])
