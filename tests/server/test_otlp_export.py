@@ -23,7 +23,7 @@ import pytest
 
 from _procs import free_port, stop
 from _wait import until
-from mcp_fixtures.asgi import serving
+from mcp_fixtures.asgi import ToolCalls, read_body, serving
 from mcp_fixtures.fake_upstream import build
 
 pytest.importorskip("opentelemetry.sdk.trace")
@@ -44,12 +44,7 @@ class Receiver:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         status = 404
         reply = b""
         if scope["method"] == "POST" and scope["path"] == "/v1/traces":
@@ -73,42 +68,13 @@ class Receiver:
         return {s["name"] for s in self.spans if s["trace_id"] == trace_id}
 
 
-class MetaRecorder:
-    """ASGI middleware: the ``_meta.traceparent`` of every ``tools/call`` the upstream receives."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.traceparents: list[str | None] = []
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        body = b""
-
-        async def reading() -> dict[str, Any]:
-            nonlocal body
-            message = await receive()
-            body += message.get("body", b"")
-            if message["type"] == "http.request" and not message.get("more_body"):
-                try:
-                    data = json.loads(body)
-                except ValueError:
-                    data = {}
-                if isinstance(data, dict) and data.get("method") == "tools/call":
-                    self.traceparents.append(((data.get("params") or {}).get("_meta") or {}).get("traceparent"))
-            return message  # type: ignore[no-any-return]
-
-        await self.app(scope, reading, send)
-
-
 async def test_a_find_and_a_proxied_call_reach_an_otlp_endpoint_in_the_clients_trace(tmp_path: Path) -> None:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     receiver = Receiver()
-    upstream = MetaRecorder(build("normal").streamable_http_app(host="127.0.0.1"))
+    upstream = ToolCalls(build("normal").streamable_http_app(host="127.0.0.1"))
     async with serving(receiver) as collector, serving(upstream) as up:
         cfg = tmp_path / "servers.json"
         cfg.write_text(json.dumps({"mcpServers": {"up": {"url": f"{up}/mcp"}}}))
@@ -136,7 +102,7 @@ async def test_a_find_and_a_proxied_call_reach_an_otlp_endpoint_in_the_clients_t
                         return False
 
                 assert await until(answered, 60, interval=0.1)
-                upstream.traceparents.clear()
+                upstream.seen.clear()
                 async with Client(streamable_http_client(gateway, http_client=http), mode="legacy") as client:
                     found = await client.call_tool("find_tools", {"query": "echo text back"})
                     assert not found.is_error
@@ -157,7 +123,7 @@ async def test_a_find_and_a_proxied_call_reach_an_otlp_endpoint_in_the_clients_t
     roots = [s for s in ours if s["parent_id"] not in ids]
     assert roots and all(s["parent_id"] == PARENT for s in roots), roots
     # the upstream was called in the same trace, as a child of one of the gateway's spans
-    assert upstream.traceparents, "the upstream saw no tools/call"
-    version, trace_id, parent_id, _flags = str(upstream.traceparents[-1]).split("-")
+    assert upstream.params, "the upstream saw no tools/call"
+    version, trace_id, parent_id, _flags = str((upstream.params[-1].get("_meta") or {}).get("traceparent")).split("-")
     assert (version, trace_id) == ("00", TRACE)
     assert parent_id in ids

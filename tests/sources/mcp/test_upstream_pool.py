@@ -18,41 +18,13 @@ import pytest
 
 from _procs import free_port
 from _wait import until
-from mcp_fixtures.asgi import serving
+from mcp_fixtures.asgi import ToolCalls, read_body, serving
 from mcp_fixtures.fake_upstream import build
 from toolscout.errors import UpstreamUnavailable
 from toolscout.sources.mcp.config import parse_config
 from toolscout.sources.mcp.upstream import Upstream
 
 CALLS = 10
-
-
-class Recorder:
-    """ASGI middleware: the client port of every ``tools/call`` POST, in order."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.ports: list[int] = []
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        body = b""
-
-        async def reading() -> dict[str, Any]:
-            nonlocal body
-            message = await receive()
-            body += message.get("body", b"")
-            if message["type"] == "http.request" and not message.get("more_body"):
-                try:
-                    if json.loads(body).get("method") == "tools/call":
-                        self.ports.append(scope["client"][1])
-                except ValueError:
-                    pass
-            return message  # type: ignore[no-any-return]
-
-        await self.app(scope, reading, send)
 
 
 @asynccontextmanager
@@ -70,7 +42,7 @@ def _text(result: dict[str, Any]) -> str:
 
 
 async def test_calls_reuse_one_kept_alive_connection() -> None:
-    recorder = Recorder(build("normal").streamable_http_app(host="127.0.0.1"))
+    recorder = ToolCalls(build("normal").streamable_http_app(host="127.0.0.1"))
     async with serving(recorder) as url, upstream_at(url) as upstream:
         for i in range(CALLS):
             assert _text(await upstream.call("echo", {"text": f"call {i}"})) == f"call {i}"
@@ -83,7 +55,7 @@ async def test_calls_reuse_one_kept_alive_connection() -> None:
 async def test_after_the_upstream_restarts_a_call_fails_clearly_then_a_fresh_connection_works() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    first = Recorder(build("normal").streamable_http_app(host="127.0.0.1"))
+    first = ToolCalls(build("normal").streamable_http_app(host="127.0.0.1"))
     async with upstream_at(url) as upstream:
         async with serving(first, port):
             assert _text(await upstream.call("echo", {"text": "before"})) == "before"
@@ -93,7 +65,7 @@ async def test_after_the_upstream_restarts_a_call_fails_clearly_then_a_fresh_con
         assert info.value.code == "upstream_unavailable" and "'up'" in info.value.message
         assert upstream.status()["state"] == "failed"
         # back on the same port: the background retry reconnects, calls go out on a new connection
-        second = Recorder(build("normal").streamable_http_app(host="127.0.0.1"))
+        second = ToolCalls(build("normal").streamable_http_app(host="127.0.0.1"))
         async with serving(second, port):
             assert await until(lambda: upstream.status()["state"] == "ready", 60)
             assert _text(await upstream.call("echo", {"text": "after"})) == "after"
@@ -116,13 +88,7 @@ class Lingering:
             await send({"type": "http.response.start", "status": 405, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        request = json.loads(body)
+        request = json.loads(await read_body(receive))
         method, rid = request.get("method"), request.get("id")
         if rid is None:  # a notification
             await send({"type": "http.response.start", "status": 202, "headers": []})
