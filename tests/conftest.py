@@ -16,13 +16,14 @@ Helpers every folder imports by name (``pythonpath = ["tests"]`` in pyproject.to
 
 The fixtures of real, throwaway servers are registered here for every folder: ``postgres``
 (session) and ``pg_dsn`` (a database per test) from ``_postgres``, ``redis_server`` from
-``_redis``. Each starts only when a test asks for it, and skips saying why when the server's
+``_redis``, and ``span_exporter`` (OpenTelemetry into the SDK's in-memory exporter) from
+``_spans``. Each starts only when a test asks for it, and skips saying why when the server's
 binaries are absent.
 """
 
 import pytest
 
-pytest_plugins = ["_postgres", "_redis"]
+pytest_plugins = ["_postgres", "_redis", "_spans"]
 
 
 # -- the slow marker ----------------------------------------------------------------------------

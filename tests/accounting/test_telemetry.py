@@ -117,19 +117,10 @@ def test_the_client_context_passes_through_to_upstreams_without_the_extra() -> N
 
 # -- OpenTelemetry ------------------------------------------------------------------------------
 @pytest.fixture
-def spans() -> Iterator[object]:
-    sdk = pytest.importorskip("opentelemetry.sdk.trace")
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    exporter = InMemorySpanExporter()
-    provider = sdk.TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.enable_tracing(provider)
-    try:
-        yield exporter
-    finally:
-        telemetry.disable_tracing()
+def spans(span_exporter: object) -> Iterator[object]:
+    """tests/_spans.py's exporter; once tracing is off again, nothing listens: no cost."""
+    yield span_exporter
+    telemetry.disable_tracing()  # before span_exporter's own teardown, which runs after this one
     assert stage("a") is stage("b")
 
 

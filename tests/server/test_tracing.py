@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -37,23 +35,7 @@ def _stage_count(text: str, stage: str) -> float:
     return 0.0
 
 
-@pytest.fixture
-def exporter() -> Iterator[Any]:
-    sdk = pytest.importorskip("opentelemetry.sdk.trace")
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    memory = InMemorySpanExporter()
-    provider = sdk.TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    telemetry.enable_tracing(provider)
-    try:
-        yield memory
-    finally:
-        telemetry.disable_tracing()
-
-
-async def test_a_find_through_serve_joins_the_clients_trace(tmp_path: Path, exporter: Any) -> None:
+async def test_a_find_through_serve_joins_the_clients_trace(tmp_path: Path, span_exporter: Any) -> None:
     built = _app(tmp_path)
     asgi = built.asgi()
 
@@ -70,7 +52,7 @@ async def test_a_find_through_serve_joins_the_clients_trace(tmp_path: Path, expo
             assert not done.is_error
 
     await run_with(built.aggregator, talk)
-    spans = exporter.get_finished_spans()
+    spans = span_exporter.get_finished_spans()
     by_trace: dict[str, set[str]] = {}
     for span in spans:
         by_trace.setdefault(format(span.context.trace_id, "032x"), set()).add(span.name)
