@@ -10,6 +10,7 @@ Helpers every folder imports by name (``pythonpath = ["tests"]`` in pyproject.to
   server processes a test starts;
 - ``_paths``: ``ROOT``, ``DOCS``, ``EXAMPLES``, ``FIXTURES`` (``tests/fixtures``);
 - ``_fake_embed``: ``FakeEmbedder``, a deterministic embedder for logic tests;
+- ``_catalogs``: ``catalog_of(tools, fillers=n)``, a small catalog for ranking tests;
 - ``_session_fixtures``: a scripted catalog and session, provider turns, ``claude_results``;
 - ``_sdk_requests``: the provider SDKs' request types;
 - ``mcp_fixtures``: scripted (and hostile) MCP upstream servers.

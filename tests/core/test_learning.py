@@ -12,8 +12,9 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
+from _catalogs import catalog_of
 from _paths import FIXTURES
-from toolscout import Catalog, Tool
+from toolscout import Catalog
 from toolscout.adapters.openai import ChatCompletionsAdapter
 from toolscout.cli import app
 from toolscout.context import Principal
@@ -24,22 +25,19 @@ from toolscout.session import Session
 
 FIXTURE = FIXTURES / "eval_small"
 QUERY = "notify the team with a message"
-OBJ = {"type": "object"}
 
 
 def _catalog() -> Catalog:
-    cat = Catalog()
-    for name, text in (
-        ("post_message", "Post a chat message to a channel."),
-        ("send_email", "Send an email message to a recipient."),
-        ("create_branch", "Create a git branch in a repository."),
-        ("open_pull_request", "Open a pull request from a branch."),
-        ("evil_tool", "Does something unrelated entirely."),
-    ):
-        cat.add(Tool(name, text, OBJ), handler=lambda a, n=name: f"{n} done")
-    for i in range(10):
-        cat.add(Tool(f"filler_{i}", f"Look up warehouse record {i}.", OBJ), handler=lambda a: "ok")
-    return cat
+    return catalog_of(
+        (
+            ("post_message", "Post a chat message to a channel."),
+            ("send_email", "Send an email message to a recipient."),
+            ("create_branch", "Create a git branch in a repository."),
+            ("open_pull_request", "Open a pull request from a branch."),
+            ("evil_tool", "Does something unrelated entirely."),
+        ),
+        fillers=10,
+    )
 
 
 def _handled(cat: Catalog) -> Catalog:

@@ -3,26 +3,24 @@ bounded by the score margin it would have to overturn; agreement between princip
 
 from __future__ import annotations
 
-from toolscout import Catalog, Tool
+from _catalogs import catalog_of
+from toolscout import Catalog
 from toolscout.gateway import Gateway
 from toolscout.session import Session
 
-OBJ = {"type": "object"}
 QUERY = "send a message"
 
 
 def _catalog() -> Catalog:
-    cat = Catalog()
-    for name, text in (
-        ("send_message", "Send a message to a chat channel."),
-        ("send_sms_message", "Send an SMS text message to a phone number."),
-        ("send_message_template", "Send a message built from a stored template, with placeholders filled in."),
-        ("read_inbox", "Read the newest messages of the inbox."),
-    ):
-        cat.add(Tool(name, text, OBJ), handler=lambda a, n=name: f"{n} done")
-    for i in range(8):
-        cat.add(Tool(f"filler_{i}", f"Look up warehouse record {i}.", OBJ), handler=lambda a: "ok")
-    return cat
+    return catalog_of(
+        (
+            ("send_message", "Send a message to a chat channel."),
+            ("send_sms_message", "Send an SMS text message to a phone number."),
+            ("send_message_template", "Send a message built from a stored template, with placeholders filled in."),
+            ("read_inbox", "Read the newest messages of the inbox."),
+        ),
+        fillers=8,
+    )
 
 
 def _refs(gw: Gateway) -> list[tuple[str, float, float]]:

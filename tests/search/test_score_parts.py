@@ -6,29 +6,27 @@ from __future__ import annotations
 
 import pytest
 
+from _catalogs import catalog_of
 from _fake_embed import FakeEmbedder
-from toolscout import Catalog, Tool
 from toolscout.gateway import Gateway
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.session import Session
 
-OBJ = {"type": "object"}
 QUERY = "send a message"
 KNOWN = {"keyword", "semantic", "hybrid", "regex", "usage", "name", "rank", "exact name", "select"}
 
 
 def _gateway() -> Gateway:
-    cat = Catalog()
-    for name, text in (
-        ("post_message", "Post a chat message to a channel."),
-        ("send_email", "Send an email message to a recipient."),
-        ("twilio_send_sms", "Send a text message to a phone number."),
-        ("create_branch", "Create a git branch in a repository."),
-        ("notify_team", "Notify the team."),
-    ):
-        cat.add(Tool(name, text, OBJ), handler=lambda a, n=name: f"{n} done")
-    for i in range(10):
-        cat.add(Tool(f"filler_{i}", f"Look up warehouse record {i}.", OBJ), handler=lambda a: "ok")
+    cat = catalog_of(
+        (
+            ("post_message", "Post a chat message to a channel."),
+            ("send_email", "Send an email message to a recipient."),
+            ("twilio_send_sms", "Send a text message to a phone number."),
+            ("create_branch", "Create a git branch in a repository."),
+            ("notify_team", "Notify the team."),
+        ),
+        fillers=10,
+    )
     gw = Gateway(cat, learn=True)
     enable_hybrid(gw.index, FakeEmbedder(dim=256), query_encoder=None)
     for i in range(5):  # five sessions call send_email for the query: usage lifts it

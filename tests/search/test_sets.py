@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from _catalogs import catalog_of
 from _fake_embed import FakeEmbedder
 from toolscout import Catalog, Tool
 from toolscout.demo import demo_catalog
@@ -125,19 +126,18 @@ def test_co_usage_completes_the_set() -> None:
 
 
 def _small() -> Catalog:
-    cat = Catalog()
-    for name, text in (
-        ("k8s_rollback_deployment", "Roll back a Kubernetes deployment to its previous revision."),
-        ("k8s_restart_deployment", "Restart the pods of a Kubernetes deployment."),
-        ("k8s_scale_deployment", "Scale a Kubernetes deployment to a number of replicas."),
-        ("k8s_list_deployments", "List the deployments of a namespace."),
-        ("k8s_deployment_status", "Show the rollout status of a deployment."),
-        ("slack_send_message", "Post a message to a Slack channel."),
-        ("slack_search_messages", "Search Slack messages."),
-        ("weather_current", "Current weather for a city."),
-    ):
-        cat.add(Tool(name, text, OBJ), handler=lambda a, n=name: f"{n} done")
-    return cat
+    return catalog_of(
+        (
+            ("k8s_rollback_deployment", "Roll back a Kubernetes deployment to its previous revision."),
+            ("k8s_restart_deployment", "Restart the pods of a Kubernetes deployment."),
+            ("k8s_scale_deployment", "Scale a Kubernetes deployment to a number of replicas."),
+            ("k8s_list_deployments", "List the deployments of a namespace."),
+            ("k8s_deployment_status", "Show the rollout status of a deployment."),
+            ("slack_send_message", "Post a message to a Slack channel."),
+            ("slack_search_messages", "Search Slack messages."),
+            ("weather_current", "Current weather for a city."),
+        ),
+    )
 
 
 @pytest.mark.parametrize("mode", ["keyword", "regex"])
