@@ -39,7 +39,8 @@ def _dense(kw: KeywordBackend, query: str, limit: int, mask: np.ndarray | None) 
     scores, used = kw.scores(query)
     if mask is not None:
         scores = np.where(mask, scores, 0.0)
-    return [(h.doc, h.score, h.why) for h in kw.top(scores, used, limit)], kw.count_matches(scores)
+    hits, total = kw.top(scores, used, limit)
+    return [(h.doc, h.score, h.why) for h in hits], total
 
 
 @pytest.mark.parametrize("matvec", [True, False])

@@ -374,8 +374,7 @@ class KeywordBackend:
             scores, used = self.scores(query)
             if mask is not None:
                 scores = np.where(mask, scores, 0.0)
-            matched = np.flatnonzero(scores > 0)
-            return self.top_sparse(matched, scores[matched], used, limit), len(matched)
+            return self.top(scores, used, limit)
         acc, mine = self._accumulator()
         try:
             return self._rank_sparse(acc, used, limit, mask)
@@ -457,13 +456,11 @@ class KeywordBackend:
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
         return self.rank(query, limit, mask)[0]
 
-    def count_matches(self, scores: np.ndarray) -> int:
-        return int(np.count_nonzero(scores > 0))
-
-    def top(self, scores: np.ndarray, used: list[tuple[str, int]], limit: int) -> list[Hit]:
-        """The ``limit`` best docs with a positive score, best first (ties: doc order)."""
+    def top(self, scores: np.ndarray, used: list[tuple[str, int]], limit: int) -> tuple[list[Hit], int]:
+        """The ``limit`` best docs with a positive score, best first (ties: doc order), and how
+        many docs scored above zero (one pass over ``scores`` finds both)."""
         matched = np.flatnonzero(scores > 0)
-        return self.top_sparse(matched, scores[matched], used, limit)
+        return self.top_sparse(matched, scores[matched], used, limit), len(matched)
 
     def top_sparse(
         self, docs: np.ndarray, scores: np.ndarray, used: list[tuple[str, int]], limit: int, held: np.ndarray | None = None
