@@ -29,7 +29,7 @@ from .model import Tool
 if TYPE_CHECKING:
     from .storage import Store
 
-__all__ = ["BaseCatalog", "CatalogChange", "Handler", "prefixed", "prefixed_name", "weak_listener"]
+__all__ = ["BaseCatalog", "CatalogChange", "Handler", "ListingSuperseded", "prefixed", "prefixed_name", "weak_listener"]
 
 Handler: TypeAlias = Callable[[dict[str, Any]], Any]
 """Runs a tool: takes the validated arguments dict, returns a value, an awaitable, or a
@@ -51,6 +51,18 @@ def prefixed(tool: Tool, prefix: str | None) -> Tool:
 
 def prefixed_name(name: str, prefix: str | None) -> str:
     return f"{prefix}_{name}" if prefix else name
+
+
+class ListingSuperseded(Exception):
+    """A shared catalog refused a source's listing: another writer changed that source after
+    the listing began, so writing it could put back what the other writer removed. List
+    again and pass :attr:`version` as ``listed_at``: a listing that starts after the refusal
+    is at least as new as anything written so far."""
+
+    def __init__(self, source_id: str, version: int) -> None:
+        super().__init__(f"source '{source_id}' changed to version {version} while it was being listed")
+        self.source_id = source_id
+        self.version = version
 
 
 class BaseCatalog:
@@ -167,8 +179,22 @@ class BaseCatalog:
             claimed.append((tool, item))
         return claimed, clashes
 
-    def replace_source(self, source_id: str, tools: Iterable[Tool], *, handlers: Mapping[str, Handler | None] | None = None) -> CatalogChange:
-        """Swap every tool of one source for a new list (an upstream's tools/list refresh)."""
+    def listing_mark(self, source_id: str) -> int | None:
+        """What a listing of ``source_id`` that starts now hands :meth:`replace_source` as
+        ``listed_at``. None here: one process holds this catalog, so no other writer can
+        overtake a listing; a shared catalog returns the source's version."""
+        return None
+
+    def replace_source(
+        self,
+        source_id: str,
+        tools: Iterable[Tool],
+        *,
+        handlers: Mapping[str, Handler | None] | None = None,
+        listed_at: int | None = None,
+    ) -> CatalogChange:
+        """Swap every tool of one source for a new list (an upstream's tools/list refresh).
+        ``listed_at`` (from :meth:`listing_mark`) matters only to a shared catalog."""
         new = {t.name: t for t in tools}
         old = {n for n, t in self._tools.items() if t.source_id == source_id}
         removed = tuple(sorted(old - set(new)))

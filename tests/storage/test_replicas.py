@@ -19,6 +19,7 @@ import pytest
 from _procs import free_port, stop, wait_http
 from _wait import until
 from toolscout.catalog import CatalogChange
+from toolscout.catalog_base import ListingSuperseded
 from toolscout.errors import StoreUnavailable
 from toolscout.gateway import Gateway
 from toolscout.model import Tool
@@ -195,6 +196,68 @@ def test_concurrent_refreshes_of_one_upstream_never_duplicate(pg_dsn: str) -> No
     finally:
         for r in replicas:
             r.close()
+
+
+def test_a_listing_overtaken_by_another_replicas_write_is_refused(pair: tuple[SharedCatalog, SharedCatalog]) -> None:
+    """Replica b starts listing the upstream, replica a writes a newer list meanwhile: b's
+    write (older, but last) is refused instead of putting the old list back; a listing that
+    starts from the refusal's version is written."""
+    a, b = pair
+    a.replace_source("crm", crm_tools())
+    assert b.wait_until(lambda c: "crm_close_deal" in c, PROPAGATION)
+    mark = b.listing_mark("crm")
+    assert mark == a.listing_mark("crm") and mark > 0
+    a.replace_source("crm", crm_tools(extra=1))  # the change, written while b was listing
+    with pytest.raises(ListingSuperseded) as refused:
+        b.replace_source("crm", crm_tools(), listed_at=mark)
+    assert refused.value.version > mark
+    with PostgresStore(b.shared.dsn) as store:
+        assert "crm_note_0" in store.tool_names()  # nothing of b's stale list was written
+    assert b.wait_until(lambda c: "crm_note_0" in c, PROPAGATION)  # a's write reached b as usual
+    b.replace_source("crm", crm_tools(" again", extra=1), listed_at=refused.value.version)
+    assert a.wait_until(lambda c: "again" in c.get("crm_close_deal").description, PROPAGATION)  # type: ignore[union-attr]
+
+
+async def test_a_refresh_overtaken_by_another_replica_lists_the_upstream_again(pg_dsn: str) -> None:
+    """The race that lost an upstream's change between replicas: this gateway lists the
+    upstream, the upstream changes and another replica writes the new list, then this
+    gateway's older list arrives last. It lists again and writes the newer list."""
+    from mcp_fixtures import fake
+    from toolscout.server.app import ServeConfig, build_app
+    from toolscout.sources.mcp.config import parse_config
+
+    built = build_app(ServeConfig.for_sources(parse_config({"mcpServers": {"up": fake("normal")}}), cache=pg_dsn))
+    server, aggregator = built.server, built.aggregator
+    catalog = aggregator.catalog
+    assert isinstance(catalog, SharedCatalog)
+    catalog.bind_loop(asyncio.get_running_loop())
+    other = SharedCatalog(pg_dsn, kind="mcp", listen=False)
+    upstream = aggregator.upstreams["up"]
+    listed = upstream.list_tools
+    listings: list[int] = []
+
+    async def list_tools() -> Any:
+        raw = await listed()
+        listings.append(len(raw))
+        if len(listings) == 2:  # the first refresh's list is in hand: the upstream changes now
+            await server.run("up_grow", {})
+            grown = [*(t for t in catalog if t.source_id == "up"), Tool("up_extra", "Appeared after grow.", source_id="up")]
+            other.replace_source("up", grown)  # another replica listed after the change
+        return raw
+
+    upstream.list_tools = list_tools  # type: ignore[method-assign]  # a seam: the race, in order
+    try:
+        assert await aggregator.refresh("up") == 6
+        assert await aggregator.refresh("up") == 7
+        assert listings == [6, 6, 7]  # the overtaken listing was done again, after the write
+        with PostgresStore(pg_dsn) as store:
+            assert "up_extra" in store.tool_names()
+        ran = await server.run("up_extra", {})  # installed here, with a handler to this upstream
+        assert ran["content"][0]["text"] == "unknown tool extra", ran
+    finally:
+        await aggregator.aclose()
+        catalog.close()
+        other.close()
 
 
 async def test_remote_changes_apply_on_the_bound_loop_with_local_handlers(pg_dsn: str) -> None:

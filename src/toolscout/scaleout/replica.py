@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import Catalog
-from ..catalog_base import CatalogChange, Handler
+from ..catalog_base import CatalogChange, Handler, ListingSuperseded
 from ..errors import ConfigError, NameCollision
 from ..model import Tool
 from ..progress import step
@@ -161,13 +161,26 @@ class SharedCatalog(Catalog):
         }
 
     # -- writing: once to PostgreSQL, then to memory ---------------------------------------
+    def listing_mark(self, source_id: str) -> int | None:
+        """The version of ``source_id`` this replica holds (0: none): a listing that starts now
+        is newer than it, and a write from another replica after it refuses this listing."""
+        with self._apply_lock:
+            return self.versions.get(source_id, 0)
+
     def replace_source(
-        self, source_id: str, tools: Iterable[Tool], *, handlers: Mapping[str, Handler | None] | None = None
+        self,
+        source_id: str,
+        tools: Iterable[Tool],
+        *,
+        handlers: Mapping[str, Handler | None] | None = None,
+        listed_at: int | None = None,
     ) -> CatalogChange:
         """Write ``source_id``'s tools to the shared store (every replica gets them), then here.
 
         Raises :class:`StoreUnavailable` if PostgreSQL cannot take the write; memory is then
-        untouched, so this replica never serves what the others do not have.
+        untouched, so this replica never serves what the others do not have. Raises
+        :class:`ListingSuperseded` if ``listed_at`` is given and another writer changed the
+        source after it: nothing is written, and the other write reaches memory as usual.
         """
         batch = [t if t.source_id == source_id else t.replace(source_id=source_id) for t in tools]
         unchanged: list[str] = []
@@ -185,7 +198,11 @@ class SharedCatalog(Catalog):
                     )
                 if other is tool or other == tool:  # as held at `base`: no need to serialise it
                     unchanged.append(tool.name)
-        written = self.shared.write_source(source_id, batch, kind=self.kind, base=base, unchanged=unchanged)
+        written = self.shared.write_source(
+            source_id, batch, kind=self.kind, base=base, unchanged=unchanged, listed_at=listed_at
+        )
+        if written.stale:
+            raise ListingSuperseded(source_id, written.version)
         with self._apply_lock:
             if self.versions.get(source_id, 0) > written.version:
                 return CatalogChange()  # a newer write from another replica is already applied

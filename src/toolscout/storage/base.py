@@ -77,6 +77,9 @@ class SourceWrite:
     added: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    stale: bool = False
+    """Nothing was written: the source moved past the writer's ``listed_at`` (``version`` is
+    where it is now)."""
 
     @property
     def unchanged(self) -> bool:
@@ -179,6 +182,7 @@ class SharedStore(Store, Protocol):
         kind: str = "catalog",
         base: int | None = None,
         unchanged: Collection[str] = (),
+        listed_at: int | None = None,
     ) -> SourceWrite: ...
     def delete_source(self, source: str) -> int | None: ...
     def read_source(self, source: str, since: int = 0, *, same_names_at: int | None = None) -> SourceState | None: ...

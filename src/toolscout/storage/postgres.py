@@ -264,6 +264,7 @@ class PostgresStore:
         kind: str = "catalog",
         base: int | None = None,
         unchanged: Collection[str] = (),
+        listed_at: int | None = None,
     ) -> SourceWrite:
         """Replace the tools of ``source`` with ``tools`` in one transaction and notify replicas.
 
@@ -275,6 +276,11 @@ class PostgresStore:
         A writer that holds the source at version ``base`` may name the tools it knows are
         unchanged since: if the source is still at ``base``, only the others are serialised
         and compared (a refresh that changed one tool of 10,000 costs one row, not 10,000).
+
+        ``listed_at`` is the source's version when the writer began reading the tools (0: it
+        had none). If another writer has changed the source since, nothing is written and the
+        answer is ``stale``: two replicas listing one upstream around a change would otherwise
+        let the one that listed first, and wrote last, put the old list back.
         """
         batch: dict[str, tuple[int, Tool]] = {}
         for pos, tool in enumerate(tools):
@@ -282,7 +288,7 @@ class PostgresStore:
         skip = frozenset(unchanged) if base is not None else frozenset()
         rows = {n: tool_row(pos, t) for n, (pos, t) in batch.items() if n not in skip}
         return self._run(
-            f"write source '{source}'", lambda c: self._write_source(c, source, kind, batch, rows, base)
+            f"write source '{source}'", lambda c: self._write_source(c, source, kind, batch, rows, base, listed_at)
         )
 
     def _write_source(
@@ -293,6 +299,7 @@ class PostgresStore:
         batch: Mapping[str, tuple[int, Tool]],
         rows: dict[str, Row],
         base: int | None = None,
+        listed_at: int | None = None,
     ) -> SourceWrite:
         """One source's write inside a transaction; ``rows`` holds the serialised tools that may
         differ (all of them unless the source is still at ``base``)."""
@@ -305,6 +312,8 @@ class PostgresStore:
                     hint="Pick another source id or prefix for this one.",
                     path=self.where,
                 )
+            if listed_at is not None and head is not None and head[1] > listed_at:
+                return SourceWrite(source, head[1], stale=True)
             if head is None or head[1] != base:  # another writer moved it: compare every tool
                 for name, (pos, tool) in batch.items():
                     if name not in rows:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...calls import UpstreamResult
 from ...catalog import Catalog, Handler
+from ...catalog_base import ListingSuperseded
 from ...context import current
 from ...errors import AuthorizationRequired, ToolFailed, ToolscoutError
 from ...model import Annotations, DeferPolicy, Tool, canonical_json
@@ -45,6 +46,8 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
 REFRESH_COALESCE = 0.1
 """list_changed notifications that arrive within this many seconds cost one listing: some
 servers announce every small change, a few send them in bursts."""
+LISTING_ATTEMPTS = 3
+"""Listings of one server in one refresh when other replicas' writes keep overtaking them."""
 MAX_SCHEMA_DEPTH = 64
 """Deeper schemas are dropped: no real tool needs them, and clients' JSON parsers give up
 near 200 levels of the whole message (which would lose every tool sent with it)."""
@@ -125,6 +128,30 @@ class Aggregator:
         up = self.upstreams[name]
         async with self._refreshing[name]:
             self._queued.discard(name)  # changes announced from now on need another listing
+            kept = await self._list_and_install(name, up)
+            self._unsaved.discard(name)
+            self.fetched_at[name] = time.time()
+            self.from_cache[name] = False
+            self._listing_ended()
+            await self.refresh_entries(name)
+            if self.cache is not None:
+                try:
+                    await asyncio.to_thread(self.cache.save, name, up.config.config_hash(), kept)
+                except Exception as exc:  # a read-only cache must not stop the gateway
+                    log.warning("upstream %s: cannot write the tool cache: %s", name, exc)
+            return len(kept)
+
+    async def _list_and_install(self, name: str, up: Upstream) -> list[dict[str, Any]]:
+        """List ``up``'s tools and install them; returns the raw entries kept.
+
+        Replicas sharing a catalog each list the same upstream; one that listed before a
+        change and writes after another replica wrote the change would put the old list
+        back. So a shared catalog refuses a listing overtaken by another write, and the
+        server is listed again (the new listing starts after that write). After
+        :data:`LISTING_ATTEMPTS` listings the last one is written regardless."""
+        listed_at = self.catalog.listing_mark(name)
+        attempt = 1
+        while True:
             try:
                 raw = await up.list_tools()
             except Exception as exc:
@@ -137,24 +164,17 @@ class Aggregator:
             # Converting thousands of tools takes a while: off the loop, so calls keep flowing.
             try:
                 converted = await asyncio.to_thread(self._convert, name, raw)
-                kept = self._apply(name, converted)
+                return self._apply(name, converted, listed_at=listed_at if attempt < LISTING_ATTEMPTS else None)
+            except ListingSuperseded as moved:
+                log.info("upstream %s: %s; listing it again", name, moved)
+                listed_at = moved.version
+                attempt += 1
             except ToolscoutError as exc:  # the store (pins, a shared catalog) cannot be reached
                 self._unsaved.add(name)
                 self._list_error[name] = f"tools listed but not installed: {exc}"
                 log.warning("upstream %s: tools listed but not installed: %s", name, exc)
                 self._listing_ended()
                 raise
-            self._unsaved.discard(name)
-            self.fetched_at[name] = time.time()
-            self.from_cache[name] = False
-            self._listing_ended()
-            await self.refresh_entries(name)
-            if self.cache is not None:
-                try:
-                    await asyncio.to_thread(self.cache.save, name, up.config.config_hash(), kept)
-                except Exception as exc:  # a read-only cache must not stop the gateway
-                    log.warning("upstream %s: cannot write the tool cache: %s", name, exc)
-            return len(kept)
 
     async def _changed(self, up: Upstream) -> None:
         """Refetch after list_changed or a reconnect. Changes coalesce: one listing per
@@ -293,9 +313,10 @@ class Aggregator:
         good = self.screen.apply(f"upstream {name}", good, cfg.poisoning or self.config.poisoning, cfg.poisoning_allow)
         return good, skipped
 
-    def _apply(self, name: str, converted: _Converted) -> list[dict[str, Any]]:
+    def _apply(self, name: str, converted: _Converted, *, listed_at: int | None = None) -> list[dict[str, Any]]:
         """Drop names another server already uses, then swap the rest in; returns the raw
-        entries that were kept (what the cache stores)."""
+        entries that were kept (what the cache stores). ``listed_at``: see
+        :meth:`_list_and_install`."""
         good, skipped = converted
         tools: list[Tool] = []
         handlers: dict[str, Handler] = {}
@@ -314,7 +335,7 @@ class Aggregator:
             log.warning("upstream %s: skipped tool %s", name, problem)
         self.skipped[name] = skipped
         self.quarantined[name] = held
-        self.catalog.replace_source(name, tools, handlers=handlers)
+        self.catalog.replace_source(name, tools, handlers=handlers, listed_at=listed_at)
         return kept
 
     def _described(self, server: str, tool: str) -> Handler | None:
