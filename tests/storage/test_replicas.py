@@ -355,7 +355,8 @@ def served(pg_dsn: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
         for name in ("a", "b", "c"):  # started together: a replica retries an upstream not up yet
             ports[name] = free_port()
             args = ["serve", "-c", str(cfg), "--transport", "http", "--port", str(ports[name]), "--store", pg_dsn]
-            procs[name] = subprocess.Popen([toolscout, *args], stderr=subprocess.DEVNULL)
+            with (tmp_path / f"{name}.log").open("wb") as log:  # read back when a step fails
+                procs[name] = subprocess.Popen([toolscout, *args], stderr=log)
         wait_http(upstream, f"http://127.0.0.1:{upstream_port}/mcp")
         for name, proc in procs.items():
             wait_http(proc, f"http://127.0.0.1:{ports[name]}/mcp")
@@ -369,6 +370,11 @@ def _client(port: int) -> Any:
     from mcp.client.streamable_http import streamable_http_client
 
     return Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp"), mode="legacy")
+
+
+def _logs(tmp: Path) -> str:
+    """The replicas' stderr, to say why a step failed."""
+    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(tmp.glob("?.log")))
 
 
 async def _found(client: Any, query: str, name: str, timeout: float) -> float | None:
@@ -386,13 +392,13 @@ async def test_three_serve_processes_share_one_catalog(served: dict[str, Any], p
     async with contextlib.AsyncExitStack() as stack:
         clients = {n: await stack.enter_async_context(_client(p)) for n, p in ports.items()}
         for client in clients.values():  # every replica serves the upstream's tools
-            assert await _found(client, "add two integers", "web_add", 20) is not None
+            assert await _found(client, "add two integers", "web_add", 20) is not None, _logs(served["tmp"])
         # An upstream change seen by replica a (list_changed after grow) reaches b and c.
         grown = await clients["a"].call_tool("call_tool", {"name": "web_grow", "arguments": {}})
         assert not grown.is_error
         for name in ("b", "c"):
             # a re-lists the upstream, writes the store, b and c hear it: bounded, not timed
-            assert await _found(clients[name], "appeared after grow", "web_extra", 20) is not None
+            assert await _found(clients[name], "appeared after grow", "web_extra", 20) is not None, _logs(served["tmp"])
         called = await clients["c"].call_tool("call_tool", {"name": "web_extra", "arguments": {}})
         # c ran it on its own connection to the upstream (which has no code for it): c attached
         # its handler to a tool that only a listed
