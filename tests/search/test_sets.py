@@ -125,6 +125,19 @@ def test_co_usage_completes_the_set() -> None:
     assert "export_pdf" not in plain and "export_pdf" in used
 
 
+def test_a_piece_that_only_asks_is_not_a_step() -> None:
+    # "Can you provide me with the list?" points back at the other sentences: searched alone
+    # it would find a tool for "list"
+    query = ("I'm curious about the carriers for international shipping. Can you provide me with the list? "
+             "Also, I want to track a package with the tracking number NY323068698GB.")
+    assert texts(query) == ["I'm curious about the carriers for international shipping",
+                            "I want to track a package with the tracking number NY323068698GB"]
+    # a short step that does something stays one ("send it"), and so does a step with its own object
+    assert texts("Find the invoice. Then send it.") == ["Find the invoice", "send it"]
+    assert "can you give me the tracking information" in texts(
+        "Find the carriers for shipping. Also, can you give me the tracking information?")
+
+
 def _small() -> Catalog:
     return catalog_of(
         (

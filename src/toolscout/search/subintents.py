@@ -174,8 +174,31 @@ def _content(text: str) -> int:
 def _enough(piece: str) -> bool:
     """Whether ``piece`` says enough to be a step: two content words, or a verb and its
     object ("email them", "print it"); "and then", "can you assist" do not."""
+    if _vague(piece):
+        return False
     n = _content(piece)
     return n >= _CONTENT or (n == 1 and len(piece.split()) > 1 and _starts_with_verb(piece))
+
+
+# Words a request uses to ask, not to say what for: a piece made of these alone ("Can you
+# provide me with the list?", "Can you assist me with these tasks?") points back at the
+# other pieces; searched alone it finds a tool for "list" or "information".
+_ASKING_WORDS = """provide give get fetch retrieve obtain show tell let know find help assist need want like also
+    please list lists information info details detail data api apis call calls task tasks result results
+    thing things everything anything something way ways"""
+_ASKING = frozenset(_ASKING_WORDS.split())
+
+
+def _vague(piece: str) -> bool:
+    """Whether every content word of ``piece`` is an asking word (:data:`_ASKING`)."""
+    seen = False
+    for token in words(piece.lower()):
+        if token in STOP_WORDS or token.isdigit():
+            continue
+        if _is_cjk(token[0]) or token not in _ASKING:
+            return False
+        seen = True
+    return seen
 
 
 def _starts_with_verb(piece: str) -> bool:
