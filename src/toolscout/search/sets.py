@@ -99,8 +99,11 @@ def rank_set(
     # Each sub-intent whose best tool the list would not show gets it in, in request order;
     # a tool sessions called with a listed one (co-usage) joins when a slot is left.
     missing: list[str] = []
+    steps: set[str] = set()  # each sub-intent's best tool
     for _, hits in per_intent:
         best = next((h for h in hits if h.tool.name not in copies), None)
+        if best is not None:
+            steps.add(best.tool.name)
         if best is None or best.tool.name in shown or best.tool.name in missing:
             continue
         desc, name = _copy_key(best)
@@ -122,7 +125,7 @@ def rank_set(
         missing.append(name)
     co = co_usage or {}
     listed = [n for n in base if n not in missing]
-    head = listed[: max(1, limit - len(missing))]
+    head = _room_for_steps(listed, max(1, limit - len(missing)), steps)
     together = [m for n in (*head, *missing) for m in co.get(n, ()) if m in by_name and m not in head and m not in missing]
     if together and len(head) + len(missing) >= limit and len(head) > 1:
         head = head[:-1]
@@ -130,6 +133,23 @@ def rank_set(
     picked = [*head, *missing]
     picked += [n for n in (*listed, *copies) if n not in picked]
     return [dataclasses.replace(by_name[name], intent=_answered(name, intents) or by_name[name].intent) for name in picked[:limit]]
+
+
+def _room_for_steps(listed: Sequence[str], room: int, steps: set[str]) -> list[str]:
+    """The first ``room`` of ``listed``, except that a sub-intent's best tool the list
+    showed keeps its slot when the tools brought in for other steps push it down: the
+    last tool that is no step's best gives way ("make sure the addresses exist. Validate
+    their format": the second step's tool must not cost the first step's)."""
+    head = list(listed[:room])
+    for name in listed[room:]:
+        if name not in steps:
+            continue
+        drop = next((i for i in range(len(head) - 1, 0, -1) if head[i] not in steps), None)
+        if drop is None:
+            break
+        del head[drop]
+        head.append(name)
+    return head
 
 
 def _answered(name: str, intents: Sequence[tuple[SubIntent, dict[str, float]]]) -> str | None:
