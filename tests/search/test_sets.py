@@ -52,6 +52,11 @@ def texts(query: str) -> list[str]:
         # a sentence that says what else is wanted in other words
         ("Give me the latest news from Istanbul. I'm also interested in the exchange rates for the lira.",
          ["Give me the latest news from Istanbul", "I'm also interested in the exchange rates for the lira"]),
+        # a sentence opened by a sequence word asks like any other ("After that, I would like ...")
+        ("Retrieve the data of robot A5. After that, I would like to retrieve reproductive information for dogs. "
+         "Secondly, I am interested in the gymnast Simone Biles.",
+         ["Retrieve the data of robot A5", "I would like to retrieve reproductive information for dogs",
+          "I am interested in the gymnast Simone Biles"]),
         # a heading before "First, ...": the steps follow it
         ("I need help with some fitness calculations. First, calculate my one-rep max. Next, retrieve the analysis for Tom Brady.",
          ["calculate my one-rep max", "retrieve the analysis for Tom Brady"]),

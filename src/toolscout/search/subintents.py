@@ -119,8 +119,9 @@ _ALSO = re.compile(r"\b(?i:also|as well|too|additionally|además|auch|aussi|anch
 _GIVE_ME = re.compile(r"^(?i:provide|give|show|recommend|suggest|offer)\s+(?i:me|us)\b")
 _CONTENT = 2  # content words (filler aside) a piece needs to be an intent of its own
 _LEAD_FILLER = re.compile(
-    r"^(?:(?i:and|or|but|so|please|also|then|first|firstly|next|finally|lastly|additionally|moreover|furthermore|besides|außerdem|además"
-    r"|de plus|inoltre|além disso|bovendien)[\s,]+)+"
+    r"^(?:(?i:and|or|but|so|please|also|then|first|firstly|second|secondly|third|thirdly|next|finally|lastly|additionally"
+    r"|after\s+that|afterwards?|in\s+addition|moreover|furthermore|besides|außerdem|además"
+    r"|de plus|inoltre|além disso|bovendien|luego|después|dann|danach|anschließend|zweitens|ensuite|puis|poi|dopo|depois|daarna)[\s,]+)+"
 )
 # A piece is a step when it asks for something: it starts with a verb (imperative), with a
 # request phrase, or is a question. A sentence that describes ("A teacher wants to make a
