@@ -14,6 +14,7 @@ from toolscout.errors import Ambiguous
 from toolscout.gateway import Gateway
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
+from toolscout.search.learning import UsageLearner
 from toolscout.search.ranking import ScoredTool
 from toolscout.search.sets import rank_set
 from toolscout.search.subintents import MAX_INTENTS, SubIntent, split_intents
@@ -156,6 +157,27 @@ def _small() -> Catalog:
             ("weather_current", "Current weather for a city."),
         ),
     )
+
+
+def test_the_usage_learner_co_usage_reaches_a_set() -> None:
+    # sessions that rolled a deployment back also checked the weather (searched apart, so
+    # only co-usage ties the two): a request of two steps gets the weather tool in
+    index = ToolIndex(_small())
+    query = "roll back the deployment and tell slack"
+    plain = [h.tool.name for h in index.search(query, limit=4, autocut=False).hits]
+    learner = UsageLearner()
+    for session in ("s1", "s2"):
+        learner.searched(session, "rollback", ["k8s_rollback_deployment"])
+        learner.called(session, "k8s_rollback_deployment", True)
+        learner.searched(session, "city forecast", ["weather_current"])
+        learner.called(session, "weather_current", True)
+    index.usage = learner
+    used = [h.tool.name for h in index.search(query, limit=4, autocut=False).hits]
+    assert "weather_current" not in plain and "weather_current" in used
+    assert used[0] == "k8s_rollback_deployment" and "slack_send_message" in used
+    # a tool the caller may not see never comes in through co-usage
+    hidden = index.search(query, limit=4, autocut=False, allow=lambda t: t.name != "weather_current")
+    assert "weather_current" not in [h.tool.name for h in hidden.hits]
 
 
 @pytest.mark.parametrize("mode", ["keyword", "regex"])

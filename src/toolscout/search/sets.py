@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import Ambiguous
 from .ranking import ScoredTool
@@ -70,9 +70,11 @@ def rank_set(
     *,
     co_usage: Mapping[str, Sequence[str]] | None = None,
     by_server: Sequence[ScoredTool] = (),
+    lookup: Callable[[str], ScoredTool | None] | None = None,
 ) -> list[ScoredTool]:
     """The ``limit`` tools covering ``per_intent``'s sub-intents (module docstring); each
-    carries the sub-intent it answers best in ``intent``."""
+    carries the sub-intent it answers best in ``intent``. ``lookup`` gives a tool co-usage
+    names that no list holds (``None``: the caller may not see it)."""
     if limit <= 0:
         return []
     intents = [(si, _normalised(hits)) for si, hits in per_intent]
@@ -126,6 +128,11 @@ def rank_set(
     co = co_usage or {}
     listed = [n for n in base if n not in missing]
     head = _room_for_steps(listed, max(1, limit - len(missing)), steps)
+    if co and lookup is not None:  # a tool called with a listed one need not match the request's words
+        for m in dict.fromkeys(m for n in (*head, *missing) for m in co.get(n, ()) if m not in by_name):
+            found = lookup(m)
+            if found is not None:
+                by_name[m] = found
     together = [m for n in (*head, *missing) for m in co.get(n, ()) if m in by_name and m not in head and m not in missing]
     if together and len(head) + len(missing) >= limit and len(head) > 1:
         head = head[:-1]
