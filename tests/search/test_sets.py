@@ -58,6 +58,10 @@ def texts(query: str) -> list[str]:
          "Secondly, I am interested in the gymnast Simone Biles.",
          ["Retrieve the data of robot A5", "I would like to retrieve reproductive information for dogs",
           "I am interested in the gymnast Simone Biles"]),
+        # "Additionally," before a sentence that only sets the scene: the question after it is the new step
+        ("I need the latest fuel prices in Turkey. Additionally, I'm researching recent earthquakes. "
+         "Can you provide me with information about the latest earthquakes?",
+         ["I need the latest fuel prices in Turkey", "Can you provide me with information about the latest earthquakes"]),
         # a heading before "First, ...": the steps follow it
         ("I need help with some fitness calculations. First, calculate my one-rep max. Next, retrieve the analysis for Tom Brady.",
          ["calculate my one-rep max", "retrieve the analysis for Tom Brady"]),

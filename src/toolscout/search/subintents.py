@@ -333,7 +333,14 @@ def split_intents(query: str, max_intents: int = MAX_INTENTS) -> list[SubIntent]
     pieces = _pieces(text)
     if len(pieces) < 2 or not any(marked for _, marked in pieces[1:]):  # the common case: one step
         return whole
-    found = [(t, marked) for p, marked in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _enough(t)]
+    found: list[tuple[str, bool]] = []
+    carried = False  # "Additionally, I'm researching X. Can you ...?": the context's mark goes to the question
+    for p, marked in pieces:
+        if (t := _trim(p)) and _is_request(_trim_lead(p)) and _enough(t):
+            found.append((t, marked or carried))
+            carried = False
+        else:
+            carried = carried or marked
     kept = list(dict.fromkeys(t for t, _ in found))
     if len(kept) < 2 or not any(marked for _, marked in found[1:]):
         return whole
