@@ -118,6 +118,18 @@ def test_the_set_holds_a_tool_for_every_sub_intent() -> None:
     assert [h.tool.name for h in rank_set(whole, [(a, deploy)], 5)] == [f"k8s_{i}" for i in range(5)]
 
 
+def test_a_step_keeps_the_slot_the_whole_list_gave_its_best_tool() -> None:
+    # the first step's best tool is the whole list's tenth; the second step's comes in: the
+    # ninth tool (no step's best) gives way, not the tenth
+    whole = [_hit(f"validator_{i}", 10 - i) for i in range(9)] + [_hit("email_exist", 0.5)]
+    first = SubIntent("make sure the addresses exist", 0)
+    second = SubIntent("validate their format", 1)
+    out = rank_set(whole, [(first, [_hit("email_exist", 3)]), (second, [_hit("email_format", 3)])], 10)
+    names = [h.tool.name for h in out]
+    assert names[:8] == [f"validator_{i}" for i in range(8)]
+    assert names[8:] == ["email_exist", "email_format"] and "validator_8" not in names
+
+
 def test_copies_of_one_tool_go_last() -> None:
     whole = [_hit("a_send_email", 5, "Send an email to a recipient."), _hit("b_send_email", 4.9, "Send an email to a recipient."),
              _hit("read_email", 4, "Read an email.")]
