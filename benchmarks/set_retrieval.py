@@ -8,12 +8,13 @@ alternately, so a busy machine slows them alike. Rows: single- and multi-tool re
 and each origin of the pooled set (``toolpool``'s ``split``).
 
     .venv/bin/python benchmarks/set_retrieval.py --version before=672a837 --version after=HEAD \
-        [--mode keyword] [--sets a,b] [--section set-retrieval] [--no-write]
+        [--mode keyword] [--sets a,b] [--section set-retrieval] [--no-write] [--learn-train]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -79,6 +80,17 @@ def _table(name: str, reports: dict[str, EvalReport]) -> str:
     return "\n".join(md)
 
 
+def _train_log(directory: Path, out: Path) -> Path:
+    """A usage log (``{"query", "called", "session"}`` per line) of ``directory``'s train split,
+    in a temporary file (never in the repository)."""
+    with (directory / "queries.jsonl").open(encoding="utf-8") as src, out.open("w", encoding="utf-8") as dst:
+        for line in src:
+            q = json.loads(line)
+            if q.get("split") == "train":
+                dst.write(json.dumps({"query": q["query"], "called": q["relevant"], "session": f"train-{q['id']}"}) + "\n")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="append", required=True, help="label=revision (HEAD: this working tree)")
@@ -88,6 +100,11 @@ def main() -> None:
     parser.add_argument("--section", default="set-retrieval")
     parser.add_argument("--title", default="Set retrieval: complete@10 and coverage@10 before and after")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--learn-train", action="store_true",
+        help="a set ranked on its test split first learns from a usage log made of its train split "
+             "(each train request calling its labelled tools, one session each)",
+    )
     args = parser.parse_args()
     if not args.data.is_dir():
         print(f"no data at {args.data}: skipped")
@@ -102,12 +119,14 @@ def main() -> None:
                 continue
             reports: dict[str, EvalReport] = {}
             seconds: dict[str, float] = {}
+            if args.learn_train and selection.get("split") == "test":
+                options = [*options, "--learn", str(_train_log(args.data / name, Path(tmp) / f"{name}-train-log.jsonl"))]
             for label, src in sources.items():
                 out = Path(tmp) / f"{name}-{label}.jsonl"
                 seconds[label] = _rank(src, args.data / name, args.mode, options, out)
                 reports[label] = report_from_runs(args.data / name, out, **selection)
             timing = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
-            opts = " ".join(options)
+            opts = " ".join(o if not o.endswith("-train-log.jsonl") else "TRAIN-LOG" for o in options)
             parts.append(f"**{name}** (`toolscout eval {name} --type {args.mode} {opts}`; {timing})\n\n{_table(name, reports)}")
             print(parts[-1], "\n", flush=True)
     shown = " ".join(f"--version {k}={v}" for k, v in versions.items())
@@ -118,7 +137,11 @@ def main() -> None:
         "this checkout.\n\n" + "\n\n".join(parts) + f"\n\nWhole run: {time.perf_counter() - started:.0f} s."
     )
     if not args.no_write:
-        write_section(args.section, args.title, f"python benchmarks/set_retrieval.py {shown} --mode {args.mode}", body)
+        learn = " --learn-train" if args.learn_train else ""
+        if args.learn_train:
+            body = ("TRAIN-LOG: a usage log written to a temporary file from the set's train split (one session per "
+                    "request, calling its labelled tools); the test split is then ranked after replaying it.\n\n" + body)
+        write_section(args.section, args.title, f"python benchmarks/set_retrieval.py {shown} --mode {args.mode}{learn}", body)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from toolscout.errors import Ambiguous
 from toolscout.gateway import Gateway
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
+from toolscout.search.learning import UsageLearner
 from toolscout.search.ranking import ScoredTool
 from toolscout.search.sets import rank_set
 from toolscout.search.subintents import MAX_INTENTS, SubIntent, split_intents
@@ -52,6 +53,15 @@ def texts(query: str) -> list[str]:
         # a sentence that says what else is wanted in other words
         ("Give me the latest news from Istanbul. I'm also interested in the exchange rates for the lira.",
          ["Give me the latest news from Istanbul", "I'm also interested in the exchange rates for the lira"]),
+        # a sentence opened by a sequence word asks like any other ("After that, I would like ...")
+        ("Retrieve the data of robot A5. After that, I would like to retrieve reproductive information for dogs. "
+         "Secondly, I am interested in the gymnast Simone Biles.",
+         ["Retrieve the data of robot A5", "I would like to retrieve reproductive information for dogs",
+          "I am interested in the gymnast Simone Biles"]),
+        # "Additionally," before a sentence that only sets the scene: the question after it is the new step
+        ("I need the latest fuel prices in Turkey. Additionally, I'm researching recent earthquakes. "
+         "Can you provide me with information about the latest earthquakes?",
+         ["I need the latest fuel prices in Turkey", "Can you provide me with information about the latest earthquakes"]),
         # a heading before "First, ...": the steps follow it
         ("I need help with some fitness calculations. First, calculate my one-rep max. Next, retrieve the analysis for Tom Brady.",
          ["calculate my one-rep max", "retrieve the analysis for Tom Brady"]),
@@ -108,6 +118,18 @@ def test_the_set_holds_a_tool_for_every_sub_intent() -> None:
     assert [h.tool.name for h in rank_set(whole, [(a, deploy)], 5)] == [f"k8s_{i}" for i in range(5)]
 
 
+def test_a_step_keeps_the_slot_the_whole_list_gave_its_best_tool() -> None:
+    # the first step's best tool is the whole list's tenth; the second step's comes in: the
+    # ninth tool (no step's best) gives way, not the tenth
+    whole = [_hit(f"validator_{i}", 10 - i) for i in range(9)] + [_hit("email_exist", 0.5)]
+    first = SubIntent("make sure the addresses exist", 0)
+    second = SubIntent("validate their format", 1)
+    out = rank_set(whole, [(first, [_hit("email_exist", 3)]), (second, [_hit("email_format", 3)])], 10)
+    names = [h.tool.name for h in out]
+    assert names[:8] == [f"validator_{i}" for i in range(8)]
+    assert names[8:] == ["email_exist", "email_format"] and "validator_8" not in names
+
+
 def test_copies_of_one_tool_go_last() -> None:
     whole = [_hit("a_send_email", 5, "Send an email to a recipient."), _hit("b_send_email", 4.9, "Send an email to a recipient."),
              _hit("read_email", 4, "Read an email.")]
@@ -125,6 +147,19 @@ def test_co_usage_completes_the_set() -> None:
     assert "export_pdf" not in plain and "export_pdf" in used
 
 
+def test_a_piece_that_only_asks_is_not_a_step() -> None:
+    # "Can you provide me with the list?" points back at the other sentences: searched alone
+    # it would find a tool for "list"
+    query = ("I'm curious about the carriers for international shipping. Can you provide me with the list? "
+             "Also, I want to track a package with the tracking number NY323068698GB.")
+    assert texts(query) == ["I'm curious about the carriers for international shipping",
+                            "I want to track a package with the tracking number NY323068698GB"]
+    # a short step that does something stays one ("send it"), and so does a step with its own object
+    assert texts("Find the invoice. Then send it.") == ["Find the invoice", "send it"]
+    assert "can you give me the tracking information" in texts(
+        "Find the carriers for shipping. Also, can you give me the tracking information?")
+
+
 def _small() -> Catalog:
     return catalog_of(
         (
@@ -138,6 +173,27 @@ def _small() -> Catalog:
             ("weather_current", "Current weather for a city."),
         ),
     )
+
+
+def test_the_usage_learner_co_usage_reaches_a_set() -> None:
+    # sessions that rolled a deployment back also checked the weather (searched apart, so
+    # only co-usage ties the two): a request of two steps gets the weather tool in
+    index = ToolIndex(_small())
+    query = "roll back the deployment and tell slack"
+    plain = [h.tool.name for h in index.search(query, limit=4, autocut=False).hits]
+    learner = UsageLearner()
+    for session in ("s1", "s2"):
+        learner.searched(session, "rollback", ["k8s_rollback_deployment"])
+        learner.called(session, "k8s_rollback_deployment", True)
+        learner.searched(session, "city forecast", ["weather_current"])
+        learner.called(session, "weather_current", True)
+    index.usage = learner
+    used = [h.tool.name for h in index.search(query, limit=4, autocut=False).hits]
+    assert "weather_current" not in plain and "weather_current" in used
+    assert used[0] == "k8s_rollback_deployment" and "slack_send_message" in used
+    # a tool the caller may not see never comes in through co-usage
+    hidden = index.search(query, limit=4, autocut=False, allow=lambda t: t.name != "weather_current")
+    assert "weather_current" not in [h.tool.name for h in hidden.hits]
 
 
 @pytest.mark.parametrize("mode", ["keyword", "regex"])

@@ -543,9 +543,9 @@ class ToolIndex:
                 prime([query, *(si.text for si in intents)])
         whole = self._rank_one(query, mode, mask, depth, False, named)
         parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named).hits) for si in intents]
-        co = self.co_usage() if self.co_usage is not None else None
+        co = self._co_usage()
         picks = self._siblings(query, whole.hits, mask, named, limit)
-        hits = rank_set(whole.hits, parts, limit, co_usage=co, by_server=picks)
+        hits = rank_set(whole.hits, parts, limit, co_usage=co, by_server=picks, lookup=self._unranked(mask, whole.hits) if co else None)
         total = max([whole.total_matches, *(len(h) for _, h in parts)])
         best = {si.text: found[0].tool.name for si, found in parts if found}
         return SearchOutcome(hits, total, whole.mode, whole.warnings, intents=[si.text for si in intents], best=best)
@@ -563,6 +563,29 @@ class ToolIndex:
         text, within = found  # no fallback to another mode: that would encode the text
         context = self._context(within, mask if named is None else named)
         return finish(self._ranking(text, "keyword", within, 1), self.signals, text, context, limit=1, autocut_rule="none")[0]
+
+    def _co_usage(self) -> Mapping[str, Sequence[str]] | None:
+        """Tools sessions called together: :attr:`co_usage` when set, else the usage
+        learner's (``None`` without either)."""
+        if self.co_usage is not None:
+            return self.co_usage()
+        learner = self._usage.learner
+        together = getattr(learner, "co_usage", None) if learner is not None else None
+        return together(self._tools, self._generation) if callable(together) else None
+
+    def _unranked(self, mask: np.ndarray, hits: Sequence[ScoredTool]) -> Callable[[str], ScoredTool | None]:
+        """A tool by name as a hit below ``hits`` (``None`` when the caller may not see it:
+        the mask decides, as for every other hit)."""
+        floor = min((h.score for h in hits), default=0.0)
+        low = min((h.relevance for h in hits), default=0.0)
+
+        def lookup(name: str) -> ScoredTool | None:
+            doc = self._resolver.doc_of(name)
+            if doc is None or doc >= len(mask) or not mask[doc]:
+                return None
+            return ScoredTool(self._tools[doc], floor, low, why="called together with a listed tool")
+
+        return lookup
 
     def intents(self, query: str) -> list[str]:
         """``query``'s sub-intents as set-aware ranking uses them (one: a single-intent request)."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import Ambiguous
 from .ranking import ScoredTool
@@ -70,9 +70,11 @@ def rank_set(
     *,
     co_usage: Mapping[str, Sequence[str]] | None = None,
     by_server: Sequence[ScoredTool] = (),
+    lookup: Callable[[str], ScoredTool | None] | None = None,
 ) -> list[ScoredTool]:
     """The ``limit`` tools covering ``per_intent``'s sub-intents (module docstring); each
-    carries the sub-intent it answers best in ``intent``."""
+    carries the sub-intent it answers best in ``intent``. ``lookup`` gives a tool co-usage
+    names that no list holds (``None``: the caller may not see it)."""
     if limit <= 0:
         return []
     intents = [(si, _normalised(hits)) for si, hits in per_intent]
@@ -99,8 +101,11 @@ def rank_set(
     # Each sub-intent whose best tool the list would not show gets it in, in request order;
     # a tool sessions called with a listed one (co-usage) joins when a slot is left.
     missing: list[str] = []
+    steps: set[str] = set()  # each sub-intent's best tool
     for _, hits in per_intent:
         best = next((h for h in hits if h.tool.name not in copies), None)
+        if best is not None:
+            steps.add(best.tool.name)
         if best is None or best.tool.name in shown or best.tool.name in missing:
             continue
         desc, name = _copy_key(best)
@@ -122,7 +127,12 @@ def rank_set(
         missing.append(name)
     co = co_usage or {}
     listed = [n for n in base if n not in missing]
-    head = listed[: max(1, limit - len(missing))]
+    head = _room_for_steps(listed, max(1, limit - len(missing)), steps)
+    if co and lookup is not None:  # a tool called with a listed one need not match the request's words
+        for m in dict.fromkeys(m for n in (*head, *missing) for m in co.get(n, ()) if m not in by_name):
+            found = lookup(m)
+            if found is not None:
+                by_name[m] = found
     together = [m for n in (*head, *missing) for m in co.get(n, ()) if m in by_name and m not in head and m not in missing]
     if together and len(head) + len(missing) >= limit and len(head) > 1:
         head = head[:-1]
@@ -130,6 +140,23 @@ def rank_set(
     picked = [*head, *missing]
     picked += [n for n in (*listed, *copies) if n not in picked]
     return [dataclasses.replace(by_name[name], intent=_answered(name, intents) or by_name[name].intent) for name in picked[:limit]]
+
+
+def _room_for_steps(listed: Sequence[str], room: int, steps: set[str]) -> list[str]:
+    """The first ``room`` of ``listed``, except that a sub-intent's best tool the list
+    showed keeps its slot when the tools brought in for other steps push it down: the
+    last tool that is no step's best gives way ("make sure the addresses exist. Validate
+    their format": the second step's tool must not cost the first step's)."""
+    head = list(listed[:room])
+    for name in listed[room:]:
+        if name not in steps:
+            continue
+        drop = next((i for i in range(len(head) - 1, 0, -1) if head[i] not in steps), None)
+        if drop is None:
+            break
+        del head[drop]
+        head.append(name)
+    return head
 
 
 def _answered(name: str, intents: Sequence[tuple[SubIntent, dict[str, float]]]) -> str | None:

@@ -119,8 +119,9 @@ _ALSO = re.compile(r"\b(?i:also|as well|too|additionally|además|auch|aussi|anch
 _GIVE_ME = re.compile(r"^(?i:provide|give|show|recommend|suggest|offer)\s+(?i:me|us)\b")
 _CONTENT = 2  # content words (filler aside) a piece needs to be an intent of its own
 _LEAD_FILLER = re.compile(
-    r"^(?:(?i:and|or|but|so|please|also|then|first|firstly|next|finally|lastly|additionally|moreover|furthermore|besides|außerdem|además"
-    r"|de plus|inoltre|além disso|bovendien)[\s,]+)+"
+    r"^(?:(?i:and|or|but|so|please|also|then|first|firstly|second|secondly|third|thirdly|next|finally|lastly|additionally"
+    r"|after\s+that|afterwards?|in\s+addition|moreover|furthermore|besides|außerdem|además"
+    r"|de plus|inoltre|além disso|bovendien|luego|después|dann|danach|anschließend|zweitens|ensuite|puis|poi|dopo|depois|daarna)[\s,]+)+"
 )
 # A piece is a step when it asks for something: it starts with a verb (imperative), with a
 # request phrase, or is a question. A sentence that describes ("A teacher wants to make a
@@ -174,8 +175,31 @@ def _content(text: str) -> int:
 def _enough(piece: str) -> bool:
     """Whether ``piece`` says enough to be a step: two content words, or a verb and its
     object ("email them", "print it"); "and then", "can you assist" do not."""
+    if _vague(piece):
+        return False
     n = _content(piece)
     return n >= _CONTENT or (n == 1 and len(piece.split()) > 1 and _starts_with_verb(piece))
+
+
+# Words a request uses to ask, not to say what for: a piece made of these alone ("Can you
+# provide me with the list?", "Can you assist me with these tasks?") points back at the
+# other pieces; searched alone it finds a tool for "list" or "information".
+_ASKING_WORDS = """provide give get fetch retrieve obtain show tell let know find help assist need want like also
+    please list lists information info details detail data api apis call calls task tasks result results
+    thing things everything anything something way ways"""
+_ASKING = frozenset(_ASKING_WORDS.split())
+
+
+def _vague(piece: str) -> bool:
+    """Whether every content word of ``piece`` is an asking word (:data:`_ASKING`)."""
+    seen = False
+    for token in words(piece.lower()):
+        if token in STOP_WORDS or token.isdigit():
+            continue
+        if _is_cjk(token[0]) or token not in _ASKING:
+            return False
+        seen = True
+    return seen
 
 
 def _starts_with_verb(piece: str) -> bool:
@@ -309,7 +333,14 @@ def split_intents(query: str, max_intents: int = MAX_INTENTS) -> list[SubIntent]
     pieces = _pieces(text)
     if len(pieces) < 2 or not any(marked for _, marked in pieces[1:]):  # the common case: one step
         return whole
-    found = [(t, marked) for p, marked in pieces if (t := _trim(p)) and _is_request(_trim_lead(p)) and _enough(t)]
+    found: list[tuple[str, bool]] = []
+    carried = False  # "Additionally, I'm researching X. Can you ...?": the context's mark goes to the question
+    for p, marked in pieces:
+        if (t := _trim(p)) and _is_request(_trim_lead(p)) and _enough(t):
+            found.append((t, marked or carried))
+            carried = False
+        else:
+            carried = carried or marked
     kept = list(dict.fromkeys(t for t, _ in found))
     if len(kept) < 2 or not any(marked for _, marked in found[1:]):
         return whole
