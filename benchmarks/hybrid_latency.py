@@ -63,14 +63,17 @@ def _worker(queries: int, mode: str) -> None:
         gateway = Gateway(Catalog(tools))
     gateway.find_tools("warm up the index", limit=5)
     spent: dict[str, float] = defaultdict(float)
+    counted: dict[str, int] = defaultdict(int)
 
-    def wrap(owner: object, name: str, label: str) -> None:
+    def wrap(owner: object, name: str, label: str, count: str | None = None) -> None:
         fn = getattr(owner, name, None)
         if fn is None:  # an older version without this function: the stage reads "-"
             return
 
         def timed(*args: object, **kwargs: object) -> object:
             t0 = time.perf_counter()
+            if count is not None:
+                counted[count] += 1
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -78,10 +81,29 @@ def _worker(queries: int, mode: str) -> None:
 
         setattr(owner, name, timed)
 
+    def count(owner: object, name: str, what: str, size: object = None) -> None:
+        """Count calls of ``owner.name`` (and with ``size``, what it says each call holds)."""
+        fn = getattr(owner, name, None)
+        if fn is None:
+            return
+
+        def counting(*args: object, **kwargs: object) -> object:
+            counted[what] += 1
+            if callable(size):
+                for key, n in size(*args).items():
+                    counted[key] += n
+            return fn(*args, **kwargs)
+
+        setattr(owner, name, counting)
+
     if mode == "hybrid":
         dense = gateway.hybrid.dense
         wrap(dense.query_embedder, "embed", "embedding")
-        wrap(dense, "_similarities", "dense product")
+        wrap(dense, "_similarities", "dense product", count="products")
+        count(dense.query_embedder, "embed", "encoder calls", lambda texts: {"texts encoded": len(texts)})
+        count(dense.query_embedder, "run_batch", "encoder runs", lambda encs: {
+            "wordpieces": sum(len(e.ids) for e in encs), "padded wordpieces": len(encs) * max(len(e.ids) for e in encs)})
+        count(gateway.index, "_rank_one", "rankings")
         try:
             from toolscout.embed import onnx as onnx_module
         except ImportError:  # a version without the ONNX encoder module
@@ -108,10 +130,11 @@ def _worker(queries: int, mode: str) -> None:
         rows = []
         for q in texts[start:stop]:
             spent.clear()
+            counted.clear()
             c0, t0 = time.process_time(), time.perf_counter()
             gateway.find_tools(q, limit=5, search_type=mode)
             wall, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
-            rows.append({"wall": wall, "cpu": cpu, **{k: v * 1000 for k, v in spent.items()}})
+            rows.append({"wall": wall, "cpu": cpu, **{k: v * 1000 for k, v in spent.items()}, **counted})
         print(json.dumps(rows), flush=True)
 
 
@@ -169,12 +192,18 @@ def main() -> None:
     for k in stages:
         cells = [f"{stats[t][k][0]:.2f} / {stats[t][k][1]:.2f} / {stats[t][k][2]:.2f}" if k in stats[t] else "-" for t in trees]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    counts = ["texts encoded", "wordpieces", "padded wordpieces", "encoder calls", "encoder runs", "products", "rankings"]
+    if args.mode == "hybrid":
+        lines += ["", "| per request (mean / p50 / p95) | " + " | ".join(label[t] for t in trees) + " |", "|---|" + "---|" * len(trees)]
+        for k in counts:
+            cells = [f"{stats[t][k][0]:.2f} / {stats[t][k][1]:.0f} / {stats[t][k][2]:.0f}" if k in stats[t] else "-" for t in trees]
+            lines.append(f"| {k} | " + " | ".join(cells) + " |")
     last = rows[trees[-1]]
     walls = [r["wall"] for r in last]
     pick = int(np.argmin([abs(w - float(np.median(walls))) for w in walls]))  # a typical query of the last version
     lines += ["", f"One query, #{pick} (the last version's median wall time), in every version (ms):", "",
               "| stage | " + " | ".join(label[t] for t in trees) + " |", "|---|" + "---|" * len(trees)]
-    for k in ["wall", "cpu", *stages]:
+    for k in ["wall", "cpu", *stages, *(counts if args.mode == "hybrid" else [])]:
         lines.append(f"| {k} | " + " | ".join(f"{rows[t][pick][k]:.2f}" if k in rows[t][pick] else "-" for t in trees) + " |")
     body = "\n".join(lines) + f"""
 
