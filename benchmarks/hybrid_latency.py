@@ -11,7 +11,10 @@ signals, AutoCut) and rendering.
 
 Stages are timed the same way in every version, by wrapping the functions each version has
 (the query encoder's ``embed``, the dense product, the keyword leg, the fusion, the finishing
-step, the rendering); the rest of ``find_tools`` is ``other``. Wall time is what a caller
+step, the rendering); the rest of ``find_tools`` is ``other``. Each request's work is counted too: the texts the
+encoder read and their wordpieces (padded: as the encoder's batches ran them), encoder calls
+and model runs, dense products (one product may score several texts) and rankings (the whole
+request and each sub-intent's). Wall time is what a caller
 waits for; CPU time (the process's, the encoder's helper thread included) is what the query
 costs, which a loaded machine inflates less.
 
@@ -214,7 +217,10 @@ in chunks of {CHUNK} queries, each in its own process. Load average {load0:.1f} 
 `embedding` (the query encoder's calls, a request's sub-intents included) holds `tokenising`; `variants` is
 the query's rewrites (`rewrite`); `signals` the finishing step's signals (intent, usage, fuzzy and exact
 name); `ranking (finish)` holds the keyword leg, the embedding, the dense product, the fusion and the signals;
-`index.search` holds `ranking`; `render` is the schemas for the reply.
+`index.search` holds `ranking`; `render` is the schemas for the reply. Per request: `texts encoded` and
+`wordpieces` what the query encoder read (`padded`: as its batches ran them), `encoder runs` the model's
+runs, `products` the dense products (one may score several texts), `rankings` the whole request's and each
+sub-intent's.
 """
     title = "Hybrid find_tools with never-seen queries: latency by stage (issue 36)"
     if args.mode == "keyword":

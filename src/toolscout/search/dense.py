@@ -81,7 +81,8 @@ class DenseBackend:
         self._query_cache_size = query_cache_size
         self._lock = threading.Lock()
         self._sims: OrderedDict[str, np.ndarray] = OrderedDict()  # see _similarities_of
-        self._packed = packed
+        self.packing = packed
+        """``packed`` as given, read at each rebuild (a test or an operator may change it)."""
         self._product: tuple[np.ndarray, PackedProduct] | None = None  # (the matrix it packs, it)
         self._ann: AnnIndex | None = None
         self.products = 0
@@ -111,7 +112,7 @@ class DenseBackend:
 
     def _pack(self, matrix: np.ndarray) -> None:
         """Build the packed product for ``matrix`` (the exact path only), now or beside the searches."""
-        wanted = self._packed
+        wanted = self.packing
         if wanted is False or self._ann is not None or not len(matrix) or not can_pack():
             return
         if wanted is True:
