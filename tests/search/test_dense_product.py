@@ -102,3 +102,22 @@ def test_a_single_text_request_is_one_call_and_one_product() -> None:
     calls, products = len(fake.calls), search.dense.products
     assert index.search("reimburse the buyer", limit=3, mode="hybrid").hits[0].tool.name == "refund_payment"
     assert fake.calls[calls:] == [["reimburse the buyer"]] and search.dense.products == products + 1
+
+
+@needs_pack
+def test_a_failing_packed_product_falls_back_to_einsum() -> None:
+    fake = FakeEmbedder(dim=64)
+    dense = DenseBackend(fake, progress=False, packed=True)
+    dense.rebuild(TOOLS)
+    expected = DenseBackend(fake, progress=False, packed=False)
+    expected.rebuild(TOOLS)
+
+    class Broken:
+        rows = len(TOOLS)
+
+        def __call__(self, vectors: np.ndarray) -> np.ndarray:
+            raise RuntimeError("onnxruntime failed")
+
+    dense._product = (dense._matrix, Broken())  # type: ignore[assignment]  # a runtime that fails mid-run
+    np.testing.assert_allclose(dense.scores("refund a payment"), expected.scores("refund a payment"), atol=1e-6)
+    assert not dense.packed  # dropped: the next searches use einsum

@@ -244,7 +244,12 @@ class DenseBackend:
         if ann is not None:
             return np.stack([ann.scores(matrix, v) for v in vectors])
         if packed is not None and packed[0] is matrix:
-            return packed[1](vectors)
+            try:
+                return packed[1](vectors)
+            except Exception:  # a runtime failure: einsum from now on, never a failed search
+                with self._lock:
+                    if self._product is packed:
+                        self._product = None
         return einsum_product(matrix, vectors)
 
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
