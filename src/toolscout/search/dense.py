@@ -113,11 +113,13 @@ class DenseBackend:
     def _pack(self, matrix: np.ndarray) -> None:
         """Build the packed product for ``matrix`` (the exact path only), now or beside the searches."""
         wanted = self.packing
-        if wanted is False or self._ann is not None or not len(matrix) or not can_pack():
+        if wanted is False or self._ann is not None or not len(matrix):
+            return
+        if (wanted is None and len(matrix) < PACK_FROM) or not can_pack():
             return
         if wanted is True:
             self._adopt(matrix)
-        elif len(matrix) >= PACK_FROM:
+        else:
             threading.Thread(target=self._adopt, args=(matrix,), name="toolscout-pack", daemon=True).start()
 
     def _adopt(self, matrix: np.ndarray) -> None:

@@ -17,6 +17,7 @@ agree with ``einsum`` to float rounding (~1e-7 on a cosine).
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import numpy as np
@@ -25,13 +26,8 @@ __all__ = ["PackedProduct", "available", "einsum_product"]
 
 
 def available() -> bool:
-    """Whether onnxruntime and onnx (the ``embed`` extra) can build a packed product."""
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether onnxruntime and onnx (the ``embed`` extra) are installed, without importing them."""
+    return all(importlib.util.find_spec(name) is not None for name in ("onnx", "onnxruntime"))
 
 
 def einsum_product(matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
