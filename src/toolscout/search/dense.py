@@ -1,8 +1,10 @@
-"""Dense (embedding) search: one float32 matrix, one matrix-vector product per query.
+"""Dense (embedding) search: one float32 matrix, one product per request.
 
 At 10k tools x 384 dims the matrix is 15 MB and a query costs well under a millisecond
 once its vector is known; query vectors are kept in an LRU cache so a repeated query
-(agents repeat themselves) skips the model entirely.
+(agents repeat themselves) skips the model entirely. A request's texts (the request, its
+clauses, its sub-intents') are scored in one product, packed for onnxruntime on larger
+catalogs (:mod:`~toolscout.search.dense_product`), and kept for the request's sub-searches.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ class DenseBackend:
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._query_cache_size = query_cache_size
         self._lock = threading.Lock()
-        self._sims: OrderedDict[str, np.ndarray] = OrderedDict()  # see _similarities_of
+        self._sims: OrderedDict[str, np.ndarray] = OrderedDict()  # see _similarities_of_many
         self.packing = packed
         """``packed`` as given, read at each rebuild (a test or an operator may change it)."""
         self._product: tuple[np.ndarray, PackedProduct] | None = None  # (the matrix it packs, it)
