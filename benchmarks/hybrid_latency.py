@@ -11,7 +11,10 @@ signals, AutoCut) and rendering.
 
 Stages are timed the same way in every version, by wrapping the functions each version has
 (the query encoder's ``embed``, the dense product, the keyword leg, the fusion, the finishing
-step, the rendering); the rest of ``find_tools`` is ``other``. Wall time is what a caller
+step, the rendering); the rest of ``find_tools`` is ``other``. Each request's work is counted too: the texts the
+encoder read and their wordpieces (padded: as the encoder's batches ran them), encoder calls
+and model runs, dense products (one product may score several texts) and rankings (the whole
+request and each sub-intent's). Wall time is what a caller
 waits for; CPU time (the process's, the encoder's helper thread included) is what the query
 costs, which a loaded machine inflates less.
 
@@ -38,6 +41,8 @@ from _trees import checked_out, take_turns
 
 CACHE = Path.home() / ".cache" / "toolscout-bench" / "vectors.db"
 CHUNK = 25
+_LEAVES = ("embedding", "variants", "dense product", "keyword leg", "fusion", "signals", "render")
+"""The timed stages that do not nest in one another (``other`` is the wall time outside them)."""
 
 
 def _worker(queries: int, mode: str) -> None:
@@ -63,14 +68,17 @@ def _worker(queries: int, mode: str) -> None:
         gateway = Gateway(Catalog(tools))
     gateway.find_tools("warm up the index", limit=5)
     spent: dict[str, float] = defaultdict(float)
+    counted: dict[str, int] = defaultdict(int)
 
-    def wrap(owner: object, name: str, label: str) -> None:
+    def wrap(owner: object, name: str, label: str, count: str | None = None) -> None:
         fn = getattr(owner, name, None)
         if fn is None:  # an older version without this function: the stage reads "-"
             return
 
         def timed(*args: object, **kwargs: object) -> object:
             t0 = time.perf_counter()
+            if count is not None:
+                counted[count] += 1
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -78,10 +86,29 @@ def _worker(queries: int, mode: str) -> None:
 
         setattr(owner, name, timed)
 
+    def count(owner: object, name: str, what: str, size: object = None) -> None:
+        """Count calls of ``owner.name`` (and with ``size``, what it says each call holds)."""
+        fn = getattr(owner, name, None)
+        if fn is None:
+            return
+
+        def counting(*args: object, **kwargs: object) -> object:
+            counted[what] += 1
+            if callable(size):
+                for key, n in size(*args).items():
+                    counted[key] += n
+            return fn(*args, **kwargs)
+
+        setattr(owner, name, counting)
+
     if mode == "hybrid":
         dense = gateway.hybrid.dense
         wrap(dense.query_embedder, "embed", "embedding")
-        wrap(dense, "_similarities", "dense product")
+        wrap(dense, "_similarities", "dense product", count="products")
+        count(dense.query_embedder, "embed", "encoder calls", lambda texts: {"texts encoded": len(texts)})
+        count(dense.query_embedder, "run_batch", "encoder runs", lambda encs: {
+            "wordpieces": sum(len(e.ids) for e in encs), "padded wordpieces": len(encs) * max(len(e.ids) for e in encs)})
+        count(gateway.index, "_rank_one", "rankings")
         try:
             from toolscout.embed import onnx as onnx_module
         except ImportError:  # a version without the ONNX encoder module
@@ -108,10 +135,14 @@ def _worker(queries: int, mode: str) -> None:
         rows = []
         for q in texts[start:stop]:
             spent.clear()
+            counted.clear()
             c0, t0 = time.process_time(), time.perf_counter()
             gateway.find_tools(q, limit=5, search_type=mode)
             wall, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
-            rows.append({"wall": wall, "cpu": cpu, **{k: v * 1000 for k, v in spent.items()}})
+            row = {"wall": wall, "cpu": cpu, **{k: v * 1000 for k, v in spent.items()}, **counted}
+            if mode == "hybrid":  # what no timed stage holds: splitting, sub-searches' bookkeeping, top-k, sets
+                row["other"] = wall - sum(row.get(k, 0.0) for k in _LEAVES)
+            rows.append(row)
         print(json.dumps(rows), flush=True)
 
 
@@ -161,7 +192,7 @@ def main() -> None:
         s = stats[t]
         lines.append(f"| {label[t]} | {s['wall'][1]:.1f} / {s['wall'][2]:.1f} | {s['cpu'][1]:.1f} / {s['cpu'][2]:.1f} |")
     stages = ["tokenising", "embedding", "variants", "dense product", "keyword leg", "fusion", "signals",
-              "ranking (finish)", "index.search", "render"]
+              "ranking (finish)", "index.search", "render", "other"]
     if args.mode == "keyword":
         stages = ["signals", "ranking (finish)", "index.search", "render"]
     head = "| stage, wall ms (mean / p50 / p95) | " + " | ".join(label[t] for t in trees) + " |"
@@ -169,12 +200,18 @@ def main() -> None:
     for k in stages:
         cells = [f"{stats[t][k][0]:.2f} / {stats[t][k][1]:.2f} / {stats[t][k][2]:.2f}" if k in stats[t] else "-" for t in trees]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    counts = ["texts encoded", "wordpieces", "padded wordpieces", "encoder calls", "encoder runs", "products", "rankings"]
+    if args.mode == "hybrid":
+        lines += ["", "| per request (mean / p50 / p95) | " + " | ".join(label[t] for t in trees) + " |", "|---|" + "---|" * len(trees)]
+        for k in counts:
+            cells = [f"{stats[t][k][0]:.2f} / {stats[t][k][1]:.0f} / {stats[t][k][2]:.0f}" if k in stats[t] else "-" for t in trees]
+            lines.append(f"| {k} | " + " | ".join(cells) + " |")
     last = rows[trees[-1]]
     walls = [r["wall"] for r in last]
     pick = int(np.argmin([abs(w - float(np.median(walls))) for w in walls]))  # a typical query of the last version
     lines += ["", f"One query, #{pick} (the last version's median wall time), in every version (ms):", "",
               "| stage | " + " | ".join(label[t] for t in trees) + " |", "|---|" + "---|" * len(trees)]
-    for k in ["wall", "cpu", *stages]:
+    for k in ["wall", "cpu", *stages, *(counts if args.mode == "hybrid" else [])]:
         lines.append(f"| {k} | " + " | ".join(f"{rows[t][pick][k]:.2f}" if k in rows[t][pick] else "-" for t in trees) + " |")
     body = "\n".join(lines) + f"""
 
@@ -185,7 +222,11 @@ in chunks of {CHUNK} queries, each in its own process. Load average {load0:.1f} 
 `embedding` (the query encoder's calls, a request's sub-intents included) holds `tokenising`; `variants` is
 the query's rewrites (`rewrite`); `signals` the finishing step's signals (intent, usage, fuzzy and exact
 name); `ranking (finish)` holds the keyword leg, the embedding, the dense product, the fusion and the signals;
-`index.search` holds `ranking`; `render` is the schemas for the reply.
+`index.search` holds `ranking`; `render` is the schemas for the reply; `other` the wall time outside
+the stages that do not nest (splitting the request, the sets' merge, top-k selections, masks). Per request: `texts encoded` and
+`wordpieces` what the query encoder read (`padded`: as its batches ran them), `encoder runs` the model's
+runs, `products` the dense products (one may score several texts), `rankings` the whole request's and each
+sub-intent's.
 """
     title = "Hybrid find_tools with never-seen queries: latency by stage (issue 36)"
     if args.mode == "keyword":

@@ -156,6 +156,18 @@ def test_a_calls_batches_run_on_two_threads_with_the_one_thread_vectors(monkeypa
     assert default_embedder()._helpers == 0  # "auto" on one core: no helper thread
 
 
+def test_batches_are_dealt_costliest_first_to_the_least_loaded_thread() -> None:
+    from toolscout.embed.onnx import shares
+
+    lengths = [10, 10, 30, 60, 12]  # two short clauses, a request, a long request, a clause
+    batches = [[0, 1], [2], [3], [4]]  # as bucketed: shortest first
+    mine, theirs = shares(batches, lengths, 2)
+    assert mine == [[3]]  # the long request alone; dealing in turn gave the caller it and [2]
+    assert sorted(map(sorted, theirs)) == [[0, 1], [2], [4]]
+    assert shares([[0]], lengths, 2) == [[[0]], []]
+    assert sum(map(len, shares(batches, lengths, 3))) == len(batches)  # every batch dealt once
+
+
 def test_tokenizing_on_the_calling_thread_gives_the_batch_vectors() -> None:
     model = _real_model()
     many = TEXTS * 5  # over the serial limit: encode_batch

@@ -22,6 +22,7 @@ from .base import check_vectors, verify_file
 
 __all__ = [
     "DEFAULT_MODEL_ID", "DEFAULT_MODEL_SHA256", "DEFAULT_TOKENIZER_SHA256", "OnnxEmbedder", "default_embedder", "halves",
+    "shares",
 ]
 
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -103,7 +104,8 @@ class OnnxEmbedder:
                 out[rows] = self.run_batch([encodings[i] for i in rows])
         else:  # onnxruntime releases the GIL: the helpers' batches run beside the caller's
             pool = self._helper_pool()
-            mine, theirs = batches[:: self._helpers + 1], [b for i, b in enumerate(batches) if i % (self._helpers + 1)]
+            mine, *helpers = shares(batches, lengths, self._helpers + 1)
+            theirs = [b for share in helpers for b in share]
             futures = [(rows, pool.submit(self.run_batch, [encodings[i] for i in rows])) for rows in theirs]
             for rows in mine:
                 out[rows] = self.run_batch([encodings[i] for i in rows])
@@ -156,6 +158,25 @@ def _buckets(order: list[int], lengths: list[int], size: int) -> list[list[int]]
         else:
             batches.append([i])
     return batches
+
+
+_RUN_TOKENS = 4
+"""A model run's fixed cost in padded wordpieces (~0.7 ms against ~0.18 ms a wordpiece, one core)."""
+
+
+def shares(batches: list[list[int]], lengths: list[int], threads: int) -> list[list[list[int]]]:
+    """``batches`` dealt to ``threads`` threads, the costliest first to the least loaded (a
+    batch costs its padded wordpieces plus a run's fixed cost): a request's whole text and its
+    clauses then end about together. Dealing them in turn gave the caller's thread the shortest
+    and the longest batch while the helper waited (15 of 200 never-seen requests; modelled p95
+    of the encoder's wall time 33.7 -> 29.3 ms on two free cores)."""
+    out: list[list[list[int]]] = [[] for _ in range(threads)]
+    loads = [0] * threads
+    for batch in sorted(batches, key=lambda b: -(len(b) * max(lengths[i] for i in b) + _RUN_TOKENS)):
+        least = loads.index(min(loads))
+        out[least].append(batch)
+        loads[least] += len(batch) * max(lengths[i] for i in batch) + _RUN_TOKENS
+    return out
 
 
 def halves(rows: list[int], lengths: list[int]) -> list[list[int]]:

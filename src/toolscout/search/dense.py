@@ -1,8 +1,10 @@
-"""Dense (embedding) search: one float32 matrix, one matrix-vector product per query.
+"""Dense (embedding) search: one float32 matrix, one product per request.
 
 At 10k tools x 384 dims the matrix is 15 MB and a query costs well under a millisecond
 once its vector is known; query vectors are kept in an LRU cache so a repeated query
-(agents repeat themselves) skips the model entirely.
+(agents repeat themselves) skips the model entirely. A request's texts (the request, its
+clauses, its sub-intents') are scored in one product, packed for onnxruntime on larger
+catalogs (:mod:`~toolscout.search.dense_product`), and kept for the request's sub-searches.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from ..embed.cache import BlobStore, VectorCache
 from ..embed.text import tool_text
 from ..errors import EmbeddingUnavailable
 from ..progress import step
-from .ann import ann_for
+from .ann import AnnIndex, ann_for
 from .base import Hit, top_docs
+from .dense_product import PackedProduct, einsum_product
+from .dense_product import available as can_pack
+from .sparse import release_freed_memory
 
 if TYPE_CHECKING:
     from ..model import Tool
@@ -32,6 +37,9 @@ _SIMS_BYTES = 8 << 20
 """Similarity vectors kept for texts asked for again (at 13.6k tools, the last ~150 texts;
 at 1M, the last two)."""
 _PROGRESS_FROM = 1  # any embedding is a step: the reporter shows it only once it runs a second
+PACK_FROM = 4096
+"""Tool vectors from which the exact product is packed (:mod:`~toolscout.search.dense_product`);
+below, ``einsum`` over them costs a few tens of microseconds a vector."""
 
 
 class DenseBackend:
@@ -52,7 +60,12 @@ class DenseBackend:
         query_cache_size: int = 2048,
         progress: bool | None = None,
         query_embedder: Embedder | None = None,
+        packed: bool | None = None,
     ) -> None:
+        """``packed``: the exact product by :class:`~toolscout.search.dense_product.PackedProduct`:
+        ``None`` (default) from :data:`PACK_FROM` tool vectors with the ``embed`` extra, built in
+        a background thread after each rebuild (``einsum`` until it is ready); ``True``: always,
+        built during the rebuild; ``False``: never."""
         if query_embedder is not None and query_embedder.dim != embedder.dim:
             raise EmbeddingUnavailable(
                 f"query encoder {query_embedder.model_id} has dimension {query_embedder.dim}, "
@@ -69,7 +82,14 @@ class DenseBackend:
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._query_cache_size = query_cache_size
         self._lock = threading.Lock()
-        self._sims: OrderedDict[str, np.ndarray] = OrderedDict()  # see _similarities_of
+        self._sims: OrderedDict[str, np.ndarray] = OrderedDict()  # see _similarities_of_many
+        self.packing = packed
+        """``packed`` as given, read at each rebuild (a test or an operator may change it)."""
+        self._product: tuple[np.ndarray, PackedProduct] | None = None  # (the matrix it packs, it)
+        self._ann: AnnIndex | None = None
+        self.products = 0
+        """Matrix products run (one per call, whatever its number of vectors): what tests and
+        benchmarks count to see a request's texts scored in one product."""
 
     @property
     def size(self) -> int:
@@ -88,7 +108,37 @@ class DenseBackend:
             self._matrix = self.cache.embed(texts)
         with self._lock:
             self._sims.clear()
+            self._product = None
         self._ann = ann_for(self._matrix)  # None below ANN_FROM docs or without the ann extra
+        self._pack(self._matrix)
+
+    def _pack(self, matrix: np.ndarray) -> None:
+        """Build the packed product for ``matrix`` (the exact path only), now or beside the searches."""
+        wanted = self.packing
+        if wanted is False or self._ann is not None or not len(matrix):
+            return
+        if (wanted is None and len(matrix) < PACK_FROM) or not can_pack():
+            return
+        if wanted is True:
+            self._adopt(matrix)
+        else:
+            threading.Thread(target=self._adopt, args=(matrix,), name="toolscout-pack", daemon=True).start()
+
+    def _adopt(self, matrix: np.ndarray) -> None:
+        try:
+            product = PackedProduct(matrix)
+        except Exception:  # out of memory, a broken runtime: einsum stays
+            return
+        with self._lock:
+            if matrix is self._matrix:  # not a rebuild meanwhile
+                self._product = (matrix, product)
+        if len(matrix) >= PACK_FROM:
+            release_freed_memory()  # the model bytes the build went through
+
+    @property
+    def packed(self) -> bool:
+        """Whether the exact product currently runs packed (:mod:`~toolscout.search.dense_product`)."""
+        return self._product is not None
 
     def _embed_with_bar(self, texts: list[str], todo: int) -> np.ndarray:
         with step(f"embedding {todo:,} tools ({self.embedder.model_id})", total=len(texts)) as advance:
@@ -128,7 +178,10 @@ class DenseBackend:
     def warm(self, queries: Sequence[str]) -> None:
         """Put ``queries`` in the query LRU, those not there yet in one encoder call (the
         texts several searches of one request will ask for; keys as :meth:`scores` makes them)."""
-        self.query_vectors(list(dict.fromkeys(map(_squash, queries))))
+        texts = list(dict.fromkeys(map(_squash, queries)))
+        vectors = self.query_vectors(texts)
+        if self.size and len(texts) <= self._sims_capacity():  # every text's scores kept for its search
+            self._similarities_of_many(texts, vectors.astype(np.float32, copy=False))
 
     def prime_queries(self, queries: list[str]) -> None:
         """Embed many queries at once (batched, through the vector cache) into the query LRU:
@@ -148,35 +201,60 @@ class DenseBackend:
         texts = list(dict.fromkeys(map(_squash, [query, *variants])))
         vectors = self.query_vectors(texts).astype(np.float32, copy=False)
         with stage("dense"):
-            best = self._similarities_of(texts[0], vectors[0]).copy()
-            for text, v in zip(texts[1:], vectors[1:], strict=True):
-                np.maximum(best, self._similarities_of(text, v), out=best)
+            sims = self._similarities_of_many(texts, vectors)
+            best = sims[0].copy()
+            for other in sims[1:]:
+                np.maximum(best, other, out=best)
         return best
 
-    def _similarities_of(self, text: str, vector: np.ndarray) -> np.ndarray:
-        """:meth:`_similarities` of ``text``'s vector, kept for the next few texts: one request
-        with several sub-intents asks for the same text's scores in its whole search and in
-        the sub-search of that part (a product over every tool vector each time: ~1 ms at
-        13.6k tools). Read only; dropped when the tools change."""
-        matrix = self._matrix
-        with self._lock:
-            found = self._sims.get(text)
-            if found is not None:
-                self._sims.move_to_end(text)
-                return found
-        sims = self._similarities(vector)
-        sims.flags.writeable = False
-        with self._lock:
-            if matrix is self._matrix:  # not a rebuild meanwhile
-                self._sims[text] = sims
-                while len(self._sims) > max(1, _SIMS_BYTES // max(sims.nbytes, 1)):
-                    self._sims.popitem(last=False)
-        return sims
+    def _sims_capacity(self) -> int:
+        """How many texts' similarity vectors :meth:`_similarities_of_many` keeps."""
+        return max(1, _SIMS_BYTES // max(4 * len(self._matrix), 1))
 
-    def _similarities(self, vector: np.ndarray) -> np.ndarray:
-        """Exact cosines, or from a large catalog's ANN graph the nearest docs' (others -inf)."""
-        ann = getattr(self, "_ann", None)
-        return _dot(self._matrix, vector) if ann is None else ann.scores(self._matrix, vector)
+    def _similarities_of_many(self, texts: list[str], vectors: np.ndarray) -> list[np.ndarray]:
+        """:meth:`_similarities` of each text's vector, those not kept from before in one
+        product, kept for the next few texts: one request with several sub-intents asks for
+        the same text's scores in its whole search and in the sub-search of that part (a
+        product over every tool vector each time: ~1 ms at 13.6k tools). Read only; dropped
+        when the tools change."""
+        matrix = self._matrix
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for text in texts:
+                kept = self._sims.get(text)
+                if kept is not None:
+                    self._sims.move_to_end(text)
+                    found[text] = kept
+        todo = [i for i, text in enumerate(texts) if text not in found]
+        if todo:
+            fresh = self._similarities(matrix, vectors[todo])
+            with self._lock:
+                keep = matrix is self._matrix  # not a rebuild meanwhile
+                for i, sims in zip(todo, fresh, strict=True):
+                    sims.flags.writeable = False
+                    found[texts[i]] = sims
+                    if keep:
+                        self._sims[texts[i]] = sims
+                while len(self._sims) > self._sims_capacity():
+                    self._sims.popitem(last=False)
+        return [found[text] for text in texts]
+
+    def _similarities(self, matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """Exact cosines of each of ``vectors`` with every tool vector (one product: packed
+        when built, else ``einsum``), or from a large catalog's ANN graph the nearest docs'
+        (others -inf)."""
+        self.products += 1
+        ann, packed = self._ann, self._product
+        if ann is not None:
+            return np.stack([ann.scores(matrix, v) for v in vectors])
+        if packed is not None and packed[0] is matrix:
+            try:
+                return packed[1](vectors)
+            except Exception:  # a runtime failure: einsum from now on, never a failed search
+                with self._lock:
+                    if self._product is packed:
+                        self._product = None
+        return einsum_product(matrix, vectors)
 
     def search(self, query: str, *, limit: int, mask: np.ndarray | None = None) -> list[Hit]:
         if limit <= 0 or not self.size or not query.strip():
@@ -189,13 +267,6 @@ def _squash(text: str) -> str:
     """One space between words: the query cache's key (agents resend a query with stray
     spaces or newlines; a BERT tokenizer ignores them, so the vector is the same)."""
     return " ".join(text.split())
-
-
-def _dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """``matrix @ vector`` on the calling thread. BLAS spreads a product this small over every
-    core; on shared cores, next to the model's thread, that made it 12 ms instead of 1 ms at
-    13.6k x 384 (docs/embeddings.md). einsum's own loop never starts threads."""
-    return np.einsum("ij,j->i", matrix, vector)
 
 
 def top_hits(
