@@ -122,6 +122,9 @@ class GatewayServer:
         )
         self.federated.shared = session_store
         self.federated.install(self.lowlevel)
+        # A 2026-07-28 tools/call with arguments has its Mcp-Param headers checked against the
+        # tool's schema: without this lookup the SDK lists every tool (a whole tools/list) per call.
+        self.lowlevel.get_tool_input_schema = self.input_schema
         # Advertise tools.listChanged on every transport (the HTTP session manager builds
         # its initialize result from this method with no arguments); resources and prompts
         # change when an upstream's do.
@@ -172,6 +175,17 @@ class GatewayServer:
             t["annotations"] = {"readOnlyHint": True, "openWorldHint": False} if t["name"] == self.gateway.find_name else hints
         self._meta_cache = (gen, tools)
         return tools
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema of the tool ``name`` as tools/list shows it (a meta-tool's, else the
+        catalog tool's), ``None`` if there is none: only Mcp-Param header checks read it
+        (fail-open), the call itself is checked as any other."""
+        for tool in self.meta_tools():
+            if tool["name"] == name:
+                schema = tool.get("inputSchema")
+                return schema if isinstance(schema, dict) else None
+        found = self.gateway.catalog.get(name)
+        return found.input_schema if found is not None else None
 
     def listed(self, ctx: Any) -> list[Tool]:
         """The catalog tools this session sees in tools/list (always-load, then revealed;
@@ -245,7 +259,7 @@ class GatewayServer:
                 trust_hints=gateway.trust_hints,
             )
         edge = CallContext(
-            progress=getattr(ctx.session, "report_progress", None),
+            progress=getattr(ctx.session, "report_progress", None) if asked_progress(params) else None,
             approve=asking,
             approve_kinds=kinds,
             relay=self.federated.relay(ctx),
@@ -311,3 +325,13 @@ class GatewayServer:
             version=self.version,
             allow=allow,
         )
+
+
+def asked_progress(params: Any) -> bool:
+    """Whether the client's request carries a progress token: without one, progress reports
+    go nowhere, and an upstream call without a progress callback may take the thin path
+    (:mod:`toolscout.sources.mcp.thin_call`)."""
+    meta = getattr(params, "meta", None)
+    if isinstance(meta, dict):
+        return meta.get("progress_token", meta.get("progressToken")) is not None
+    return getattr(meta, "progress_token", None) is not None

@@ -47,6 +47,7 @@ from .http_client import pooled_client, streamable
 from .lenient import lenient
 from .problems import BACKOFF_MAX, RETRY_WINDOW_MAX, backoff_delay, describe, hint_for, http_problem
 from .stderr_relay import StderrRelay, pump_stderr, write_stderr
+from .thin_call import ThinLane
 
 # StderrRelay, backoff_delay, BACKOFF_MAX and http_problem are re-exported: callers import them from here
 __all__ = ["BACKOFF_MAX", "StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
@@ -108,6 +109,7 @@ class Upstream:
         self._http_status: int | None = None  # the last HTTP error status this connection saw
         self._modern: Any = None  # the stateless lane next to the session, if any (:mod:`.negotiation`)
         self._modern_only: frozenset[str] = frozenset()  # tools only the stateless lane lists
+        self._thin: ThinLane | None = None  # plain tools/call straight over HTTP (:mod:`.thin_call`)
 
     @property
     def description(self) -> str | None:
@@ -226,8 +228,9 @@ class Upstream:
 
         errlog: IO[str] | None = None
         mine: Any = None
+        thin: ThinLane | None = None
         try:
-            transport, errlog = self._transport()
+            transport, errlog, thin = self._transport(thin=True)
             async with Client(
                 lenient(transport, self.name),
                 mode="legacy",
@@ -241,6 +244,7 @@ class Upstream:
             ) as lane:
                 self._client = mine = client
                 self._modern = lane
+                self._thin = thin
                 if not ready.done():
                     ready.set_result(None)
                 await stop.wait()
@@ -255,13 +259,15 @@ class Upstream:
             if mine is not None and self._client is mine:  # never clear a newer connection's
                 self._client = None
                 self._modern = None
+                self._thin = None
             if errlog is not None:  # the relay sees EOF once the process tree has exited too
                 errlog.close()
         if not stop.is_set() and self.state is UpstreamState.READY:
             self._failed("connection closed by the server")
 
-    def _transport(self) -> tuple[Any, IO[str] | None]:
-        """The SDK transport for this server, and the stderr pipe its process writes into."""
+    def _transport(self, *, thin: bool = False) -> tuple[Any, IO[str] | None, ThinLane | None]:
+        """The SDK transport for this server, the stderr pipe its process writes into, and
+        (``thin``, over HTTP) the thin lane of its plain calls around the transport."""
         cfg = self.config
         if cfg.command:
             from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -272,11 +278,15 @@ class Upstream:
             self._relays.add(relay)
             relay.add_done_callback(self._relays.discard)
             errlog = os.fdopen(write_fd, "w")
-            return stdio_client(params, errlog=errlog), errlog
+            return stdio_client(params, errlog=errlog), errlog, None
         assert cfg.url is not None
         http = pooled_client(headers=dict(cfg.headers) or None)  # kept alive across calls
         http.event_hooks = {"response": [self._saw_response]}
-        return streamable(cfg.url, http), None
+        if not thin:
+            return streamable(cfg.url, http), None, None
+        lane = ThinLane(cfg.url, http)
+        http.event_hooks["response"].append(lane.saw)
+        return lane.wrap(streamable(cfg.url, http)), None, lane
 
     async def _saw_response(self, response: Any) -> None:
         """Remember an HTTP error status: the SDK reports every one as the same bare text."""
@@ -396,12 +406,14 @@ class Upstream:
         # server's notifications/progress for this request to it.
         if progress is not None:
             opts["on_progress"] = progress
+        thin = self._thin if method == "tools/call" and progress is None and client is self._client else None
         token = self._callers.enter()
         try:
-            if timeout is None:
-                raw = await dispatcher.send_raw_request(method, sent, opts or None)
+            if thin is not None and thin.usable() and not opts:
+                send = self._thin_or_session(thin, dispatcher, method, sent)
             else:
-                raw = await asyncio.wait_for(dispatcher.send_raw_request(method, sent, opts or None), timeout)
+                send = dispatcher.send_raw_request(method, sent, opts or None)
+            raw = await (send if timeout is None else asyncio.wait_for(send, timeout))
             if negotiation.is_input_required(raw) and client is lane:  # a stateful client answers it now
                 send = functools.partial(self._request, method, timeout=timeout, progress=progress, modern=True)
                 raw = await negotiation.drive(raw, current().relay, negotiation.again(params, send))
@@ -439,6 +451,12 @@ class Upstream:
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
         finally:
             self._callers.leave(token)
+
+    @staticmethod
+    async def _thin_or_session(thin: ThinLane, dispatcher: Any, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """One POST straight to the server; through the SDK session when nothing ran that way."""
+        raw = await thin.call(params)
+        return raw if raw is not None else await dispatcher.send_raw_request(method, params, None)
 
     async def _answers(self, client: Any) -> bool:
         """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
