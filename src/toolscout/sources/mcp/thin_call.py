@@ -16,9 +16,11 @@ When it is used (:meth:`ThinLane.usable`, decided by :class:`.upstream.Upstream`
 
 When it hands over to the SDK session:
 
-- before anything ran: a 404 (the session expired: the SDK's path re-learns it exactly as
-  before), a redirect, a connection that could not be made: the call goes out again through
-  the SDK session, which then handles it as it always did;
+- before anything ran: a redirect, a connection that could not be made: the call goes out
+  again through the SDK session, which then handles it as it always did; a 404 (the server
+  no longer knows the session: it expired, or the server restarted) raises
+  :class:`SessionExpired`, on which the upstream opens a new session and sends the call
+  once more (the SDK alone answered every later call "Session not found");
 - mid-call: whatever the upstream sends on the call's stream besides the answer (a sampling
   or elicitation request, a log message, a ``list_changed``) is handed to the SDK session as
   if it had arrived on its own stream (:meth:`ThinLane.wrap`), in the caller's context, so
@@ -44,7 +46,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["ThinLane"]
+__all__ = ["SessionExpired", "ThinLane"]
 
 log = logging.getLogger("toolscout.mcp")
 
@@ -52,6 +54,11 @@ _SESSION = "mcp-session-id"
 _VERSION = "mcp-protocol-version"
 _CONNECTION_CLOSED = -32000
 _ids = itertools.count(1)
+
+
+class SessionExpired(Exception):
+    """The server no longer knows the session (HTTP 404 to a thin call): nothing ran, and a
+    new session may send the call again."""
 
 
 class ThinLane:
@@ -146,8 +153,10 @@ class ThinLane:
             self._cancelled(rid, headers)
             raise
         try:
+            if response.status_code == 404 and self.session_id:
+                raise SessionExpired(self.session_id)
             if response.status_code == 404 or 300 <= response.status_code < 400:
-                return None  # an expired session, a redirect: nothing ran; the SDK's path handles it
+                return None  # a redirect, a 404 without a session: nothing ran; the SDK's path handles it
             if response.status_code >= 400:
                 raise _status_error(response.status_code, await _body(response))
             if response.status_code == 202:

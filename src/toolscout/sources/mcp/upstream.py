@@ -47,7 +47,7 @@ from .http_client import pooled_client, streamable
 from .lenient import lenient
 from .problems import BACKOFF_MAX, RETRY_WINDOW_MAX, backoff_delay, describe, hint_for, http_problem
 from .stderr_relay import StderrRelay, pump_stderr, write_stderr
-from .thin_call import ThinLane
+from .thin_call import SessionExpired, ThinLane
 
 # StderrRelay, backoff_delay, BACKOFF_MAX and http_problem are re-exported: callers import them from here
 __all__ = ["BACKOFF_MAX", "StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
@@ -386,6 +386,7 @@ class Upstream:
         progress: ProgressFn | None = None,
         *,
         modern: bool | None = None,
+        renewed: bool = False,
     ) -> dict[str, Any]:
         """Send one request (on the lane :mod:`.negotiation` picks, unless ``modern`` says); cancelling the caller's task cancels it at the server too (the
         SDK's dispatcher sends ``notifications/cancelled`` for an abandoned request)."""
@@ -419,6 +420,13 @@ class Upstream:
                 raw = await negotiation.drive(raw, current().relay, negotiation.again(params, send))
             negotiation.note_answer(self.name, method, params, raw)
             return raw
+        except SessionExpired:
+            if renewed:
+                raise UpstreamUnavailable(
+                    f"server '{self.name}' forgot the new session at once (HTTP 404)", server=self.name
+                ) from None
+            await self._renew(client)  # nothing ran: the call goes again on a new session
+            return await self._request(method, params, timeout, progress, modern=modern, renewed=True)
         except TimeoutError:
             raise ToolTimeout(
                 f"server '{self.name}' did not answer {method} within {timeout:g} s", server=self.name
@@ -451,6 +459,19 @@ class Upstream:
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
         finally:
             self._callers.leave(token)
+
+    async def _renew(self, client: Any) -> None:
+        """A new session at once (no backoff): the server answered that it no longer knows
+        ours, which says it is up. The first caller to notice opens it; the others wait."""
+        async with self._lock:
+            if self._client is not client:
+                return  # renewed (or lost) meanwhile
+            log.info("upstream %s: the server no longer knows our session; opening a new one", self.name)
+            if self._stop is not None:
+                self._stop.set()
+            self._client = None
+            self._thin = None
+            await self._open()
 
     @staticmethod
     async def _thin_or_session(thin: ThinLane, dispatcher: Any, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
