@@ -14,17 +14,17 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import httpx
 import pytest
 
 from _wait import until
-from mcp_fixtures.fake_upstream import build
 from mcp_fixtures.asgi import serving
+from mcp_fixtures.fake_upstream import build
 from toolscout.context import CallContext, using
-from toolscout.errors import ToolTimeout, UpstreamUnavailable
+from toolscout.errors import ToolTimeout
 from toolscout.sources.mcp.config import parse_config
 from toolscout.sources.mcp.upstream import Upstream
 
@@ -58,10 +58,8 @@ class Posts:
             message = await receive()
             raw += message.get("body", b"")
             if message["type"] == "http.request" and not message.get("more_body"):
-                try:
+                with suppress(ValueError, TypeError):
                     body.update(json.loads(raw))
-                except (ValueError, TypeError):
-                    pass
             return message  # type: ignore[no-any-return]
 
         async def sending(message: dict[str, Any]) -> None:
