@@ -8,7 +8,8 @@ call, from the marks (medians over all calls; the stages' medians need not add u
 total's):
 
     outside the gateway      the client's SDK and the client -> gateway HTTP leg, both ways
-    HTTP in -> handler       uvicorn, the ASGI middleware, the SDK server's parse and dispatch
+    HTTP in -> SDK           toolscout's ASGI layers (host/origin, identity, mounts, owners)
+    SDK -> handler           the SDK server's transport, parse and dispatch
     handler -> upstream      session, guard (visibility, validation, approval, credentials)
     upstream round trip      the gateway's SDK client, the gateway -> upstream HTTP leg, the upstream
     upstream -> handler out  screening, audit, learning, result shaping
@@ -36,7 +37,8 @@ BENCH = Path(__file__).resolve().parent
 PROBE = BENCH / "_passthrough_probe.py"
 STAGES = (
     "outside the gateway (client SDK, client <-> gateway HTTP)",
-    "HTTP in -> toolscout handler",
+    "HTTP in -> SDK server (toolscout's ASGI layers)",
+    "SDK server in -> toolscout handler",
     "handler -> upstream call",
     "upstream round trip (gateway SDK client, HTTP, upstream)",
     "upstream back -> handler out",
@@ -45,10 +47,11 @@ STAGES = (
 
 
 def _stages(via_ms: float, marks: list[float]) -> list[float]:
-    request_in, handler_in, upstream_out, upstream_back, handler_out, answer_out = marks
+    request_in, sdk_in, handler_in, upstream_out, upstream_back, handler_out, answer_out = marks
     return [
         via_ms - (answer_out - request_in) * 1e3,
-        (handler_in - request_in) * 1e3,
+        (sdk_in - request_in) * 1e3,
+        (handler_in - sdk_in) * 1e3,
         (upstream_out - handler_in) * 1e3,
         (upstream_back - upstream_out) * 1e3,
         (handler_out - upstream_back) * 1e3,

@@ -33,6 +33,7 @@ from ..model import Tool
 from ..session import Session
 from ..sessions.tickets import InMemoryTicketStore, TicketStore
 from ..sources.mcp.aggregator import Aggregator
+from ..sources.mcp.thin_call import NO_PROGRESS
 from .capabilities import CAPABILITIES_URI, capabilities, server_version
 from .cold_start import COLD_START_WAIT, called_name, starting, wait_for_sources
 from .elicit_approval import ApprovalTickets, ElicitApproval, can_elicit, may_ask
@@ -259,7 +260,7 @@ class GatewayServer:
                 trust_hints=gateway.trust_hints,
             )
         edge = CallContext(
-            progress=getattr(ctx.session, "report_progress", None) if asked_progress(params) else None,
+            progress=getattr(ctx.session, "report_progress", None) if asked_progress(ctx) else NO_PROGRESS,
             approve=asking,
             approve_kinds=kinds,
             relay=self.federated.relay(ctx),
@@ -327,11 +328,17 @@ class GatewayServer:
         )
 
 
-def asked_progress(params: Any) -> bool:
+def asked_progress(ctx: Any) -> bool:
     """Whether the client's request carries a progress token: without one, progress reports
-    go nowhere, and an upstream call without a progress callback may take the thin path
-    (:mod:`toolscout.sources.mcp.thin_call`)."""
-    meta = getattr(params, "meta", None)
-    if isinstance(meta, dict):
-        return meta.get("progress_token", meta.get("progressToken")) is not None
-    return getattr(meta, "progress_token", None) is not None
+    go nowhere, and an upstream call need not ask for progress, so it may take the thin path
+    (:mod:`toolscout.sources.mcp.thin_call`). Read from the SDK's dispatch context of the
+    request (through its wrappers); where it cannot be read, the answer is yes."""
+    out = getattr(getattr(ctx, "session", None), "_request_outbound", None)
+    for _ in range(4):
+        if out is None:
+            break
+        for name in ("progress_token", "_progress_token", "_on_progress"):
+            if hasattr(out, name):
+                return getattr(out, name) is not None
+        out = getattr(out, "_inner", None)
+    return True

@@ -199,3 +199,32 @@ async def test_a_caller_that_gives_up_cancels_the_call_at_the_server() -> None:
         assert await until(lambda: any(n["params"]["requestId"] == timed_out for n in posts.sent("notifications/cancelled")), 10)
         assert _thin(rid) and _thin(timed_out)
         assert _text(await upstream.call("echo", {"text": "still here"})) == "still here"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_through_the_gateway_only_a_client_that_asks_for_progress_leaves_the_thin_path(mode: str) -> None:
+    from mcp import Client
+
+    from toolscout.catalog import Catalog
+    from toolscout.gateway import Gateway
+    from toolscout.server.mcp import GatewayServer
+    from toolscout.sources.mcp.aggregator import Aggregator
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    posts = Posts(build("normal").streamable_http_app(host="127.0.0.1"))
+    async with serving(posts) as url:
+        agg = Aggregator(parse_config({"mcpServers": {"up": {"url": f"{url}/mcp", "protocol": "legacy"}}}), Catalog())
+        try:
+            await agg.refresh("up")
+            server = GatewayServer(Gateway(agg.catalog, call_timeout=None), agg)
+            forward = {"name": "up_echo", "arguments": {"text": "hi"}}
+            async with Client(server.lowlevel, mode=mode) as client:
+                plain = await client.call_tool("call_tool", forward)
+                followed = await client.call_tool("call_tool", forward, progress_callback=on_progress)
+        finally:
+            await agg.aclose()
+    assert plain.content[0].text == followed.content[0].text == "hi"
+    (plain_id, _), (followed_id, _) = posts.calls()
+    assert _thin(plain_id) and isinstance(followed_id, int)

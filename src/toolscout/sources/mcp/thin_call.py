@@ -46,7 +46,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["SessionExpired", "ThinLane"]
+__all__ = ["NO_PROGRESS", "SessionExpired", "ThinLane"]
 
 log = logging.getLogger("toolscout.mcp")
 
@@ -54,6 +54,12 @@ _SESSION = "mcp-session-id"
 _VERSION = "mcp-protocol-version"
 _CONNECTION_CLOSED = -32000
 _ids = itertools.count(1)
+
+
+async def NO_PROGRESS(progress: float, total: float | None = None, message: str | None = None) -> None:
+    """The progress callback of a caller that asked for none: a handler may report to it
+    (nothing is sent), and an upstream call need not ask its server for progress, so the
+    call may take the thin path."""
 
 
 class SessionExpired(Exception):

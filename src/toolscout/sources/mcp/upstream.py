@@ -47,7 +47,7 @@ from .http_client import pooled_client, streamable
 from .lenient import lenient
 from .problems import BACKOFF_MAX, RETRY_WINDOW_MAX, backoff_delay, describe, hint_for, http_problem
 from .stderr_relay import StderrRelay, pump_stderr, write_stderr
-from .thin_call import SessionExpired, ThinLane
+from .thin_call import NO_PROGRESS, SessionExpired, ThinLane
 
 # StderrRelay, backoff_delay, BACKOFF_MAX and http_problem are re-exported: callers import them from here
 __all__ = ["BACKOFF_MAX", "StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
@@ -548,6 +548,8 @@ class Upstream:
         ``progress`` receives the server's ``notifications/progress`` for this call.
         """
         self.calls += 1
+        if progress is NO_PROGRESS:  # the caller asked for none: nothing to route back
+            progress = None
         limit = timeout if timeout is not None else self.config.timeout
         params: dict[str, Any] = {"name": tool, "arguments": arguments}
         with telemetry.stage("upstream"):  # a span while tracing: the upstream's own spans go under it
