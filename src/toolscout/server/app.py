@@ -42,6 +42,7 @@ from .guard import HostOriginGuard
 from .mcp import GatewayServer
 from .mcp_sessions import SessionOptions
 from .metrics import Metrics
+from .plain_answers import PlainAnswers
 from .recent import RecentCalls
 from .serve_config import ServeConfig
 from .session_owners import SessionOwners
@@ -199,7 +200,7 @@ def http_app(
 
     gateway, aggregator, shared = server.gateway, server.aggregator, server.shared
     off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.lowlevel.streamable_http_app(host=host, transport_security=off)
+    app = PlainAnswers(server.lowlevel.streamable_http_app(host=host, transport_security=off))
     if shared is not None:  # any replica serves any session: no affinity needed
         accept_shared_sessions(server.lowlevel.session_manager, shared)
     app = SessionOwners(app, store=shared)  # a session id answers only its opener
