@@ -44,11 +44,10 @@ class Answers:
         self.seen: list[tuple[str, int]] = []
 
     async def __call__(self, response: httpx2.Response) -> None:
-        if response.request.method == b"POST" or response.request.method == "POST":
-            if b'"tools/call"' in response.request.content:
-                stream = response.extensions.get("network_stream")
-                port = stream.get_extra_info("client_addr")[1] if stream is not None else -1
-                self.seen.append((response.headers.get("content-type", ""), port))
+        if response.request.method == "POST" and b'"tools/call"' in response.request.content:
+            stream = response.extensions.get("network_stream")
+            port = stream.get_extra_info("client_addr")[1] if stream is not None else -1
+            self.seen.append((response.headers.get("content-type", ""), port))
 
 
 async def test_a_plain_call_gets_json_on_a_kept_connection_and_progress_gets_its_stream() -> None:
@@ -89,7 +88,7 @@ def test_only_a_lone_answer_event_is_rewritten(chunk: bytes, plain: bool) -> Non
     assert (_answer_data(chunk) is not None) is plain
 
 
-def test_types_are_the_sdks() -> None:  # the rewrite keeps the JSON-RPC body byte for byte
+def test_the_rewritten_body_is_the_events_json_rpc_message() -> None:
     data = _answer_data(b'event: message\r\ndata: {"jsonrpc":"2.0","id":3,"result":{"content":[]}}\r\n\r\n')
     assert data is not None
     assert types.jsonrpc_message_adapter.validate_json(data).id == 3  # type: ignore[union-attr]
