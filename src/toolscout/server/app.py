@@ -38,6 +38,7 @@ from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.per_user import CredentialBroker
 from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
+from .coalesced_http import coalesced_h11
 from .guard import HostOriginGuard
 from .mcp import GatewayServer
 from .mcp_sessions import SessionOptions
@@ -90,8 +91,11 @@ class App:
 
         app = self.asgi() if asgi is None else asgi
         # log_config=None: uvicorn's records reach the process's handlers (the CLI prints one line each)
+        # http: a start and its body written in one turn leave in one send (.coalesced_http)
         http = uvicorn.Server(
-            uvicorn.Config(app, host=c.bind, port=c.port, log_level="warning", lifespan="on", log_config=None)
+            uvicorn.Config(
+                app, host=c.bind, port=c.port, log_level="warning", lifespan="on", log_config=None, http=coalesced_h11()
+            )
         )
         await run_with(self.aggregator, http.serve)
 
