@@ -15,7 +15,9 @@ total's):
     upstream -> handler out  screening, audit, learning, result shaping
     handler out -> answer    the SDK server's result validation, serialisation and framing
 
-    python benchmarks/passthrough_stages.py --trees /tmp/base/src src --rounds 3 --calls 100
+    python benchmarks/passthrough_stages.py --trees /tmp/base/src src --rounds 3 --calls 100 --write
+
+``--write`` puts the table in docs/benchmarks.md (section ``passthrough-stages``).
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ def main() -> None:
     parser.add_argument("--trees", nargs="+", type=Path, default=[BENCH.parent / "src"], help="source dirs to compare")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=100, help="interleaved calls per round and mode (one direct, one per tree)")
+    parser.add_argument("--write", action="store_true", help="write the table to docs/benchmarks.md")
     args = parser.parse_args()
     out = asyncio.run(main_async(args.trees, args.rounds, args.calls))
     for tree, modes in out.items():
@@ -113,6 +116,24 @@ def main() -> None:
             print(f"\n{tree} ({label} client), ms per call, medians")
             for name, value in row.items():
                 print(f"  {name:60} {value:7.2f}")
+    if args.write:
+        import os
+
+        from _report import write_section
+
+        columns = [(tree, label) for tree, modes in out.items() for label in modes]
+        names = list(next(iter(next(iter(out.values())).values())))
+        head = "| stage (ms, medians) | " + " | ".join(f"{tree} {label}" for tree, label in columns) + " |"
+        lines = [head, "|---" * (len(columns) + 1) + "|"]
+        lines += ["| " + name + " | " + " | ".join(f"{out[t][m][name]:.2f}" for t, m in columns) + " |" for name in names]
+        body = (
+            f"Per stage of one proxied `tools/call` (benchmarks/_passthrough_probe.py's clock marks in each gateway), "
+            f"{args.rounds} rounds x {args.calls} calls per client mode, calls rotating across the trees; the stages' "
+            f"medians need not add up to the total's; load average {os.getloadavg()[0]:.1f} at the end.\n\n" + "\n".join(lines) + "\n"
+        )
+        command = "python benchmarks/passthrough_stages.py --trees " + " ".join(str(t) for t in args.trees)
+        command += f" --rounds {args.rounds} --calls {args.calls} --write"
+        write_section("passthrough-stages", "MCP pass-through over HTTP: one proxied call by stage (issue 36)", command, body)
 
 
 if __name__ == "__main__":
