@@ -40,6 +40,16 @@ CLI = "import sys; from toolscout.cli import app; sys.argv[0] = 'toolscout'; app
 MODES = {"stateful": "legacy", "stateless": "auto"}
 
 
+def tree_label(tree: Path) -> str:
+    """A source tree as the tables name it: its commit (``+`` when it has changes), else its path."""
+    try:
+        commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "--", "."], capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return str(tree)
+    return commit.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -149,10 +159,10 @@ async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, di
                 for i, (v, c) in enumerate(zip(via, cpu, strict=True)):
                     samples.setdefault((i, label), []).append({"direct": direct, "via": v, "cpu": c / calls * 1e3})
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for (i, label), runs in samples.items():
+    for (i, mode_label), runs in samples.items():
         direct = [x for r in runs for x in r["direct"]]
         via = [x for r in runs for x in r["via"]]
-        out.setdefault(str(trees[i]), {})[label] = {
+        out.setdefault(f"{tree_label(trees[i])} ({trees[i]})", {})[mode_label] = {
             "direct_p50_ms": float(np.median(direct)),
             "via_p50_ms": float(np.median(via)),
             "overhead_p50_ms": float(np.median(via) - np.median(direct)),

@@ -8,7 +8,8 @@ call, from the marks (medians over all calls; the stages' medians need not add u
 total's):
 
     outside the gateway      the client's SDK and the client -> gateway HTTP leg, both ways
-    HTTP in -> SDK           toolscout's ASGI layers (host/origin, identity, mounts, owners)
+    HTTP in -> SDK           toolscout's ASGI layers (host/origin, identity, mounts, owners),
+                             and the wait for the client's request body (a second segment)
     SDK -> handler           the SDK server's transport, parse and dispatch
     handler -> upstream      session, guard (visibility, validation, approval, credentials)
     upstream round trip      the gateway's SDK client, the gateway -> upstream HTTP leg, the upstream
@@ -33,16 +34,16 @@ from typing import Any
 
 import numpy as np
 
-from passthrough_http import MODES, gateways_in_front, interleaved
+from passthrough_http import MODES, gateways_in_front, interleaved, tree_label
 
 BENCH = Path(__file__).resolve().parent
 PROBE = BENCH / "_passthrough_probe.py"
 STAGES = (
     "outside the gateway (client SDK, client <-> gateway HTTP)",
-    "HTTP in -> SDK server (toolscout's ASGI layers)",
+    "HTTP in -> SDK server (ASGI layers; the client's request body arriving)",
     "SDK server in -> toolscout handler",
     "handler -> upstream call",
-    "upstream round trip (gateway SDK client, HTTP, upstream)",
+    "upstream round trip (the gateway's upstream client, HTTP, the upstream)",
     "upstream back -> handler out",
     "handler out -> answer sent",
 )
@@ -94,12 +95,12 @@ async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, di
                     vias.setdefault((i, label), []).extend(v)
     result: dict[str, dict[str, dict[str, float]]] = {}
     for key, rows in samples.items():
-        i, label = key
+        i, mode = key
         stages = np.array(rows)
         row = {"direct p50": float(np.median(directs[key])), "via p50": float(np.median(vias[key]))}
         row["overhead p50"] = row["via p50"] - row["direct p50"]
         row.update({name: float(np.median(stages[:, k])) for k, name in enumerate(STAGES)})
-        result.setdefault(str(trees[i]), {})[label] = row
+        result.setdefault(f"{tree_label(trees[i])} ({trees[i]})", {})[mode] = row
     return result
 
 
