@@ -228,3 +228,61 @@ async def test_through_the_gateway_only_a_client_that_asks_for_progress_leaves_t
     assert plain.content[0].text == followed.content[0].text == "hi"
     (plain_id, _), (followed_id, _) = posts.calls()
     assert _thin(plain_id) and isinstance(followed_id, int)
+
+
+class JsonServer:
+    """A minimal streamable HTTP server (plain ASGI, no session id) that answers every request
+    with a JSON body; ``tools/call`` of ``deep`` answers a result nested past any parser's depth."""
+
+    def __init__(self) -> None:
+        self.ids: list[Any] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body) if body else {}
+        rid, method = request.get("id"), request.get("method")
+        if scope["method"] != "POST" or rid is None:
+            await send({"type": "http.response.start", "status": 202 if scope["method"] == "POST" else 405, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if method == "initialize":
+            result: Any = {"protocolVersion": request["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "json", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "deep")]}
+        elif method == "tools/call":
+            self.ids.append(rid)
+            result = {"content": [{"type": "text", "text": str(request["params"]["arguments"].get("text"))}]}
+        else:
+            result = {}
+        raw = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
+        if method == "tools/call" and request["params"]["name"] == "deep":
+            raw = b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":{"content":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": raw})
+
+
+async def test_a_json_answer_is_read_and_one_too_deep_to_parse_fails_only_its_call() -> None:
+    from mcp.shared.exceptions import MCPError
+
+    server = JsonServer()
+    async with serving(server) as url:
+        config = parse_config({"mcpServers": {"up": {"url": f"{url}/mcp", "protocol": "legacy"}}}).enabled()["up"]
+        upstream = Upstream("up", config)
+        try:
+            await upstream.list_tools()
+            assert _text(await upstream.call("echo", {"text": "plain json"})) == "plain json"
+            with pytest.raises(MCPError) as info:
+                await upstream.call("deep", {})
+            assert info.value.code == -32700 and "too deeply" in info.value.message
+            assert upstream.status()["state"] == "ready"
+            assert _text(await upstream.call("echo", {"text": "still fine"})) == "still fine"
+        finally:
+            await upstream.aclose()
+    assert all(_thin(rid) for rid in server.ids), server.ids

@@ -128,7 +128,7 @@ class ThinLane:
             return
         try:
             message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             log.debug("a message on a call's stream could not be read: %s", exc)
             return
         with contextlib.suppress(Exception):  # the session is closing: the message goes with it
@@ -178,6 +178,8 @@ class ThinLane:
             raise
         except (httpx2.TransportError, httpx2.StreamError, httpx2.SSEError) as exc:
             raise MCPError(_CONNECTION_CLOSED, f"the call's stream broke: {exc}") from None
+        except RecursionError:  # deeper than any parser goes: that call's error, not the connection's
+            raise MCPError(-32700, "the server's answer could not be parsed: nested too deeply to read") from None
         except ValueError as exc:  # not JSON
             raise MCPError(-32700, f"the server's answer could not be parsed: {exc}") from None
         finally:
