@@ -199,6 +199,11 @@ class ThinLane:
                 await self._hand_over(data)
         raise MCPError(_CONNECTION_CLOSED, "SSE stream ended without a response")
 
+    async def call_or(self, session: Any, params: dict[str, Any] | None) -> dict[str, Any]:
+        """:meth:`call`, else (nothing ran) the same call through ``session`` (the SDK's dispatcher)."""
+        raw = await self.call(params)
+        return raw if raw is not None else await session.send_raw_request("tools/call", params, None)
+
     def _cancelled(self, rid: str, headers: dict[str, str]) -> None:
         """Tell the server the caller gave up on ``rid`` (as the SDK does), without waiting."""
         note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid, "reason": "cancelled"}}

@@ -4,7 +4,8 @@ Each upstream lives in its own task holding its own SDK client session (the note
 parallel connects through ``ClientSessionGroup`` raise), so a slow or stuck server never
 holds up another. Requests go out as raw JSON-RPC through the session's dispatcher: a
 ``tools/list`` page is parsed tool by tool (one malformed tool must not sink the list) and a
-``tools/call`` result is passed on exactly as the upstream sent it.
+``tools/call`` result is passed on exactly as the upstream sent it. A plain ``tools/call`` to
+an HTTP server goes as one POST next to the session instead (:mod:`.thin_call`).
 
 Upstreams speak the stateful 2025-11-25 protocol (``mode="legacy"``) so that
 ``notifications/tools/list_changed`` arrives on the session without a listen stream.
@@ -411,7 +412,7 @@ class Upstream:
         token = self._callers.enter()
         try:
             if thin is not None and thin.usable() and not opts:
-                send = self._thin_or_session(thin, dispatcher, method, sent)
+                send = thin.call_or(dispatcher, sent)
             else:
                 send = dispatcher.send_raw_request(method, sent, opts or None)
             raw = await (send if timeout is None else asyncio.wait_for(send, timeout))
@@ -472,12 +473,6 @@ class Upstream:
             self._client = None
             self._thin = None
             await self._open()
-
-    @staticmethod
-    async def _thin_or_session(thin: ThinLane, dispatcher: Any, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """One POST straight to the server; through the SDK session when nothing ran that way."""
-        raw = await thin.call(params)
-        return raw if raw is not None else await dispatcher.send_raw_request(method, params, None)
 
     async def _answers(self, client: Any) -> bool:
         """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
