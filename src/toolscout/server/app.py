@@ -40,6 +40,7 @@ from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
 from .coalesced_http import coalesced_h11
 from .guard import HostOriginGuard
+from .lean_posts import lean_posts
 from .mcp import GatewayServer
 from .mcp_sessions import SessionOptions
 from .metrics import Metrics
@@ -205,6 +206,7 @@ def http_app(
     gateway, aggregator, shared = server.gateway, server.aggregator, server.shared
     off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = PlainAnswers(server.lowlevel.streamable_http_app(host=host, transport_security=off))
+    lean_posts(server.lowlevel.session_manager)  # a stateful session's plain requests (.lean_posts)
     if shared is not None:  # any replica serves any session: no affinity needed
         accept_shared_sessions(server.lowlevel.session_manager, shared)
     app = SessionOwners(app, store=shared)  # a session id answers only its opener
