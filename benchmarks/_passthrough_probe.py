@@ -6,10 +6,12 @@ with the tree under test first on the path. Before the CLI builds the app it wra
 
 - uvicorn's ``RequestResponseCycle.run_asgi``: the HTTP request's start, and the first body
   bytes sent after the handler returned (the answer leaving, SSE event or JSON body);
+- the SDK's ``StreamableHTTPSessionManager._handle_request``: past toolscout's own ASGI
+  layers (host and origin, identity, the HTTP API's mounts, session owners), into the SDK's;
 - ``GatewayServer._call_tool``: toolscout's MCP handler, start and end;
 - ``Upstream.call``: the upstream round trip as the gateway sees it, start and end.
 
-On SIGUSR1 the marks of every complete call go to OUT as JSON (one list of six times each);
+On SIGUSR1 the marks of every complete call go to OUT as JSON (one list of seven times each);
 the benchmark reads them between its own calls, one call at a time, so the marks of one
 request never interleave with another's.
 """
@@ -24,7 +26,7 @@ import time
 from typing import Any
 
 OUT = sys.argv.pop(1)
-MARKS = ("request_in", "handler_in", "upstream_out", "upstream_back", "handler_out", "answer_out")
+MARKS = ("request_in", "sdk_in", "handler_in", "upstream_out", "upstream_back", "handler_out", "answer_out")
 calls: list[dict[str, float]] = []
 
 
@@ -71,6 +73,16 @@ def _install() -> None:
 
         setattr(cls, method, probed)
 
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    handle = StreamableHTTPSessionManager._handle_request
+
+    async def probed_handle(self: Any, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("method") == "POST":
+            _mark("sdk_in")
+        return await handle(self, scope, receive, send)
+
+    StreamableHTTPSessionManager._handle_request = probed_handle  # type: ignore[method-assign]
     try:
         from toolscout.server.mcp import GatewayServer
 

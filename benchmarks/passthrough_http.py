@@ -6,10 +6,11 @@ http`` (``call_tool`` -> ``up_echo``). Each tree in ``--trees`` runs its own gat
 (its sources first on the path) in front of the same upstream, and the calls interleave call
 by call: one direct, then one through each tree's gateway in an order that rotates, so before
 and after meet the same moments of a shared machine's load.
-The overhead is the median of the via-gateway calls minus the median of the direct ones;
-the gateway's CPU per forwarded call is read from /proc (not inflated by waiting for a core).
+The overhead is the median (p95) of the via-gateway calls minus the median (p95) of the
+direct ones; the gateway's CPU per forwarded call is read from /proc (not inflated by waiting
+for a core). ``--write`` puts the table in docs/benchmarks.md (section ``passthrough-http``).
 
-    python benchmarks/passthrough_http.py --trees /tmp/base/src src --rounds 4 --calls 100
+    python benchmarks/passthrough_http.py --trees /tmp/base/src src --rounds 4 --calls 100 --write
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ BENCH = Path(__file__).resolve().parent
 ECHO = BENCH / "_echo_upstream.py"
 CLI = "import sys; from toolscout.cli import app; sys.argv[0] = 'toolscout'; app()"
 MODES = {"stateful": "legacy", "stateless": "auto"}
+
+
+def tree_label(tree: Path) -> str:
+    """A source tree as the tables name it: its commit (``+`` when it has changes), else its path."""
+    try:
+        commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "--", "."], capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return str(tree)
+    return commit.stdout.strip() + ("+" if dirty.stdout.strip() else "")
 
 
 def _free_port() -> int:
@@ -148,13 +159,16 @@ async def main_async(trees: list[Path], rounds: int, calls: int) -> dict[str, di
                 for i, (v, c) in enumerate(zip(via, cpu, strict=True)):
                     samples.setdefault((i, label), []).append({"direct": direct, "via": v, "cpu": c / calls * 1e3})
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for (i, label), runs in samples.items():
+    for (i, mode_label), runs in samples.items():
         direct = [x for r in runs for x in r["direct"]]
         via = [x for r in runs for x in r["via"]]
-        out.setdefault(str(trees[i]), {})[label] = {
+        out.setdefault(f"{tree_label(trees[i])} ({trees[i]})", {})[mode_label] = {
             "direct_p50_ms": float(np.median(direct)),
             "via_p50_ms": float(np.median(via)),
             "overhead_p50_ms": float(np.median(via) - np.median(direct)),
+            "direct_p95_ms": float(np.percentile(direct, 95)),
+            "via_p95_ms": float(np.percentile(via, 95)),
+            "overhead_p95_ms": float(np.percentile(via, 95) - np.percentile(direct, 95)),
             "gateway_cpu_ms_per_call": float(np.median([r["cpu"] for r in runs])),
         }
     return out
@@ -165,15 +179,40 @@ def main() -> None:
     parser.add_argument("--trees", nargs="+", type=Path, default=[BENCH.parent / "src"], help="source dirs to compare")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--calls", type=int, default=100, help="interleaved calls per round and mode (one direct, one per tree)")
+    parser.add_argument("--write", action="store_true", help="write the table to docs/benchmarks.md")
     args = parser.parse_args()
     out = asyncio.run(main_async(args.trees, args.rounds, args.calls))
-    print(f"{'tree':40} {'client':10} {'direct p50':>11} {'via p50':>9} {'overhead':>9} {'gw CPU/call':>12}")
-    for tree, modes in out.items():
-        for label, r in modes.items():
-            print(
-                f"{tree:40} {label:10} {r['direct_p50_ms']:9.2f}ms {r['via_p50_ms']:7.2f}ms"
-                f" {r['overhead_p50_ms']:7.2f}ms {r['gateway_cpu_ms_per_call']:10.2f}ms"
-            )
+    head = ("tree", "client", "direct p50 / p95", "via p50 / p95", "overhead p50", "overhead p95", "gateway CPU per call")
+    rows = [
+        (
+            tree,
+            label,
+            f"{r['direct_p50_ms']:.2f} / {r['direct_p95_ms']:.2f} ms",
+            f"{r['via_p50_ms']:.2f} / {r['via_p95_ms']:.2f} ms",
+            f"{r['overhead_p50_ms']:.2f} ms",
+            f"{r['overhead_p95_ms']:.2f} ms",
+            f"{r['gateway_cpu_ms_per_call']:.2f} ms",
+        )
+        for tree, modes in out.items()
+        for label, r in modes.items()
+    ]
+    for row in [head, *rows]:
+        print(f"{row[0]:28} {row[1]:10} {row[2]:>20} {row[3]:>20} {row[4]:>13} {row[5]:>13} {row[6]:>10}")
+    if args.write:
+        import os
+
+        from _report import write_section
+
+        load = os.getloadavg()[0]
+        table = "\n".join("| " + " | ".join(r) + " |" for r in [head, tuple("---" for _ in head), *rows])
+        body = (
+            f"Each tree its own `toolscout serve --transport http` in front of the same streamable HTTP echo upstream; "
+            f"{args.rounds} rounds x {args.calls} calls per client mode, one direct call then one through each tree's gateway "
+            f"(the order rotating call by call); load average {load:.1f} at the end.\n\n{table}\n"
+        )
+        command = "python benchmarks/passthrough_http.py --trees " + " ".join(str(t) for t in args.trees)
+        command += f" --rounds {args.rounds} --calls {args.calls} --write"
+        write_section("passthrough-http", "MCP pass-through over HTTP: overhead per proxied call (issue 36)", command, body)
 
 
 if __name__ == "__main__":

@@ -38,10 +38,13 @@ from ..sources.mcp.cache import ToolListCache
 from ..sources.mcp.per_user import CredentialBroker
 from ..sources.open import open_catalog
 from ..storage import SharedStore, Store, is_store_url, open_store
+from .coalesced_http import coalesced_h11
 from .guard import HostOriginGuard
+from .lean_posts import lean_posts
 from .mcp import GatewayServer
 from .mcp_sessions import SessionOptions
 from .metrics import Metrics
+from .plain_answers import PlainAnswers
 from .recent import RecentCalls
 from .serve_config import ServeConfig
 from .session_owners import SessionOwners
@@ -89,8 +92,11 @@ class App:
 
         app = self.asgi() if asgi is None else asgi
         # log_config=None: uvicorn's records reach the process's handlers (the CLI prints one line each)
+        # http: a start and its body written in one turn leave in one send (.coalesced_http)
         http = uvicorn.Server(
-            uvicorn.Config(app, host=c.bind, port=c.port, log_level="warning", lifespan="on", log_config=None)
+            uvicorn.Config(
+                app, host=c.bind, port=c.port, log_level="warning", lifespan="on", log_config=None, http=coalesced_h11()
+            )
         )
         await run_with(self.aggregator, http.serve)
 
@@ -199,7 +205,8 @@ def http_app(
 
     gateway, aggregator, shared = server.gateway, server.aggregator, server.shared
     off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.lowlevel.streamable_http_app(host=host, transport_security=off)
+    app = PlainAnswers(server.lowlevel.streamable_http_app(host=host, transport_security=off))
+    lean_posts(server.lowlevel.session_manager)  # a stateful session's plain requests (.lean_posts)
     if shared is not None:  # any replica serves any session: no affinity needed
         accept_shared_sessions(server.lowlevel.session_manager, shared)
     app = SessionOwners(app, store=shared)  # a session id answers only its opener

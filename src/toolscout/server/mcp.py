@@ -33,6 +33,7 @@ from ..model import Tool
 from ..session import Session
 from ..sessions.tickets import InMemoryTicketStore, TicketStore
 from ..sources.mcp.aggregator import Aggregator
+from ..sources.mcp.thin_call import NO_PROGRESS
 from .capabilities import CAPABILITIES_URI, capabilities, server_version
 from .cold_start import COLD_START_WAIT, called_name, starting, wait_for_sources
 from .elicit_approval import ApprovalTickets, ElicitApproval, can_elicit, may_ask
@@ -122,6 +123,9 @@ class GatewayServer:
         )
         self.federated.shared = session_store
         self.federated.install(self.lowlevel)
+        # A 2026-07-28 tools/call with arguments has its Mcp-Param headers checked against the
+        # tool's schema: without this lookup the SDK lists every tool (a whole tools/list) per call.
+        self.lowlevel.get_tool_input_schema = self.input_schema
         # Advertise tools.listChanged on every transport (the HTTP session manager builds
         # its initialize result from this method with no arguments); resources and prompts
         # change when an upstream's do.
@@ -172,6 +176,17 @@ class GatewayServer:
             t["annotations"] = {"readOnlyHint": True, "openWorldHint": False} if t["name"] == self.gateway.find_name else hints
         self._meta_cache = (gen, tools)
         return tools
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema of the tool ``name`` as tools/list shows it (a meta-tool's, else the
+        catalog tool's), ``None`` if there is none: only Mcp-Param header checks read it
+        (fail-open), the call itself is checked as any other."""
+        for tool in self.meta_tools():
+            if tool["name"] == name:
+                schema = tool.get("inputSchema")
+                return schema if isinstance(schema, dict) else None
+        found = self.gateway.catalog.get(name)
+        return found.input_schema if found is not None else None
 
     def listed(self, ctx: Any) -> list[Tool]:
         """The catalog tools this session sees in tools/list (always-load, then revealed;
@@ -245,7 +260,7 @@ class GatewayServer:
                 trust_hints=gateway.trust_hints,
             )
         edge = CallContext(
-            progress=getattr(ctx.session, "report_progress", None),
+            progress=getattr(ctx.session, "report_progress", None) if asked_progress(ctx) else NO_PROGRESS,
             approve=asking,
             approve_kinds=kinds,
             relay=self.federated.relay(ctx),
@@ -311,3 +326,19 @@ class GatewayServer:
             version=self.version,
             allow=allow,
         )
+
+
+def asked_progress(ctx: Any) -> bool:
+    """Whether the client's request carries a progress token: without one, progress reports
+    go nowhere, and an upstream call need not ask for progress, so it may take the thin path
+    (:mod:`toolscout.sources.mcp.thin_call`). Read from the SDK's dispatch context of the
+    request (through its wrappers); where it cannot be read, the answer is yes."""
+    out = getattr(getattr(ctx, "session", None), "_request_outbound", None)
+    for _ in range(4):
+        if out is None:
+            break
+        for name in ("progress_token", "_progress_token", "_on_progress"):
+            if hasattr(out, name):
+                return getattr(out, name) is not None
+        out = getattr(out, "_inner", None)
+    return True

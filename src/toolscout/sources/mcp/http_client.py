@@ -14,7 +14,10 @@ pool, an unfinished one closes it exactly as before. The caller never waits for 
 so a slow server costs a fresh connection on the next call, never time on this one.
 
 TCP_NODELAY: the transport's sockets are asyncio's, which set it on every TCP connection
-they open, so a small request is never held back waiting for the previous one's ACK.
+they open, so a small request is never held back waiting for the previous one's ACK. That
+also sent each request as two segments (httpcore writes the headers, then the body), which
+woke the server twice; here a request's writes are held and sent as one just before its
+answer is read (:class:`_Joined`), as the server needs all of it before answering anyway.
 """
 
 from __future__ import annotations
@@ -71,7 +74,12 @@ def _classes() -> tuple[type, type]:
 
     class KeepAliveTransport(httpx2.AsyncBaseTransport):
         def __init__(self, inner: httpx2.AsyncBaseTransport | None = None) -> None:
-            self._inner = inner or httpx2.AsyncHTTPTransport()
+            if inner is None:
+                inner = httpx2.AsyncHTTPTransport()
+                pool = getattr(inner, "_pool", None)  # the connections it opens join each request's writes
+                if pool is not None and getattr(pool, "_network_backend", None) is not None:
+                    pool._network_backend = _JoiningBackend(pool._network_backend)
+            self._inner = inner
             self._drains: set[asyncio.Task[None]] = set()
 
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -145,3 +153,50 @@ class _Finishing:
         finally:
             with contextlib.suppress(Exception):
                 await self._inner.aclose()
+
+
+class _JoiningBackend:
+    """An httpcore network backend whose TCP streams send a request's writes as one."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+        return _Joined(await self._inner.connect_tcp(*args, **kwargs))
+
+    def __getattr__(self, name: str) -> Any:  # unix sockets, sleep: the backend's own
+        return getattr(self._inner, name)
+
+
+class _Joined:
+    """A network stream that holds what is written until the next read (HTTP/1.1: the request
+    is whole by then) and sends it in one write."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._held: list[bytes] = []
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if buffer:
+            self._held.append(bytes(buffer))
+
+    async def _flush(self, timeout: float | None) -> None:
+        if self._held:
+            data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
+            self._held = []
+            await self._inner.write(data, timeout)
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        await self._flush(timeout)
+        return bytes(await self._inner.read(max_bytes, timeout))
+
+    async def aclose(self) -> None:
+        self._held = []
+        await self._inner.aclose()
+
+    async def start_tls(self, *args: Any, **kwargs: Any) -> Any:
+        await self._flush(None)
+        return _Joined(await self._inner.start_tls(*args, **kwargs))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)

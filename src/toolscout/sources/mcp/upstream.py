@@ -4,7 +4,8 @@ Each upstream lives in its own task holding its own SDK client session (the note
 parallel connects through ``ClientSessionGroup`` raise), so a slow or stuck server never
 holds up another. Requests go out as raw JSON-RPC through the session's dispatcher: a
 ``tools/list`` page is parsed tool by tool (one malformed tool must not sink the list) and a
-``tools/call`` result is passed on exactly as the upstream sent it.
+``tools/call`` result is passed on exactly as the upstream sent it. A plain ``tools/call`` to
+an HTTP server goes as one POST next to the session instead (:mod:`.thin_call`).
 
 Upstreams speak the stateful 2025-11-25 protocol (``mode="legacy"``) so that
 ``notifications/tools/list_changed`` arrives on the session without a listen stream.
@@ -47,6 +48,7 @@ from .http_client import pooled_client, streamable
 from .lenient import lenient
 from .problems import BACKOFF_MAX, RETRY_WINDOW_MAX, backoff_delay, describe, hint_for, http_problem
 from .stderr_relay import StderrRelay, pump_stderr, write_stderr
+from .thin_call import NO_PROGRESS, SessionExpired, ThinLane
 
 # StderrRelay, backoff_delay, BACKOFF_MAX and http_problem are re-exported: callers import them from here
 __all__ = ["BACKOFF_MAX", "StderrRelay", "Upstream", "UpstreamState", "backoff_delay", "http_problem"]
@@ -108,6 +110,7 @@ class Upstream:
         self._http_status: int | None = None  # the last HTTP error status this connection saw
         self._modern: Any = None  # the stateless lane next to the session, if any (:mod:`.negotiation`)
         self._modern_only: frozenset[str] = frozenset()  # tools only the stateless lane lists
+        self._thin: ThinLane | None = None  # plain tools/call straight over HTTP (:mod:`.thin_call`)
 
     @property
     def description(self) -> str | None:
@@ -226,8 +229,9 @@ class Upstream:
 
         errlog: IO[str] | None = None
         mine: Any = None
+        thin: ThinLane | None = None
         try:
-            transport, errlog = self._transport()
+            transport, errlog, thin = self._transport(thin=True)
             async with Client(
                 lenient(transport, self.name),
                 mode="legacy",
@@ -241,6 +245,7 @@ class Upstream:
             ) as lane:
                 self._client = mine = client
                 self._modern = lane
+                self._thin = thin
                 if not ready.done():
                     ready.set_result(None)
                 await stop.wait()
@@ -255,13 +260,15 @@ class Upstream:
             if mine is not None and self._client is mine:  # never clear a newer connection's
                 self._client = None
                 self._modern = None
+                self._thin = None
             if errlog is not None:  # the relay sees EOF once the process tree has exited too
                 errlog.close()
         if not stop.is_set() and self.state is UpstreamState.READY:
             self._failed("connection closed by the server")
 
-    def _transport(self) -> tuple[Any, IO[str] | None]:
-        """The SDK transport for this server, and the stderr pipe its process writes into."""
+    def _transport(self, *, thin: bool = False) -> tuple[Any, IO[str] | None, ThinLane | None]:
+        """The SDK transport for this server, the stderr pipe its process writes into, and
+        (``thin``, over HTTP) the thin lane of its plain calls around the transport."""
         cfg = self.config
         if cfg.command:
             from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -272,11 +279,15 @@ class Upstream:
             self._relays.add(relay)
             relay.add_done_callback(self._relays.discard)
             errlog = os.fdopen(write_fd, "w")
-            return stdio_client(params, errlog=errlog), errlog
+            return stdio_client(params, errlog=errlog), errlog, None
         assert cfg.url is not None
         http = pooled_client(headers=dict(cfg.headers) or None)  # kept alive across calls
         http.event_hooks = {"response": [self._saw_response]}
-        return streamable(cfg.url, http), None
+        if not thin:
+            return streamable(cfg.url, http), None, None
+        lane = ThinLane(cfg.url, http)
+        http.event_hooks["response"].append(lane.saw)
+        return lane.wrap(streamable(cfg.url, http)), None, lane
 
     async def _saw_response(self, response: Any) -> None:
         """Remember an HTTP error status: the SDK reports every one as the same bare text."""
@@ -376,6 +387,7 @@ class Upstream:
         progress: ProgressFn | None = None,
         *,
         modern: bool | None = None,
+        renewed: bool = False,
     ) -> dict[str, Any]:
         """Send one request (on the lane :mod:`.negotiation` picks, unless ``modern`` says); cancelling the caller's task cancels it at the server too (the
         SDK's dispatcher sends ``notifications/cancelled`` for an abandoned request)."""
@@ -396,17 +408,26 @@ class Upstream:
         # server's notifications/progress for this request to it.
         if progress is not None:
             opts["on_progress"] = progress
+        thin = self._thin if method == "tools/call" and progress is None and client is self._client else None
         token = self._callers.enter()
         try:
-            if timeout is None:
-                raw = await dispatcher.send_raw_request(method, sent, opts or None)
+            if thin is not None and thin.usable() and not opts:
+                send = thin.call_or(dispatcher, sent)
             else:
-                raw = await asyncio.wait_for(dispatcher.send_raw_request(method, sent, opts or None), timeout)
+                send = dispatcher.send_raw_request(method, sent, opts or None)
+            raw = await (send if timeout is None else asyncio.wait_for(send, timeout))
             if negotiation.is_input_required(raw) and client is lane:  # a stateful client answers it now
                 send = functools.partial(self._request, method, timeout=timeout, progress=progress, modern=True)
                 raw = await negotiation.drive(raw, current().relay, negotiation.again(params, send))
             negotiation.note_answer(self.name, method, params, raw)
             return raw
+        except SessionExpired:
+            if renewed:
+                raise UpstreamUnavailable(
+                    f"server '{self.name}' forgot the new session at once (HTTP 404)", server=self.name
+                ) from None
+            await self._renew(client)  # nothing ran: the call goes again on a new session
+            return await self._request(method, params, timeout, progress, modern=modern, renewed=True)
         except TimeoutError:
             raise ToolTimeout(
                 f"server '{self.name}' did not answer {method} within {timeout:g} s", server=self.name
@@ -439,6 +460,19 @@ class Upstream:
             raise UpstreamUnavailable(f"server '{self.name}' failed: {reason}", server=self.name) from None
         finally:
             self._callers.leave(token)
+
+    async def _renew(self, client: Any) -> None:
+        """A new session at once (no backoff): the server answered that it no longer knows
+        ours, which says it is up. The first caller to notice opens it; the others wait."""
+        async with self._lock:
+            if self._client is not client:
+                return  # renewed (or lost) meanwhile
+            log.info("upstream %s: the server no longer knows our session; opening a new one", self.name)
+            if self._stop is not None:
+                self._stop.set()
+            self._client = None
+            self._thin = None
+            await self._open()
 
     async def _answers(self, client: Any) -> bool:
         """Whether an HTTP server still answers a ping (stdio: the pipe's state says it all)."""
@@ -509,6 +543,8 @@ class Upstream:
         ``progress`` receives the server's ``notifications/progress`` for this call.
         """
         self.calls += 1
+        if progress is NO_PROGRESS:  # the caller asked for none: nothing to route back
+            progress = None
         limit = timeout if timeout is not None else self.config.timeout
         params: dict[str, Any] = {"name": tool, "arguments": arguments}
         with telemetry.stage("upstream"):  # a span while tracing: the upstream's own spans go under it
