@@ -62,3 +62,27 @@ async def test_a_silent_request_gets_its_stream_a_keep_alive_then_its_answer(mon
                     release.set()
             assert seen.startswith(b": ping\r\n\r\n")
             assert b'"id":3' in seen and b"late answer" in seen
+
+
+async def test_an_sdk_without_the_steps_it_uses_keeps_its_own_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SDK release that renames one of the transport's private steps must not break a
+    request: sessions are left to the SDK's own transport, which answers as it always did."""
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+
+    cat = Catalog()
+    cat.add(Tool("quick", "Answer at once.", {"type": "object"}), handler=lambda args: "quick answer")
+    server = GatewayServer(Gateway(cat, call_timeout=None))
+    lean_posts._sdk_has_what_it_needs.cache_clear()
+    with monkeypatch.context() as renamed:  # while the app is built: an SDK without the step
+        renamed.delattr(StreamableHTTPServerTransport, "_create_session_message")
+        app = http_app(server)
+    lean_posts._sdk_has_what_it_needs.cache_clear()
+    async with serving(app) as url, httpx.AsyncClient(base_url=url, headers=HEADERS) as http:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+        opened = await http.post("/mcp", json=_rpc(1, "initialize", init))
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        transports = server.lowlevel.session_manager._server_instances.values()  # the seam: which transport serves
+        assert [type(t).__name__ for t in transports] == ["StreamableHTTPServerTransport"]
+        call = {"name": "call_tool", "arguments": {"name": "quick", "arguments": {}}}
+        quick = await http.post("/mcp", json=_rpc(2, "tools/call", call), headers=session)
+        assert "quick answer" in quick.text

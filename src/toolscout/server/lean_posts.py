@@ -34,9 +34,12 @@ def lean_posts(manager: Any) -> None:
     """Serve the request POSTs of every session ``manager`` (the SDK's
     ``StreamableHTTPSessionManager``) opens from now on as the module says."""
     admit = getattr(manager, "_admit_session", None)
-    if admit is None:  # another SDK: its own path, unchanged
+    if admit is None or not _sdk_has_what_it_needs():  # another SDK: its own path, unchanged
         return
-    lean = _lean_class()
+    try:
+        lean = _lean_class()
+    except ImportError:  # the same: a name this module imports from the SDK has moved
+        return
 
     def admitted(requestor: Any) -> Any:
         transport = admit(requestor)
@@ -45,6 +48,21 @@ def lean_posts(manager: Any) -> None:
         return transport
 
     manager._admit_session = admitted
+
+
+_SDK_NEEDS = (
+    "_handle_post_request", "_validate_accept_header", "_validate_request_headers", "_check_content_type",
+    "_create_session_message", "_create_json_response", "_create_error_response", "_clean_up_memory_streams",
+)
+"""The SDK transport's own (private) steps this module calls: if an SDK release renames one,
+requests keep the SDK's path instead of failing."""
+
+
+@functools.cache
+def _sdk_has_what_it_needs() -> bool:
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+
+    return all(callable(getattr(StreamableHTTPServerTransport, name, None)) for name in _SDK_NEEDS)
 
 
 @functools.cache
