@@ -147,6 +147,7 @@ class Caller:
         self.logs.append(params)
 
 
+@pytest.mark.filterwarnings("ignore:The (sampling|logging) capability is deprecated")  # the fake upstream's own
 async def test_what_the_server_asks_and_logs_mid_call_reaches_the_caller() -> None:
     caller = Caller()
     async with upstream_of("relay") as (upstream, posts, _):
