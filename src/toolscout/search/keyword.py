@@ -136,6 +136,8 @@ class KeywordBackend:
         self._acc = np.zeros(0, np.float32)  # rank's scratch, all zeros between queries
         self._acc_lock = threading.Lock()
         self._ub = np.zeros(0, np.float32)  # each term's highest score (rank's bound)
+        self.columns_read = 0
+        """Term columns (posting lists) searches have read so far (what a query costs)."""
 
     # -- building -------------------------------------------------------------------------
     def _fields_of(self, tool: Tool, schemas: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
@@ -343,17 +345,42 @@ class KeywordBackend:
     def scores(self, query: str) -> tuple[np.ndarray, list[tuple[str, int]]]:
         """Dense score vector over all docs, and the (term, term id) pairs that were used."""
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
-        m = self._scores
-        ptr = m.indptr
         if not used or self._n == 0:
             return np.zeros(self._n, dtype=np.float32), used
+        return self._summed(used)[0], used
+
+    def _summed(self, used: list[tuple[str, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The terms' scores summed over every doc (float64, query-term order), the docs of
+        their postings one term after another, and where each term's postings end."""
+        m = self._scores
+        ptr = m.indptr
+        self.columns_read += len(used)
+        ids = [i for _, i in used]
+        starts, stops = ptr.take(ids), ptr.take(np.add(ids, 1))
         if len(used) == 1:
-            a, z = ptr[used[0][1]], ptr[used[0][1] + 1]
+            a, z = int(starts[0]), int(stops[0])
             rows, vals = m.indices[a:z], m.data[a:z]
         else:
-            rows = np.concatenate([m.indices[ptr[i] : ptr[i + 1]] for _, i in used])
-            vals = np.concatenate([m.data[ptr[i] : ptr[i + 1]] for _, i in used])
-        return np.bincount(rows, weights=vals, minlength=self._n), used
+            spans = list(zip(starts.tolist(), stops.tolist(), strict=True))
+            rows = np.concatenate([m.indices[a:z] for a, z in spans])
+            vals = np.concatenate([m.data[a:z] for a, z in spans])
+        return np.bincount(rows, weights=vals, minlength=self._n), rows, np.cumsum(stops - starts)
+
+    def _held(self, rows: np.ndarray, ends: np.ndarray, terms: int) -> Callable[[np.ndarray], np.ndarray]:
+        """``held(docs)[t, j]``: whether ``docs[j]`` holds term ``t``, read from the query's
+        postings (``rows``, term after term, ``ends``) in one pass over them, not one binary
+        search of each term's postings per hit (most of a small catalog's search once)."""
+
+        def held(docs: np.ndarray) -> np.ndarray:
+            slot = np.full(self._n, -1, np.int64)
+            slot[docs] = np.arange(len(docs))
+            at = slot.take(rows)
+            found = np.flatnonzero(at >= 0)
+            out = np.zeros((terms, len(docs)), bool)
+            out[np.searchsorted(ends, found, side="right"), at.take(found)] = True
+            return out
+
+        return held
 
     # -- querying at scale ----------------------------------------------------------------
     @property
@@ -371,10 +398,12 @@ class KeywordBackend:
         if not used or self._n == 0:
             return [], 0
         if self._n < self.sparse_from:  # a pass over every doc is cheaper than the bookkeeping
-            scores, used = self.scores(query)
+            scores, rows, ends = self._summed(used)
             if mask is not None:
                 scores = np.where(mask, scores, 0.0)
-            return self.top(scores, used, limit)
+            matched = np.flatnonzero(scores > 0)
+            held = self._held(rows, ends, len(used))
+            return self.top_sparse(matched, scores[matched], used, limit, lambda pos: held(matched[pos])), len(matched)
         acc, mine = self._accumulator()
         try:
             return self._rank_sparse(acc, used, limit, mask)
@@ -406,6 +435,7 @@ class KeywordBackend:
         starts = ptr.take(ids).tolist()
         spans = list(zip(starts, ptr.take(np.add(ids, 1)).tolist(), strict=True))
         postings = sum(z - a for a, z in spans)
+        self.columns_read += len(ids)
         try:
             add_scores(acc, m.indices, m.data, spans)
             words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
@@ -463,11 +493,17 @@ class KeywordBackend:
         return self.top_sparse(matched, scores[matched], used, limit), len(matched)
 
     def top_sparse(
-        self, docs: np.ndarray, scores: np.ndarray, used: list[tuple[str, int]], limit: int, held: np.ndarray | None = None
+        self,
+        docs: np.ndarray,
+        scores: np.ndarray,
+        used: list[tuple[str, int]],
+        limit: int,
+        held: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> list[Hit]:
         """The ``limit`` best of ``docs`` (distinct, any order; ``scores`` aligned, > 0), best
         first, ties in doc order: exactly, including ties at the cut. ``held[t, j]``: whether
-        ``docs[j]`` holds ``used[t]``, if the caller knows (else looked up for the hits).
+        ``docs[j]`` holds ``used[t]``, if the caller knows (else looked up for the hits); or
+        ``held(positions)``: that array for the docs at those positions only.
 
         The selection is :func:`~toolscout.search.sparse.best`.
         """
@@ -475,7 +511,7 @@ class KeywordBackend:
             return []
         pos = best(docs, scores, limit, self.sample)
         docs, scores = docs[pos], scores[pos]
-        held = held[:, pos] if held is not None else None
+        held = held(pos) if callable(held) else held[:, pos] if held is not None else None
         if held is None:
             why = self._why(docs, used)
         else:
