@@ -52,6 +52,7 @@ from .sparse import (
     compress,
     empty,
     release_freed_memory,
+    score_docs,
     small_counts,
     stack,
     take,
@@ -80,6 +81,10 @@ SPARSE_FROM = 65_536
 the docs the query's terms hold: below, a fresh score vector is ~0.5 MB and one pass over
 it costs less than the bookkeeping."""
 SAMPLE = 4096
+_LOOKUP_COST = 32
+"""About how many postings' reading one allowed doc's lookup in one term's postings costs
+(a binary search's cache misses against a sequential pass): :meth:`KeywordBackend.rank`
+scores few allowed docs one by one below that."""
 """Docs sampled for a first bound on the k-th best score in the large-catalog top k."""
 
 
@@ -397,6 +402,9 @@ class KeywordBackend:
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
         if not used or self._n == 0:
             return [], 0
+        few = self._few_allowed(mask, used) if mask is not None else None
+        if few is not None:
+            return self._rank_few(few, used, limit)
         if self._n < self.sparse_from:  # a pass over every doc is cheaper than the bookkeeping
             scores, rows, ends = self._summed(used)
             if mask is not None:
@@ -451,14 +459,26 @@ class KeywordBackend:
                 acc.fill(0.0)
         # Query-term order, float64: the dense path's sums. Which terms each doc holds is
         # kept for the hits' explanations (no second search of the postings).
-        scores = np.zeros(len(pool), np.float64)
-        held = np.zeros((len(spans), len(pool)), bool)
-        for t, (a, z) in enumerate(spans):
-            rows = m.indices[a:z]
-            at = rows.searchsorted(pool)  # past the end: clipped to the last, which differs
-            hit = np.equal(rows.take(at, mode="clip"), pool, out=held[t])
-            np.add(scores, m.data[a:z].take(at, mode="clip"), out=scores, where=hit)
+        scores, held = score_docs(m, spans, pool)
         return self.top_sparse(pool, scores, used, limit, held), total
+
+    def _few_allowed(self, mask: np.ndarray, used: list[tuple[str, int]]) -> np.ndarray | None:
+        """The allowed docs, when they are so few that looking each up in the query's
+        postings costs less than reading the postings (a server's siblings: a few dozen
+        docs, where the request's terms hold thousands); else ``None``."""
+        ptr = self._scores.indptr
+        postings = sum(int(ptr[i + 1] - ptr[i]) for _, i in used)
+        allowed = int(np.count_nonzero(mask))
+        return np.flatnonzero(mask) if allowed * len(used) * _LOOKUP_COST <= postings else None
+
+    def _rank_few(self, docs: np.ndarray, used: list[tuple[str, int]], limit: int) -> tuple[list[Hit], int]:
+        """:meth:`rank` over a few allowed ``docs``: each scored on its own (the same sums)."""
+        ptr = self._scores.indptr
+        self.columns_read += len(used)
+        spans = [(int(ptr[i]), int(ptr[i + 1])) for _, i in used]
+        scores, held = score_docs(self._scores, spans, docs)
+        matched = np.flatnonzero(scores > 0)
+        return self.top_sparse(docs[matched], scores[matched], used, limit, held[:, matched]), len(matched)
 
     def shared_terms(self, query: str) -> list[str] | None:
         """The query's distinct terms if they are the standard analyzer's (what the usage
