@@ -281,3 +281,29 @@ def test_small_catalog_hits_name_the_terms_they_hold() -> None:
             hits, total = kw.rank(query, 10, mask)
             assert ([(h.doc, h.score, h.why) for h in hits], total) == _dense(kw, query, 10, mask)
             assert all(h.why.startswith("keyword: ") for h in hits)
+
+
+def test_uncounted_search_gives_the_same_hits() -> None:
+    """``count=False`` (a sub-intent's search, whose total nobody reads) skips the pass that
+    counts a large catalog's matches: the same hits, and their number as the total."""
+    tools = _tools(3000)
+    kw = KeywordBackend(sparse_from=0)
+    kw.rebuild(tools)
+    half = np.random.default_rng(4).random(len(tools)) < 0.5
+    for query in QUERIES:
+        for mask in (None, half):
+            for limit in (0, 1, 10):
+                counted, total = kw.rank(query, limit, mask)
+                hits, number = kw.rank(query, limit, mask, count=False)
+                assert [(h.doc, h.score, h.why) for h in hits] == [(h.doc, h.score, h.why) for h in counted]
+                assert number == len(hits) <= total
+
+
+def test_multi_step_request_counts_the_whole_request() -> None:
+    """A request of several steps reports the whole request's matches, not a sub-search's."""
+    tools = _tools(3000)
+    index = ToolIndex(Catalog(tools), keyword=KeywordBackend(sparse_from=0))
+    query = "send an email to the user, then get the weather forecast for a city"
+    found = index.search(query, limit=5, mode="keyword")
+    assert len(found.intents) == 2
+    assert found.total_matches == index.backend("keyword").rank(query, 0)[1] > len(found.hits)

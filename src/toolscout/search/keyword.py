@@ -393,9 +393,10 @@ class KeywordBackend:
         """Whether :meth:`rank` skips the pass over every doc (large catalogs)."""
         return self._n >= self.sparse_from
 
-    def rank(self, query: str, limit: int, mask: np.ndarray | None = None) -> tuple[list[Hit], int]:
+    def rank(self, query: str, limit: int, mask: np.ndarray | None = None, count: bool = True) -> tuple[list[Hit], int]:
         """The ``limit`` best allowed docs (as :meth:`top` over :meth:`scores` would return
-        them, ties included) and how many allowed docs match any query term.
+        them, ties included) and how many allowed docs match any query term (with
+        ``count=False``, where that costs a pass over every doc, the hits' number instead).
 
         On a large catalog no pass over every doc's float score: see :meth:`_rank_sparse`.
         """
@@ -414,13 +415,13 @@ class KeywordBackend:
             return self.top_sparse(matched, scores[matched], used, limit, lambda pos: held(matched[pos])), len(matched)
         acc, mine = self._accumulator()
         try:
-            return self._rank_sparse(acc, used, limit, mask)
+            return self._rank_sparse(acc, used, limit, mask, count)
         finally:
             if mine:
                 self._acc_lock.release()
 
     def _rank_sparse(
-        self, acc: np.ndarray, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None
+        self, acc: np.ndarray, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None, count: bool = True
     ) -> tuple[list[Hit], int]:
         """:meth:`rank` on a large catalog (docs/search.md#scaling-a-million-tools).
 
@@ -446,10 +447,12 @@ class KeywordBackend:
         self.columns_read += len(ids)
         try:
             add_scores(acc, m.indices, m.data, spans)
-            words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
-            total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
+            total = -1  # not counted: the hits' number (below)
+            if count:
+                words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
+                total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
             if limit <= 0 or not total:
-                return [], total
+                return [], max(total, 0)
             pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask, self.sample)
         finally:
             if postings * 16 <= self._n:  # few: put the touched entries back to zero
@@ -460,7 +463,8 @@ class KeywordBackend:
         # Query-term order, float64: the dense path's sums. Which terms each doc holds is
         # kept for the hits' explanations (no second search of the postings).
         scores, held = score_docs(m, spans, pool)
-        return self.top_sparse(pool, scores, used, limit, held), total
+        hits = self.top_sparse(pool, scores, used, limit, held)
+        return hits, total if total >= 0 else len(hits)
 
     def _few_allowed(self, mask: np.ndarray, used: list[tuple[str, int]]) -> np.ndarray | None:
         """The allowed docs, when they are so few that looking each up in the query's
