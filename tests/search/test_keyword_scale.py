@@ -307,3 +307,46 @@ def test_multi_step_request_counts_the_whole_request() -> None:
     found = index.search(query, limit=5, mode="keyword")
     assert len(found.intents) == 2
     assert found.total_matches == index.backend("keyword").rank(query, 0)[1] > len(found.hits)
+
+
+def test_sub_searches_share_their_sums_with_the_whole_request() -> None:
+    """Within ``sharing(whole)`` the sub-searches' sums feed the whole request's search,
+    which then reads only the postings of terms no sub-search read: each term's postings
+    once per request, and the same hits, scores and counts as separate searches."""
+    tools = _tools(3000)
+    kw = KeywordBackend(sparse_from=0)
+    kw.rebuild(tools)
+    parts, whole = ["send email", "weather forecast city"], "send email weather forecast city"
+    half = np.random.default_rng(5).random(len(tools)) < 0.5
+    for mask in (None, half):
+        alone = [kw.rank(text, 10, mask) for text in (*parts, whole)]
+        before = kw.columns_read
+        with kw.sharing(whole):
+            together = [kw.rank(text, 10, mask, count=text == whole) for text in (*parts, whole)]
+        assert kw.columns_read - before == len(kw.terms(whole))  # each term's postings read once
+        for (hits, _), (shared, _) in zip(alone, together, strict=True):
+            assert [(h.doc, h.score, h.why) for h in shared] == [(h.doc, h.score, h.why) for h in hits]
+        assert together[-1][1] == alone[-1][1]  # the whole request's match count
+    # A sub-search whose terms are not all the request's keeps its own sums; the request
+    # reads what it lacks.
+    expected, count = kw.rank(whole, 10)
+    before = kw.columns_read
+    with kw.sharing(whole):
+        kw.rank("send invoice", 10)
+        hits, total = kw.rank(whole, 10)
+    assert kw.columns_read - before == len(kw.terms("send invoice")) + len(kw.terms(whole))
+    assert ([(h.doc, h.score) for h in hits], total) == ([(h.doc, h.score) for h in expected], count)
+
+
+def test_multi_step_request_ranks_alike_on_either_path() -> None:
+    """A request of several steps gets the same list from the large-catalog path (its
+    sub-searches sharing their sums) as from scoring every doc."""
+    tools = _tools(3000)
+    large = ToolIndex(Catalog(tools), keyword=KeywordBackend(sparse_from=0))
+    small = ToolIndex(Catalog(tools), keyword=KeywordBackend(sparse_from=10**9))
+    for query in ("send an email to the user, then get the weather forecast for a city",
+                  "list the calendar events and then translate the invoice data"):
+        a, b = (ix.search(query, limit=5, mode="keyword") for ix in (large, small))
+        assert len(a.intents) == 2
+        assert [(h.tool.name, h.score, h.why, h.intent) for h in a.hits] == [(h.tool.name, h.score, h.why, h.intent) for h in b.hits]
+        assert (a.total_matches, a.best) == (b.total_matches, b.best)

@@ -31,7 +31,8 @@ update after adding or removing a few tools re-tokenises only the new ones.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import chain, count, filterfalse
 from typing import Any
 
@@ -43,6 +44,7 @@ from .base import Hit
 from .bm25f import score_columns, term_bounds
 from .fields import FIELDS, tool_fields
 from .keyword_ranking import KeywordRanking
+from .keyword_shared import RequestSums
 from .keyword_snapshot import SNAPSHOT_FORMAT, parse_counts, parse_scores, snapshot_key
 from .sparse import (
     Sparse,
@@ -143,6 +145,9 @@ class KeywordBackend:
         self._ub = np.zeros(0, np.float32)  # each term's highest score (rank's bound)
         self.columns_read = 0
         """Term columns (posting lists) searches have read so far (what a query costs)."""
+        self._request = threading.local()  # .sums: this thread's request's RequestSums
+        self._whole_acc = np.zeros(0, np.float32)  # RequestSums' scratch, zeros between requests
+        self._whole_lock = threading.Lock()
 
     # -- building -------------------------------------------------------------------------
     def _fields_of(self, tool: Tool, schemas: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
@@ -420,6 +425,28 @@ class KeywordBackend:
             if mine:
                 self._acc_lock.release()
 
+    @contextmanager
+    def sharing(self, whole: str) -> Iterator[None]:
+        """Within this block, this thread's searches on a large catalog are the sub-searches
+        of the request ``whole`` (its matching text), then ``whole`` itself: each sub-search
+        whose terms are the request's and new to it hands its sums on, and the request's own
+        search reads only the postings left (:mod:`~toolscout.search.keyword_shared`). The
+        same hits, scores and counts as separate searches."""
+        ids = [self._vocab[t] for t in self.terms(whole) if t in self._vocab]
+        if self._n < self.sparse_from or len(ids) < 2 or not self._whole_lock.acquire(blocking=False):
+            yield
+            return
+        if len(self._whole_acc) != self._n:
+            self._whole_acc = np.zeros(self._n, np.float32)
+        sums = self._request.sums = RequestSums(self._whole_acc, ids)
+        try:
+            yield
+        finally:
+            self._request.sums = None
+            if sums.dirty:
+                self._whole_acc.fill(0.0)
+            self._whole_lock.release()
+
     def _rank_sparse(
         self, acc: np.ndarray, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None, count: bool = True
     ) -> tuple[list[Hit], int]:
@@ -444,9 +471,15 @@ class KeywordBackend:
         starts = ptr.take(ids).tolist()
         spans = list(zip(starts, ptr.take(np.add(ids, 1)).tolist(), strict=True))
         postings = sum(z - a for a, z in spans)
+        sums: RequestSums | None = getattr(self._request, "sums", None)
+        taken = sums.take(ids) if sums is not None else None
+        if taken is not None:  # the whole request: its sub-searches' sums, and the terms left
+            return self._rank_summed(taken[0], taken[1], used, spans, limit, mask, count)
         self.columns_read += len(ids)
         try:
             add_scores(acc, m.indices, m.data, spans)
+            if sums is not None:
+                sums.offer(ids, acc)
             total = -1  # not counted: the hits' number (below)
             if count:
                 words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
@@ -462,6 +495,33 @@ class KeywordBackend:
                 acc.fill(0.0)
         # Query-term order, float64: the dense path's sums. Which terms each doc holds is
         # kept for the hits' explanations (no second search of the postings).
+        scores, held = score_docs(m, spans, pool)
+        hits = self.top_sparse(pool, scores, used, limit, held)
+        return hits, total if total >= 0 else len(hits)
+
+    def _rank_summed(
+        self,
+        acc: np.ndarray,
+        rest: list[int],
+        used: list[tuple[str, int]],
+        spans: list[tuple[int, int]],
+        limit: int,
+        mask: np.ndarray | None,
+        count: bool,
+    ) -> tuple[list[Hit], int]:
+        """:meth:`_rank_sparse` of a request whose sub-searches summed some of its terms into
+        ``acc`` already: only the terms ``rest`` are read (``acc`` is zeroed by the request's end)."""
+        m, ptr = self._scores, self._scores.indptr
+        self.columns_read += len(rest)
+        add_scores(acc, m.indices, m.data, [(int(ptr[i]), int(ptr[i + 1])) for i in rest])
+        ids = [i for _, i in used]
+        total = -1
+        if count:
+            words = acc.view(np.uint32)
+            total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
+        if limit <= 0 or not total:
+            return [], max(total, 0)
+        pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask, self.sample)
         scores, held = score_docs(m, spans, pool)
         hits = self.top_sparse(pool, scores, used, limit, held)
         return hits, total if total >= 0 else len(hits)
