@@ -456,6 +456,8 @@ class KeywordBackend:
            before and after) by scipy's compiled CSC product, ~1.7 ns a posting: long
            natural-language queries (toolpool's: 13 terms, 340k postings at the median)
            hold too many candidates for MaxScore's per-doc lookups (~45 ns each) to pay.
+           Within :meth:`sharing`, the whole request's search starts from its sub-searches'
+           sums and adds only the other terms' postings.
         2. The match count is the number of non-zero words of ``acc`` (integer view: ~0.1 ms
            for 1M docs, where a float comparison pass costs ~0.8 ms).
         3. The top k: terms are read best first (by their highest score); each term's docs
@@ -470,15 +472,17 @@ class KeywordBackend:
         ids = [i for _, i in used]
         starts = ptr.take(ids).tolist()
         spans = list(zip(starts, ptr.take(np.add(ids, 1)).tolist(), strict=True))
-        postings = sum(z - a for a, z in spans)
         sums: RequestSums | None = getattr(self._request, "sums", None)
         taken = sums.take(ids) if sums is not None else None
         if taken is not None:  # the whole request: its sub-searches' sums, and the terms left
-            return self._rank_summed(taken[0], taken[1], used, spans, limit, mask, count)
-        self.columns_read += len(ids)
+            acc, read = taken[0], [(int(ptr[i]), int(ptr[i + 1])) for i in taken[1]]
+        else:
+            read = spans
+        postings = sum(z - a for a, z in read)
+        self.columns_read += len(read)
         try:
-            add_scores(acc, m.indices, m.data, spans)
-            if sums is not None:
+            add_scores(acc, m.indices, m.data, read)
+            if sums is not None and taken is None:
                 sums.offer(ids, acc)
             total = -1  # not counted: the hits' number (below)
             if count:
@@ -487,41 +491,14 @@ class KeywordBackend:
             if limit <= 0 or not total:
                 return [], max(total, 0)
             pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask, self.sample)
-        finally:
-            if postings * 16 <= self._n:  # few: put the touched entries back to zero
+        finally:  # (the request's sums are zeroed when the request ends)
+            if taken is None and postings * 16 <= self._n:  # few: put the touched entries back to zero
                 for a, z in spans:
                     acc[m.indices[a:z].astype(np.intp)] = 0.0
-            else:  # a memset of the whole vector is cheaper
+            elif taken is None:  # a memset of the whole vector is cheaper
                 acc.fill(0.0)
         # Query-term order, float64: the dense path's sums. Which terms each doc holds is
         # kept for the hits' explanations (no second search of the postings).
-        scores, held = score_docs(m, spans, pool)
-        hits = self.top_sparse(pool, scores, used, limit, held)
-        return hits, total if total >= 0 else len(hits)
-
-    def _rank_summed(
-        self,
-        acc: np.ndarray,
-        rest: list[int],
-        used: list[tuple[str, int]],
-        spans: list[tuple[int, int]],
-        limit: int,
-        mask: np.ndarray | None,
-        count: bool,
-    ) -> tuple[list[Hit], int]:
-        """:meth:`_rank_sparse` of a request whose sub-searches summed some of its terms into
-        ``acc`` already: only the terms ``rest`` are read (``acc`` is zeroed by the request's end)."""
-        m, ptr = self._scores, self._scores.indptr
-        self.columns_read += len(rest)
-        add_scores(acc, m.indices, m.data, [(int(ptr[i]), int(ptr[i + 1])) for i in rest])
-        ids = [i for _, i in used]
-        total = -1
-        if count:
-            words = acc.view(np.uint32)
-            total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
-        if limit <= 0 or not total:
-            return [], max(total, 0)
-        pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask, self.sample)
         scores, held = score_docs(m, spans, pool)
         hits = self.top_sparse(pool, scores, used, limit, held)
         return hits, total if total >= 0 else len(hits)
