@@ -31,7 +31,6 @@ previous run over the same tools instead of re-analysing them.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import threading
@@ -542,12 +541,8 @@ class ToolIndex:
         if mode != "keyword":
             for prime in self._primers:
                 prime([query, *(si.text for si in intents)])
-        keyword = self._backends["keyword"]
-        share = keyword.sharing if mode == "keyword" and isinstance(keyword, KeywordBackend) else None
-        # The sub-intents first: on a large catalog their keyword sums make most of the whole's
-        with share(self.matching_text(query)) if share is not None else contextlib.nullcontext():
-            parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named, counted=False).hits) for si in intents]
-            whole = self._rank_one(query, mode, mask, depth, False, named)
+        whole = self._rank_one(query, mode, mask, depth, False, named)
+        parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named, counted=False).hits) for si in intents]
         co = self._co_usage()
         picks = self._siblings(query, whole.hits, mask, named, limit)
         hits = rank_set(whole.hits, parts, limit, co_usage=co, by_server=picks, lookup=self._unranked(mask, whole.hits) if co else None)

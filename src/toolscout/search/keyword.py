@@ -31,8 +31,7 @@ update after adding or removing a few tools re-tokenises only the new ones.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from itertools import chain, count, filterfalse
 from typing import Any
 
@@ -44,7 +43,6 @@ from .base import Hit
 from .bm25f import score_columns, term_bounds
 from .fields import FIELDS, tool_fields
 from .keyword_ranking import KeywordRanking
-from .keyword_shared import RequestSums
 from .keyword_snapshot import SNAPSHOT_FORMAT, parse_counts, parse_scores, snapshot_key
 from .sparse import (
     Sparse,
@@ -145,9 +143,6 @@ class KeywordBackend:
         self._ub = np.zeros(0, np.float32)  # each term's highest score (rank's bound)
         self.columns_read = 0
         """Term columns (posting lists) searches have read so far (what a query costs)."""
-        self._request = threading.local()  # .sums: this thread's request's RequestSums
-        self._whole_acc = np.zeros(0, np.float32)  # RequestSums' scratch, zeros between requests
-        self._whole_lock = threading.Lock()
 
     # -- building -------------------------------------------------------------------------
     def _fields_of(self, tool: Tool, schemas: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
@@ -425,28 +420,6 @@ class KeywordBackend:
             if mine:
                 self._acc_lock.release()
 
-    @contextmanager
-    def sharing(self, whole: str) -> Iterator[None]:
-        """Within this block, this thread's searches on a large catalog are the sub-searches
-        of the request ``whole`` (its matching text), then ``whole`` itself: each sub-search
-        whose terms are the request's and new to it hands its sums on, and the request's own
-        search reads only the postings left (:mod:`~toolscout.search.keyword_shared`). The
-        same hits, scores and counts as separate searches."""
-        ids = [self._vocab[t] for t in self.terms(whole) if t in self._vocab]
-        if self._n < self.sparse_from or len(ids) < 2 or not self._whole_lock.acquire(blocking=False):
-            yield
-            return
-        if len(self._whole_acc) != self._n:
-            self._whole_acc = np.zeros(self._n, np.float32)
-        sums = self._request.sums = RequestSums(self._whole_acc, ids)
-        try:
-            yield
-        finally:
-            self._request.sums = None
-            if sums.dirty:
-                self._whole_acc.fill(0.0)
-            self._whole_lock.release()
-
     def _rank_sparse(
         self, acc: np.ndarray, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None, count: bool = True
     ) -> tuple[list[Hit], int]:
@@ -456,8 +429,6 @@ class KeywordBackend:
            before and after) by scipy's compiled CSC product, ~1.7 ns a posting: long
            natural-language queries (toolpool's: 13 terms, 340k postings at the median)
            hold too many candidates for MaxScore's per-doc lookups (~45 ns each) to pay.
-           Within :meth:`sharing`, the whole request's search starts from its sub-searches'
-           sums and adds only the other terms' postings.
         2. The match count is the number of non-zero words of ``acc`` (integer view: ~0.1 ms
            for 1M docs, where a float comparison pass costs ~0.8 ms).
         3. The top k: terms are read best first (by their highest score); each term's docs
@@ -472,18 +443,10 @@ class KeywordBackend:
         ids = [i for _, i in used]
         starts = ptr.take(ids).tolist()
         spans = list(zip(starts, ptr.take(np.add(ids, 1)).tolist(), strict=True))
-        sums: RequestSums | None = getattr(self._request, "sums", None)
-        taken = sums.take(ids) if sums is not None else None
-        if taken is not None:  # the whole request: its sub-searches' sums, and the terms left
-            acc, read = taken[0], [(int(ptr[i]), int(ptr[i + 1])) for i in taken[1]]
-        else:
-            read = spans
-        postings = sum(z - a for a, z in read)
-        self.columns_read += len(read)
+        postings = sum(z - a for a, z in spans)
+        self.columns_read += len(ids)
         try:
-            add_scores(acc, m.indices, m.data, read)
-            if sums is not None and taken is None:
-                sums.offer(ids, acc)
+            add_scores(acc, m.indices, m.data, spans)
             total = -1  # not counted: the hits' number (below)
             if count:
                 words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
@@ -491,11 +454,11 @@ class KeywordBackend:
             if limit <= 0 or not total:
                 return [], max(total, 0)
             pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask, self.sample)
-        finally:  # (the request's sums are zeroed when the request ends)
-            if taken is None and postings * 16 <= self._n:  # few: put the touched entries back to zero
+        finally:
+            if postings * 16 <= self._n:  # few: put the touched entries back to zero
                 for a, z in spans:
                     acc[m.indices[a:z].astype(np.intp)] = 0.0
-            elif taken is None:  # a memset of the whole vector is cheaper
+            else:  # a memset of the whole vector is cheaper
                 acc.fill(0.0)
         # Query-term order, float64: the dense path's sums. Which terms each doc holds is
         # kept for the hits' explanations (no second search of the postings).
