@@ -245,3 +245,65 @@ def test_float32_rounding_cannot_hide_the_best_doc() -> None:
     hits, total = kw.rank("a b c", 1)
     assert [(h.doc, h.score) for h in hits] == [(1, exact[1])]
     assert total == 2
+
+
+@pytest.mark.parametrize("sparse_from", [0, 10**9])
+def test_few_allowed_docs_rank_as_scoring_every_doc(sparse_from: int) -> None:
+    """A mask of a few docs (a server's siblings) scores each on its own instead of reading
+    the postings: the same docs, scores, order, explanations and counts, on both paths."""
+    tools = _tools(3000)
+    kw = KeywordBackend(sparse_from=sparse_from)
+    kw.rebuild(tools)
+    rng = np.random.default_rng(11)
+    masks = []
+    for size in (1, 2, 7, 25):
+        mask = np.zeros(len(tools), bool)
+        mask[rng.choice(len(tools), size, replace=False)] = True
+        masks.append(mask)
+    masks[-1][:5] = True  # duplicates of one text: ties broken by doc order
+    for query in QUERIES:
+        for mask in masks:
+            for limit in (0, 1, 3, 50):
+                hits, total = kw.rank(query, limit, mask)
+                assert ([(h.doc, h.score, h.why) for h in hits], total) == _dense(kw, query, limit, mask)
+
+
+def test_small_catalog_hits_name_the_terms_they_hold() -> None:
+    """Below the large-catalog threshold the hits' terms come from one pass over the query's
+    postings: the same explanations as looking each hit up in each term's postings."""
+    tools = _tools(2000, seed=5)
+    kw = KeywordBackend()
+    kw.rebuild(tools)
+    assert not kw.sparse
+    half = np.random.default_rng(2).random(len(tools)) < 0.5
+    for query in QUERIES:
+        for mask in (None, half):
+            hits, total = kw.rank(query, 10, mask)
+            assert ([(h.doc, h.score, h.why) for h in hits], total) == _dense(kw, query, 10, mask)
+            assert all(h.why.startswith("keyword: ") for h in hits)
+
+
+def test_uncounted_search_gives_the_same_hits() -> None:
+    """``count=False`` (a sub-intent's search, whose total nobody reads) skips the pass that
+    counts a large catalog's matches: the same hits, and their number as the total."""
+    tools = _tools(3000)
+    kw = KeywordBackend(sparse_from=0)
+    kw.rebuild(tools)
+    half = np.random.default_rng(4).random(len(tools)) < 0.5
+    for query in QUERIES:
+        for mask in (None, half):
+            for limit in (0, 1, 10):
+                counted, total = kw.rank(query, limit, mask)
+                hits, number = kw.rank(query, limit, mask, count=False)
+                assert [(h.doc, h.score, h.why) for h in hits] == [(h.doc, h.score, h.why) for h in counted]
+                assert number == len(hits) <= total
+
+
+def test_multi_step_request_counts_the_whole_request() -> None:
+    """A request of several steps reports the whole request's matches, not a sub-search's."""
+    tools = _tools(3000)
+    index = ToolIndex(Catalog(tools), keyword=KeywordBackend(sparse_from=0))
+    query = "send an email to the user, then get the weather forecast for a city"
+    found = index.search(query, limit=5, mode="keyword")
+    assert len(found.intents) == 2
+    assert found.total_matches == index.backend("keyword").rank(query, 0)[1] > len(found.hits)

@@ -542,7 +542,7 @@ class ToolIndex:
             for prime in self._primers:
                 prime([query, *(si.text for si in intents)])
         whole = self._rank_one(query, mode, mask, depth, False, named)
-        parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named).hits) for si in intents]
+        parts = [(si, self._rank_one(si.text, mode, mask, depth, False, named, counted=False).hits) for si in intents]
         co = self._co_usage()
         picks = self._siblings(query, whole.hits, mask, named, limit)
         hits = rank_set(whole.hits, parts, limit, co_usage=co, by_server=picks, lookup=self._unranked(mask, whole.hits) if co else None)
@@ -562,7 +562,9 @@ class ToolIndex:
             return []
         text, within = found  # no fallback to another mode: that would encode the text
         context = self._context(within, mask if named is None else named)
-        return finish(self._ranking(text, "keyword", within, 1), self.signals, text, context, limit=1, autocut_rule="none")[0]
+        ranking = self._ranking(text, "keyword", within, 1)
+        ranking.counted = False  # only the hit is read
+        return finish(ranking, self.signals, text, context, limit=1, autocut_rule="none")[0]
 
     def _co_usage(self) -> Mapping[str, Sequence[str]] | None:
         """Tools sessions called together: :attr:`co_usage` when set, else the usage
@@ -592,9 +594,20 @@ class ToolIndex:
         return [si.text for si in split_intents(query)]
 
     def _rank_one(
-        self, query: str, mode: str, mask: np.ndarray, limit: int, cut: bool, named: np.ndarray | None = None
+        self,
+        query: str,
+        mode: str,
+        mask: np.ndarray,
+        limit: int,
+        cut: bool,
+        named: np.ndarray | None = None,
+        *,
+        counted: bool = True,
     ) -> SearchOutcome:
+        """``query`` ranked in ``mode`` and finished; ``counted=False``: the caller reads only
+        the hits (a sub-intent's), so its total may be the hits' number."""
         ranking = self._ranking(query, mode, mask, limit)
+        ranking.counted = counted
         context = self._context(mask, mask if named is None else named)
         rule = self.autocut_rule if cut else "none"
         scored, total = finish(ranking, self.signals, query, context, limit=limit, autocut_rule=rule)
@@ -605,6 +618,7 @@ class ToolIndex:
             # that Alice works at Acme" shares no word with the memory tools; a typo'd word no
             # model knows may still be a keyword)
             ranking = self._ranking(query, other, mask, limit)
+            ranking.counted = counted
             found, count = finish(ranking, self.signals, query, context, limit=limit, autocut_rule=rule)
             if found:
                 warnings += [*ranking.warnings, f"{mode} search found nothing; these are {other} results"]

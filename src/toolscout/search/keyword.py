@@ -52,6 +52,7 @@ from .sparse import (
     compress,
     empty,
     release_freed_memory,
+    score_docs,
     small_counts,
     stack,
     take,
@@ -80,6 +81,10 @@ SPARSE_FROM = 65_536
 the docs the query's terms hold: below, a fresh score vector is ~0.5 MB and one pass over
 it costs less than the bookkeeping."""
 SAMPLE = 4096
+_LOOKUP_COST = 32
+"""About how many postings' reading one allowed doc's lookup in one term's postings costs
+(a binary search's cache misses against a sequential pass): :meth:`KeywordBackend.rank`
+scores few allowed docs one by one below that."""
 """Docs sampled for a first bound on the k-th best score in the large-catalog top k."""
 
 
@@ -136,6 +141,8 @@ class KeywordBackend:
         self._acc = np.zeros(0, np.float32)  # rank's scratch, all zeros between queries
         self._acc_lock = threading.Lock()
         self._ub = np.zeros(0, np.float32)  # each term's highest score (rank's bound)
+        self.columns_read = 0
+        """Term columns (posting lists) searches have read so far (what a query costs)."""
 
     # -- building -------------------------------------------------------------------------
     def _fields_of(self, tool: Tool, schemas: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
@@ -343,17 +350,42 @@ class KeywordBackend:
     def scores(self, query: str) -> tuple[np.ndarray, list[tuple[str, int]]]:
         """Dense score vector over all docs, and the (term, term id) pairs that were used."""
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
-        m = self._scores
-        ptr = m.indptr
         if not used or self._n == 0:
             return np.zeros(self._n, dtype=np.float32), used
+        return self._summed(used)[0], used
+
+    def _summed(self, used: list[tuple[str, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The terms' scores summed over every doc (float64, query-term order), the docs of
+        their postings one term after another, and where each term's postings end."""
+        m = self._scores
+        ptr = m.indptr
+        self.columns_read += len(used)
+        ids = [i for _, i in used]
+        starts, stops = ptr.take(ids), ptr.take(np.add(ids, 1))
         if len(used) == 1:
-            a, z = ptr[used[0][1]], ptr[used[0][1] + 1]
+            a, z = int(starts[0]), int(stops[0])
             rows, vals = m.indices[a:z], m.data[a:z]
         else:
-            rows = np.concatenate([m.indices[ptr[i] : ptr[i + 1]] for _, i in used])
-            vals = np.concatenate([m.data[ptr[i] : ptr[i + 1]] for _, i in used])
-        return np.bincount(rows, weights=vals, minlength=self._n), used
+            spans = list(zip(starts.tolist(), stops.tolist(), strict=True))
+            rows = np.concatenate([m.indices[a:z] for a, z in spans])
+            vals = np.concatenate([m.data[a:z] for a, z in spans])
+        return np.bincount(rows, weights=vals, minlength=self._n), rows, np.cumsum(stops - starts)
+
+    def _held(self, rows: np.ndarray, ends: np.ndarray, terms: int) -> Callable[[np.ndarray], np.ndarray]:
+        """``held(docs)[t, j]``: whether ``docs[j]`` holds term ``t``, read from the query's
+        postings (``rows``, term after term, ``ends``) in one pass over them, not one binary
+        search of each term's postings per hit (most of a small catalog's search once)."""
+
+        def held(docs: np.ndarray) -> np.ndarray:
+            slot = np.full(self._n, -1, np.int64)
+            slot[docs] = np.arange(len(docs))
+            at = slot.take(rows)
+            found = np.flatnonzero(at >= 0)
+            out = np.zeros((terms, len(docs)), bool)
+            out[np.searchsorted(ends, found, side="right"), at.take(found)] = True
+            return out
+
+        return held
 
     # -- querying at scale ----------------------------------------------------------------
     @property
@@ -361,29 +393,35 @@ class KeywordBackend:
         """Whether :meth:`rank` skips the pass over every doc (large catalogs)."""
         return self._n >= self.sparse_from
 
-    def rank(self, query: str, limit: int, mask: np.ndarray | None = None) -> tuple[list[Hit], int]:
+    def rank(self, query: str, limit: int, mask: np.ndarray | None = None, count: bool = True) -> tuple[list[Hit], int]:
         """The ``limit`` best allowed docs (as :meth:`top` over :meth:`scores` would return
-        them, ties included) and how many allowed docs match any query term.
+        them, ties included) and how many allowed docs match any query term (with
+        ``count=False``, where that costs a pass over every doc, the hits' number instead).
 
         On a large catalog no pass over every doc's float score: see :meth:`_rank_sparse`.
         """
         used = [(t, self._vocab[t]) for t in self.terms(query) if t in self._vocab]
         if not used or self._n == 0:
             return [], 0
+        few = self._few_allowed(mask, used) if mask is not None else None
+        if few is not None:
+            return self._rank_few(few, used, limit)
         if self._n < self.sparse_from:  # a pass over every doc is cheaper than the bookkeeping
-            scores, used = self.scores(query)
+            scores, rows, ends = self._summed(used)
             if mask is not None:
                 scores = np.where(mask, scores, 0.0)
-            return self.top(scores, used, limit)
+            matched = np.flatnonzero(scores > 0)
+            held = self._held(rows, ends, len(used))
+            return self.top_sparse(matched, scores[matched], used, limit, lambda pos: held(matched[pos])), len(matched)
         acc, mine = self._accumulator()
         try:
-            return self._rank_sparse(acc, used, limit, mask)
+            return self._rank_sparse(acc, used, limit, mask, count)
         finally:
             if mine:
                 self._acc_lock.release()
 
     def _rank_sparse(
-        self, acc: np.ndarray, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None
+        self, acc: np.ndarray, used: list[tuple[str, int]], limit: int, mask: np.ndarray | None, count: bool = True
     ) -> tuple[list[Hit], int]:
         """:meth:`rank` on a large catalog (docs/search.md#scaling-a-million-tools).
 
@@ -406,12 +444,15 @@ class KeywordBackend:
         starts = ptr.take(ids).tolist()
         spans = list(zip(starts, ptr.take(np.add(ids, 1)).tolist(), strict=True))
         postings = sum(z - a for a, z in spans)
+        self.columns_read += len(ids)
         try:
             add_scores(acc, m.indices, m.data, spans)
-            words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
-            total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
+            total = -1  # not counted: the hits' number (below)
+            if count:
+                words = acc.view(np.uint32)  # scores are > 0: a non-zero word is a match
+                total = int(np.count_nonzero(words)) if mask is None else int(np.count_nonzero((words != 0) & mask))
             if limit <= 0 or not total:
-                return [], total
+                return [], max(total, 0)
             pool = candidate_pool(m, self._ub, acc, ids, spans, limit, mask, self.sample)
         finally:
             if postings * 16 <= self._n:  # few: put the touched entries back to zero
@@ -421,14 +462,27 @@ class KeywordBackend:
                 acc.fill(0.0)
         # Query-term order, float64: the dense path's sums. Which terms each doc holds is
         # kept for the hits' explanations (no second search of the postings).
-        scores = np.zeros(len(pool), np.float64)
-        held = np.zeros((len(spans), len(pool)), bool)
-        for t, (a, z) in enumerate(spans):
-            rows = m.indices[a:z]
-            at = rows.searchsorted(pool)  # past the end: clipped to the last, which differs
-            hit = np.equal(rows.take(at, mode="clip"), pool, out=held[t])
-            np.add(scores, m.data[a:z].take(at, mode="clip"), out=scores, where=hit)
-        return self.top_sparse(pool, scores, used, limit, held), total
+        scores, held = score_docs(m, spans, pool)
+        hits = self.top_sparse(pool, scores, used, limit, held)
+        return hits, total if total >= 0 else len(hits)
+
+    def _few_allowed(self, mask: np.ndarray, used: list[tuple[str, int]]) -> np.ndarray | None:
+        """The allowed docs, when they are so few that looking each up in the query's
+        postings costs less than reading the postings (a server's siblings: a few dozen
+        docs, where the request's terms hold thousands); else ``None``."""
+        ptr = self._scores.indptr
+        postings = sum(int(ptr[i + 1] - ptr[i]) for _, i in used)
+        allowed = int(np.count_nonzero(mask))
+        return np.flatnonzero(mask) if allowed * len(used) * _LOOKUP_COST <= postings else None
+
+    def _rank_few(self, docs: np.ndarray, used: list[tuple[str, int]], limit: int) -> tuple[list[Hit], int]:
+        """:meth:`rank` over a few allowed ``docs``: each scored on its own (the same sums)."""
+        ptr = self._scores.indptr
+        self.columns_read += len(used)
+        spans = [(int(ptr[i]), int(ptr[i + 1])) for _, i in used]
+        scores, held = score_docs(self._scores, spans, docs)
+        matched = np.flatnonzero(scores > 0)
+        return self.top_sparse(docs[matched], scores[matched], used, limit, held[:, matched]), len(matched)
 
     def shared_terms(self, query: str) -> list[str] | None:
         """The query's distinct terms if they are the standard analyzer's (what the usage
@@ -463,11 +517,17 @@ class KeywordBackend:
         return self.top_sparse(matched, scores[matched], used, limit), len(matched)
 
     def top_sparse(
-        self, docs: np.ndarray, scores: np.ndarray, used: list[tuple[str, int]], limit: int, held: np.ndarray | None = None
+        self,
+        docs: np.ndarray,
+        scores: np.ndarray,
+        used: list[tuple[str, int]],
+        limit: int,
+        held: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> list[Hit]:
         """The ``limit`` best of ``docs`` (distinct, any order; ``scores`` aligned, > 0), best
         first, ties in doc order: exactly, including ties at the cut. ``held[t, j]``: whether
-        ``docs[j]`` holds ``used[t]``, if the caller knows (else looked up for the hits).
+        ``docs[j]`` holds ``used[t]``, if the caller knows (else looked up for the hits); or
+        ``held(positions)``: that array for the docs at those positions only.
 
         The selection is :func:`~toolscout.search.sparse.best`.
         """
@@ -475,7 +535,7 @@ class KeywordBackend:
             return []
         pos = best(docs, scores, limit, self.sample)
         docs, scores = docs[pos], scores[pos]
-        held = held[:, pos] if held is not None else None
+        held = held(pos) if callable(held) else held[:, pos] if held is not None else None
         if held is None:
             why = self._why(docs, used)
         else:

@@ -64,6 +64,10 @@ class Ranking:
     known exactly and named in ``why``); a fused mode's score only grows with it."""
     rescorable = True
     """Whether signals can change the scores before the cut (a list of hits cannot)."""
+    counted = True
+    """Whether the caller reads :meth:`cut`'s total: a sub-search of a multi-step request
+    does not (only its hits), so a mode may skip counting its matches and give the hits'
+    number (a million-tool keyword search saves a pass over every doc)."""
 
     def __init__(self, mode: str, query: str) -> None:
         self.mode = mode

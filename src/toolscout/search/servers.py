@@ -162,11 +162,12 @@ class ServerDocs:
         cols = [self._vocab[t] for t in dict.fromkeys(analyze(text)) if t in self._vocab]
         if not cols:
             return np.zeros(len(self.keys), np.float32)
-        # The picked columns' entries summed per server (a gather and a bincount: scipy's
-        # column slicing costs more than the sum on a request's few terms).
-        spans = [np.arange(w.indptr[c], w.indptr[c + 1]) for c in cols]
-        at = np.concatenate(spans) if len(spans) > 1 else spans[0]
-        out = np.bincount(w.indices[at], weights=w.data[at], minlength=len(self.keys))
+        # The picked columns' entries summed per server (their slices joined and a bincount:
+        # scipy's column slicing costs more than the sum on a request's few terms).
+        spans = [(int(w.indptr[c]), int(w.indptr[c + 1])) for c in cols]
+        rows = np.concatenate([w.indices[a:z] for a, z in spans])
+        values = np.concatenate([w.data[a:z] for a, z in spans])
+        out = np.bincount(rows, weights=values, minlength=len(self.keys))
         top = int(np.argmax(out))
         if not allowed[self.members[top]].any():  # rare: a filtered request; else no pass
             out[~np.logical_or.reduceat(allowed[self._order], self._starts)] = 0.0

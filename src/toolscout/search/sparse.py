@@ -30,6 +30,7 @@ __all__ = [
     "major_of",
     "matvec",
     "release_freed_memory",
+    "score_docs",
     "small_counts",
     "stack",
     "sum_fields",
@@ -256,6 +257,23 @@ def distinct(docs: np.ndarray) -> np.ndarray:
         np.not_equal(docs[1:], docs[:-1], out=first[1:])
         docs = docs[first]
     return docs
+
+
+def score_docs(m: Sparse, spans: list[tuple[int, int]], docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The scores of ``docs`` (ascending) summed over the columns ``spans`` of ``m``, in
+    float64 and span order (what summing every doc's postings gives them, bit for bit),
+    and ``held[t, j]``: whether ``docs[j]`` holds span ``t``'s term. A binary search of
+    each column per doc: no pass over the columns' postings."""
+    scores = np.zeros(len(docs), np.float64)
+    held = np.zeros((len(spans), len(docs)), bool)
+    for t, (a, z) in enumerate(spans):
+        if z <= a:
+            continue
+        rows = m.indices[a:z]
+        at = rows.searchsorted(docs)  # past the end: clipped to the last, which differs
+        hit = np.equal(rows.take(at, mode="clip"), docs, out=held[t])
+        np.add(scores, m.data[a:z].take(at, mode="clip"), out=scores, where=hit)
+    return scores, held
 
 
 def kth(values: np.ndarray, k: int) -> float:
