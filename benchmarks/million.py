@@ -175,7 +175,12 @@ def child_keyword(kind: str, n: int, store_path: str) -> dict[str, Any]:
     store.save_tools(catalog)
     # the snapshot a cold start with this store saves (the same call, without building again)
     index.snapshots = store
-    index._save_keyword(index.tools, kw)
+    try:
+        from toolscout.search.keyword_snapshot import save_keyword
+    except ImportError:  # a tree from before the snapshot I/O moved out of the index
+        index._save_keyword(index.tools, kw)
+    else:
+        save_keyword(store, index.tools, kw)
     save = time.perf_counter() - w
     store.close()
     return {

@@ -9,6 +9,7 @@ from toolscout import Catalog, Tool
 from toolscout.access.policy import Policy
 from toolscout.gateway import Gateway
 from toolscout.request import MAX_QUERY_CHARS
+from toolscout.search.keyword_snapshot import SNAPSHOT_NS
 
 WEATHER = {
     "type": "object",
@@ -256,7 +257,7 @@ def test_store_backed_catalog_keeps_a_keyword_snapshot_for_fast_restarts(tmp_pat
     first = Gateway(Catalog.open(path))
     assert first.find_tools("weather forecast").tool_references[0].tool_name == "get_weather_forecast"
     assert first.catalog.store is not None
-    assert list(first.catalog.store.keys(first.index._SNAPSHOT_NS))  # snapshot written
+    assert list(first.catalog.store.keys(SNAPSHOT_NS))  # snapshot written
     again = Gateway(Catalog.open(path))  # restart: the index loads the snapshot
     assert again.find_tools("weather forecast").tool_references[0].tool_name == "get_weather_forecast"
 

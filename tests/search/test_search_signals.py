@@ -15,6 +15,7 @@ from toolscout.model import Tool
 from toolscout.search.base import Backend, Hit, Snapshots
 from toolscout.search.hybrid import enable_hybrid
 from toolscout.search.index import ToolIndex
+from toolscout.search.keyword_snapshot import SNAPSHOT_NS
 from toolscout.search.ranking import Ranking, Ranks
 from toolscout.search.signals import (
     ExactName,
@@ -158,7 +159,7 @@ def test_the_index_works_with_a_backend_that_only_implements_the_seam(tmp_path) 
     assert [h.tool.name for h in out.hits] == ["get_weather"] and out.hits[0].why == "minimal"
     assert out.total_matches == 1 and out.hits[0].relevance == 1.0
     assert index.search("`read_email`", limit=5).hits[0].why == "exact name"  # signals still pin
-    assert not store.keys(ToolIndex._SNAPSHOT_NS)  # no snapshot capability: none saved
+    assert not store.keys(SNAPSHOT_NS)  # no snapshot capability: none saved
     assert index.explain("weather", "get_weather") == []
     assert index.search("email", limit=5, category="nope").hits == []  # filters still apply
     store.close()

@@ -10,7 +10,10 @@ from typing import Any
 import httpx
 import uvicorn
 
-from toolscout.server.coalesced_http import _Coalescing, coalesced_h11
+from toolscout.server.coalesced_http import (  # reach-in: the transport wrapper, fed a socket double to see its writes
+    _Coalescing,
+    coalesced_h11,
+)
 
 
 async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:

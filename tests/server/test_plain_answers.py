@@ -19,7 +19,9 @@ from toolscout.context import current
 from toolscout.gateway import Gateway
 from toolscout.server.app import http_app
 from toolscout.server.mcp import GatewayServer
-from toolscout.server.plain_answers import _answer_data
+from toolscout.server.plain_answers import (  # reach-in: which SSE chunks the rewrite takes, case by case
+    _answer_data,
+)
 
 
 def _server() -> GatewayServer:

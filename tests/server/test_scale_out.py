@@ -34,6 +34,7 @@ from _redis import RedisServer
 from _wait import until
 from mcp_fixtures import FAKE
 from toolscout.model import Tool
+from toolscout.search.keyword_snapshot import SNAPSHOT_NS
 
 pytest.importorskip("psycopg", reason="toolscout[postgres] is not installed")
 pytest.importorskip("redis", reason="toolscout[redis] is not installed")
@@ -317,9 +318,7 @@ class _SavesInterleaved:
         return getattr(self.store, name)
 
     def put_arrays(self, ns: str, key: str, arrays: Any, meta: Any = None) -> None:
-        from toolscout.search.index import ToolIndex
-
-        if ns == ToolIndex._SNAPSHOT_NS and self.before is not None:
+        if ns == SNAPSHOT_NS and self.before is not None:
             before, self.before = self.before, None
             before()
         self.store.put_arrays(ns, key, arrays, meta)
@@ -365,7 +364,7 @@ def test_an_index_restored_from_one_replicas_snapshot_never_reads_another_replic
             assert got == want, (query, got, want)
         assert kw._counts_loader() is None  # b's counts were refused: c analysed its tools again
 
-        store.clear(ToolIndex._SNAPSHOT_NS)
+        store.clear(SNAPSHOT_NS)
         ToolIndex(Catalog(tools), snapshots=store).refresh()  # one writer: a snapshot and its counts
         d = ToolIndex(Catalog(tools), snapshots=store)
         d.refresh()

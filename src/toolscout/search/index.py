@@ -32,22 +32,22 @@ previous run over the same tools instead of re-analysing them.
 from __future__ import annotations
 
 import copy
-import hashlib
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypeVar
 
 import numpy as np
 
 from ..accounting.telemetry import stage
-from ..errors import EmptyQuery, InvalidRequest, ToolscoutError
+from ..errors import EmptyQuery, InvalidRequest
 from ..model import KINDS, Tool, profiles_of
 from .autocut import DEFAULT_RULE
-from .base import Backend, Explains, Hit, SharesTerms, Snapshots, can
+from .base import Backend, Explains, Hit, SharesTerms, can
 from .keyword import KeywordBackend
+from .keyword_snapshot import restore_keyword, save_keyword
 from .ranking import HitsRanking, Ranking, Ranks, ScoredTool
 from .regex import RegexBackend
 from .resolve import NameResolver, parse_select
@@ -89,13 +89,6 @@ def _fork(backend: _B) -> _B:
         if isinstance(value, dict | list | set):
             setattr(clone, name, value.copy())
     return clone
-
-
-def _numbering(vocab: np.ndarray) -> np.ndarray:
-    """A digest of a keyword snapshot's vocabulary (its terms in id order, as bytes), as an
-    array to store beside it: term counts are valid only with the numbering they were made
-    with (ToolIndex._NUMBERED_BY)."""
-    return np.frombuffer(hashlib.blake2b(np.ascontiguousarray(vocab), digest_size=16).digest(), np.uint8)
 
 
 SET_DEPTH = 10
@@ -207,12 +200,12 @@ class ToolIndex:
             # snapshot key hashes the profiles' labels too).
             codes, profiles = shared = profiles_of(tools)
             cold = not len(self._tools)
-            restored = cold and self._restore_keyword(tools, backends["keyword"], shared)
+            restored = cold and restore_keyword(self.snapshots, tools, backends["keyword"], shared)
             for name, backend in backends.items():
                 if not (restored and name == "keyword"):
                     backend.rebuild(tools)
             if cold and not restored:
-                self._save_keyword(tools, backends["keyword"], shared)
+                save_keyword(self.snapshots, tools, backends["keyword"], shared)
             of_tool = np.asarray(codes, np.int32)
             del codes, shared
             base = np.fromiter((p.searchable and p.available for p in profiles), bool, len(profiles))[of_tool]
@@ -236,68 +229,6 @@ class ToolIndex:
             self._build_lock.release()
         if len(tools) >= _TRIM_AT:
             release_freed_memory()
-
-    # A cold start can load the analysed keyword index from a store instead of re-analysing
-    # every tool (about 10x faster); the key covers every indexed field, so a changed catalog
-    # or analyzer is a miss and rebuilds. Snapshot problems never fail a search.
-    # The term counts are kept apart (_COUNTS_NS): only a rebuild after a change reads
-    # them, so a restart leaves them in the store until then (1M tools: half the snapshot).
-    # Their term ids are those of the vocabulary they were saved with, and processes can
-    # number terms differently (a fresh build numbers them as it meets them, so alike in
-    # every process, but an index grown by changes appends new terms as they came): replicas
-    # that share one store and save at once can leave one's snapshot and the other's counts
-    # under one key. So both parts carry a digest of the vocabulary (_NUMBERED_BY, computed
-    # at the save: a restore hashes nothing), and a restore takes only counts numbered as
-    # its snapshot is; others are a miss (the tools are analysed again), never counts read
-    # against the wrong terms.
-    _SNAPSHOT_NS = "index.keyword"
-    _COUNTS_NS = "index.keyword.counts"
-    _NUMBERED_BY = "numbered_by"
-
-    def _restore_keyword(
-        self, tools: list[Tool], kw: Backend, profiles: tuple[list[int], list[Any]] | None = None
-    ) -> bool:
-        if self.snapshots is None or not tools or not can(kw, Snapshots):
-            return False
-        store = self.snapshots
-        try:
-            key = kw.snapshot_key(tools, profiles)
-            arrays = store.get_arrays(self._SNAPSHOT_NS, key)
-        except ToolscoutError:
-            return False
-        if arrays is None:
-            return False
-        mark = arrays.get(self._NUMBERED_BY)
-        numbering = bytes(mark) if mark is not None else None
-
-        def counts() -> dict[str, np.ndarray] | None:
-            try:
-                found = store.get_arrays(self._COUNTS_NS, key)
-            except ToolscoutError:
-                return None
-            theirs = found.get(self._NUMBERED_BY) if found is not None else None
-            if numbering is None or theirs is None or bytes(theirs) != numbering:
-                return None  # numbered by another writer (or not recorded): not these terms
-            return found
-
-        return kw.restore(tools, arrays, counts)
-
-    def _save_keyword(
-        self, tools: list[Tool], kw: Backend, profiles: tuple[list[int], list[Any]] | None = None
-    ) -> None:
-        if self.snapshots is None or not tools or not can(kw, Snapshots):
-            return
-        try:
-            key = kw.snapshot_key(tools, profiles)
-            arrays, counts = kw.snapshot_parts()
-            arrays[self._NUMBERED_BY] = counts[self._NUMBERED_BY] = _numbering(arrays["vocab"])
-            # keep only the current catalog's snapshot
-            self.snapshots.clear(self._SNAPSHOT_NS)
-            self.snapshots.clear(self._COUNTS_NS)
-            self.snapshots.put_arrays(self._COUNTS_NS, key, counts)
-            self.snapshots.put_arrays(self._SNAPSHOT_NS, key, arrays)
-        except ToolscoutError:
-            pass
 
     @property
     def tools(self) -> list[Tool]:

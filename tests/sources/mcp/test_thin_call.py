@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from _wait import until
-from mcp_fixtures.asgi import serving
+from mcp_fixtures.asgi import read_body, serving
 from mcp_fixtures.fake_upstream import build
 from toolscout.context import CallContext, using
 from toolscout.errors import ToolTimeout
@@ -241,12 +241,7 @@ class JsonServer:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         request = json.loads(body) if body else {}
         rid, method = request.get("id"), request.get("method")
         if scope["method"] != "POST" or rid is None:
