@@ -22,6 +22,21 @@ PARENT = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE}-{PARENT}-01"
 
 
+@pytest.fixture(autouse=True)
+def nothing_listens() -> Iterator[None]:
+    """These tests start where nothing listens to stages. Apps other tests built in this
+    process may still be alive (their metrics listen until they are collected, whenever the
+    collector runs), so their listeners are set aside for the test and put back after it."""
+    held = telemetry._hooks  # the process-wide listeners, read to set them aside
+    for hook in held:
+        telemetry.remove_hook(hook)
+    try:
+        yield
+    finally:
+        for hook in held:
+            telemetry.add_hook(hook)
+
+
 def test_everything_off_is_one_shared_no_op() -> None:
     assert stage("search") is stage("dense")  # nothing listens: no object per stage
     with stage("search") as running:
