@@ -150,13 +150,8 @@ class DenseBackend:
 
     def query_vectors(self, queries: list[str]) -> np.ndarray:
         """Unit vectors of ``queries``; those not in the LRU cache are embedded in one batch."""
-        found: dict[str, np.ndarray] = {}
         with self._lock:
-            for q in queries:
-                cached = self._queries.get(q)
-                if cached is not None:
-                    self._queries.move_to_end(q)
-                    found[q] = cached
+            found = _recently_used(self._queries, queries)
         todo = [q for q in dict.fromkeys(queries) if q not in found]
         if todo:
             try:
@@ -218,13 +213,8 @@ class DenseBackend:
         product over every tool vector each time: ~1 ms at 13.6k tools). Read only; dropped
         when the tools change."""
         matrix = self._matrix
-        found: dict[str, np.ndarray] = {}
         with self._lock:
-            for text in texts:
-                kept = self._sims.get(text)
-                if kept is not None:
-                    self._sims.move_to_end(text)
-                    found[text] = kept
+            found = _recently_used(self._sims, texts)
         todo = [i for i, text in enumerate(texts) if text not in found]
         if todo:
             fresh = self._similarities(matrix, vectors[todo])
@@ -261,6 +251,18 @@ class DenseBackend:
             return []
         scores = self.scores(query)
         return top_hits(scores, limit, mask, self.min_score, "dense")
+
+
+def _recently_used(lru: OrderedDict[str, np.ndarray], keys: Sequence[str]) -> dict[str, np.ndarray]:
+    """The entries ``lru`` holds for ``keys``, each marked as just used (the caller holds
+    the lock that guards ``lru``)."""
+    found: dict[str, np.ndarray] = {}
+    for key in keys:
+        kept = lru.get(key)
+        if kept is not None:
+            lru.move_to_end(key)
+            found[key] = kept
+    return found
 
 
 def _squash(text: str) -> str:
