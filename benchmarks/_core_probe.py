@@ -39,10 +39,9 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from _report import DATA, replicate  # noqa: E402
+from passthrough_http import CLI, ECHO, until_listed  # noqa: E402
 
 POOL = DATA / "toolpool"
-ECHO = BENCH / "_echo_upstream.py"
-CLI = "import sys; from toolscout.cli import app; sys.argv[0] = 'toolscout'; app()"
 SESSION_QUERIES = ("analyze chemical evidence", "book a flight ticket", "translate text to spanish")
 
 
@@ -170,12 +169,7 @@ async def passthrough(calls: int) -> dict[str, Any]:
         direct: list[float] = []
         via: list[float] = []
         async with Client(direct_params, mode="legacy") as dc, Client(gw_params, mode="legacy") as gc_:
-            for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
-                if not (await gc_.call_tool("call_tool", forward)).is_error:
-                    break
-                await asyncio.sleep(0.05)
-            else:
-                raise RuntimeError("the gateway never listed the upstream's echo tool")
+            await until_listed(gc_, forward)
             gw_pid = _child_pid(" serve -c ")
             await dc.list_tools()  # the SDK client re-lists on a call to a tool it has not seen
             await gc_.list_tools()

@@ -72,6 +72,16 @@ async def _ready(url: str) -> None:
     raise RuntimeError(f"{url} never answered")
 
 
+async def until_listed(client: Any, forward: dict[str, Any]) -> None:
+    """Return once ``client``'s gateway answers ``call_tool(forward)`` without an error: it has
+    listed the upstream's tools (bounded: 400 tries, 50 ms apart)."""
+    for _ in range(400):
+        if not (await client.call_tool("call_tool", forward)).is_error:
+            return
+        await asyncio.sleep(0.05)
+    raise RuntimeError("the gateway never listed the upstream's echo tool")
+
+
 async def interleaved(
     up: str, gateways: list[str], mode: str, calls: int, meter: Callable[[], list[float]] | None = None
 ) -> tuple[list[float], list[list[float]], list[float]]:
@@ -88,12 +98,7 @@ async def interleaved(
             for gw in gateways
         ]
         for gc in clients:
-            for _ in range(400):  # until the gateway has listed the upstream's tools (bounded)
-                if not (await gc.call_tool("call_tool", forward)).is_error:
-                    break
-                await asyncio.sleep(0.05)
-            else:
-                raise RuntimeError("a gateway never listed the upstream's echo tool")
+            await until_listed(gc, forward)
         for _ in range(10):  # warm every path
             await dc.call_tool("echo", {"text": "x"})
             for gc in clients:
